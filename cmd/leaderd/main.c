@@ -1,0 +1,255 @@
+/*
+ * leaderd -- leader-election sidecar for Kubernetes.
+ *
+ * main.c parses flags, loads and checks the configuration, loads the
+ * credentials, and hands over to daemon_run.  Wiring only.
+ */
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "duration.h"
+#include "kubeconfig.h"
+#include "log.h"
+
+#define EXIT_CONFIG	2
+
+enum {
+	OPT_ELECTION = 256, OPT_ELECTION_NS, OPT_ID, OPT_HTTP, OPT_UNIX,
+	OPT_KUBECONFIG, OPT_LEASE_DURATION, OPT_RENEW_DEADLINE,
+	OPT_RETRY_PERIOD, OPT_REQUEST_TIMEOUT, OPT_TTL, OPT_RELEASE,
+	OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_CLUSTER_CREDS, OPT_VERSION
+};
+
+static const struct option longopts[] = {
+	{ "config",		required_argument, NULL, 'f' },
+	{ "check",		no_argument,	   NULL, 'n' },
+	{ "verbose",		no_argument,	   NULL, 'v' },
+	{ "help",		no_argument,	   NULL, 'h' },
+	{ "election",		required_argument, NULL, OPT_ELECTION },
+	{ "election-namespace",	required_argument, NULL, OPT_ELECTION_NS },
+	{ "id",			required_argument, NULL, OPT_ID },
+	{ "http",		required_argument, NULL, OPT_HTTP },
+	{ "unix-socket",	required_argument, NULL, OPT_UNIX },
+	{ "kubeconfig",		required_argument, NULL, OPT_KUBECONFIG },
+	{ "lease-duration",	required_argument, NULL, OPT_LEASE_DURATION },
+	{ "renew-deadline",	required_argument, NULL, OPT_RENEW_DEADLINE },
+	{ "retry-period",	required_argument, NULL, OPT_RETRY_PERIOD },
+	{ "request-timeout",	required_argument, NULL, OPT_REQUEST_TIMEOUT },
+	{ "ttl",		required_argument, NULL, OPT_TTL },
+	{ "release-on-cancel",	required_argument, NULL, OPT_RELEASE },
+	{ "log-level",		required_argument, NULL, OPT_LOG_LEVEL },
+	{ "log-format",		required_argument, NULL, OPT_LOG_FORMAT },
+	{ "use-cluster-credentials", optional_argument, NULL,
+	    OPT_CLUSTER_CREDS },
+	{ "version",		no_argument,	   NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Flags that set one configuration key, by option value. */
+static const struct {
+	int		 opt;
+	const char	*key;
+	const char	*flag;
+} flag_keys[] = {
+	{ OPT_ELECTION,		"lock.name",		"--election" },
+	{ OPT_ELECTION_NS,	"lock.namespace",	"--election-namespace" },
+	{ OPT_ID,		"identity",		"--id" },
+	{ OPT_HTTP,		"listen.http",		"--http" },
+	{ OPT_UNIX,		"listen.unix",		"--unix-socket" },
+	{ OPT_KUBECONFIG,	"kubernetes.kubeconfig", "--kubeconfig" },
+	{ OPT_LEASE_DURATION,	"lease_duration",	"--lease-duration" },
+	{ OPT_RENEW_DEADLINE,	"renew_deadline",	"--renew-deadline" },
+	{ OPT_RETRY_PERIOD,	"retry_period",		"--retry-period" },
+	{ OPT_REQUEST_TIMEOUT,	"kubernetes.request_timeout",
+	    "--request-timeout" },
+	{ OPT_RELEASE,		"release_on_cancel",	"--release-on-cancel" },
+	{ OPT_LOG_LEVEL,	"log.level",		"--log-level" },
+	{ OPT_LOG_FORMAT,	"log.format",		"--log-format" },
+};
+
+static void __attribute__((noreturn))
+usage(int status)
+{
+	fprintf(status == 0 ? stdout : stderr,
+	    "usage: leaderd [-nv] [-f file] [options]\n"
+	    "  -f, --config FILE           YAML configuration file\n"
+	    "  -n, --check                 check the configuration and exit\n"
+	    "  -v, --verbose               with -n print the effective "
+	    "configuration;\n"
+	    "                              otherwise log at debug level\n"
+	    "  --election NAME             lease name (lock.name)\n"
+	    "  --election-namespace NS     lease namespace (lock.namespace)\n"
+	    "  --id ID                     identity written as holder\n"
+	    "  --http HOST:PORT            local API on TCP (listen.http)\n"
+	    "  --unix-socket PATH          local API on a unix socket\n"
+	    "  --kubeconfig PATH           kubeconfig instead of in-cluster "
+	    "credentials\n"
+	    "  --lease-duration D          e.g. 15s\n"
+	    "  --renew-deadline D          e.g. 10s\n"
+	    "  --retry-period D            e.g. 2s\n"
+	    "  --request-timeout D         e.g. 5s\n"
+	    "  --ttl D                     leader-elector: lease D, renew "
+	    "D/2, retry D/4\n"
+	    "  --release-on-cancel BOOL    release the lease on SIGTERM\n"
+	    "  --log-level LEVEL           error, warn, info or debug\n"
+	    "  --log-format FORMAT         text or json\n"
+	    "  --use-cluster-credentials   accepted; in-cluster is the "
+	    "default\n"
+	    "  --version                   print the version\n");
+	exit(status);
+}
+
+static void
+config_fail(const char *err)
+{
+	fprintf(stderr, "%s%s", err,
+	    err[0] != '\0' && err[strlen(err) - 1] != '\n' ? "\n" : "");
+	exit(EXIT_CONFIG);
+}
+
+/* --ttl D: the classic sidecar's lease D, renew D/2, retry D/4. */
+static void
+set_ttl(struct config *c, const char *arg, char *err, size_t errlen)
+{
+	uint64_t	 ms;
+	char		 v[32];
+
+	if (duration_parse(arg, &ms, err, errlen) == -1) {
+		char	 e[CONFIG_ERR_MAX + 128];
+
+		snprintf(e, sizeof(e), "--ttl: %s", err);
+		config_fail(e);
+	}
+	duration_format(ms, v, sizeof(v));
+	if (config_set(c, "lease_duration", v, "--ttl", err, errlen) == -1)
+		config_fail(err);
+	duration_format(ms / 2, v, sizeof(v));
+	if (config_set(c, "renew_deadline", v, "--ttl", err, errlen) == -1)
+		config_fail(err);
+	duration_format(ms / 4, v, sizeof(v));
+	if (config_set(c, "retry_period", v, "--ttl", err, errlen) == -1)
+		config_fail(err);
+}
+
+static void
+load_creds(struct config *c, struct kube_creds *creds, char *err,
+    size_t errlen)
+{
+	char	 warn[512] = "";
+
+	memset(creds, 0, sizeof(*creds));
+	if (c->kubeconfig[0] != '\0') {
+		if (kubeconfig_load(creds, c->kubeconfig, err, errlen, warn,
+		    sizeof(warn)) == -1)
+			config_fail(err);
+		if (warn[0] != '\0')
+			log_warnx("%s", warn);
+	} else if (kubeconfig_incluster(creds, getenv("LEADERD_SA_DIR"),
+	    err, errlen) == -1) {
+		char	 e[CONFIG_ERR_MAX + 128];
+
+		snprintf(e, sizeof(e), "leaderd: in-cluster credentials: %s; "
+		    "outside a cluster, set kubernetes.kubeconfig or "
+		    "--kubeconfig", err);
+		config_fail(e);
+	}
+	/* A kubeconfig context's namespace comes before the defaults. */
+	if (!c->set[CONFIG_LOCK_NAMESPACE] && getenv("POD_NAMESPACE") == NULL &&
+	    creds->namespace != NULL && creds->namespace[0] != '\0')
+		config_set(c, "lock.namespace", creds->namespace,
+		    "kubeconfig", err, errlen);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static struct config	 conf;
+	struct kube_creds	 creds;
+	char			 err[CONFIG_ERR_MAX], dump[8192];
+	const char		*file = NULL;
+	int			 ch, check = 0, verbose = 0, ret;
+	size_t			 i;
+	enum log_level		 level;
+	enum log_format		 format;
+
+	/* First pass: the file and the modes; flags override the file. */
+	while ((ch = getopt_long(argc, argv, "f:nvh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			file = optarg;
+			break;
+		case 'n':
+			check = 1;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'h':
+			usage(0);
+		case OPT_VERSION:
+			printf("leaderd %s\n", LEADERD_VERSION);
+			return 0;
+		case '?':
+			usage(EXIT_CONFIG);
+		default:
+			break;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "leaderd: unexpected argument \"%s\"\n",
+		    argv[optind]);
+		usage(EXIT_CONFIG);
+	}
+
+	config_defaults(&conf);
+	if (file != NULL && config_load(&conf, file, err, sizeof(err)) == -1)
+		config_fail(err);
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "f:nvh", longopts, NULL)) != -1) {
+		if (ch == OPT_TTL) {
+			set_ttl(&conf, optarg, err, sizeof(err));
+			continue;
+		}
+		for (i = 0; i < sizeof(flag_keys) / sizeof(flag_keys[0]); i++)
+			if (flag_keys[i].opt == ch &&
+			    config_set(&conf, flag_keys[i].key, optarg,
+			    flag_keys[i].flag, err, sizeof(err)) == -1)
+				config_fail(err);
+	}
+
+	if (check) {
+		if (conf.kubeconfig[0] != '\0') {
+			load_creds(&conf, &creds, err, sizeof(err));
+			kubeconfig_free(&creds);
+		}
+		config_finish(&conf, getenv("LEADERD_SA_DIR"));
+		if (config_validate(&conf, err, sizeof(err)) == -1)
+			config_fail(err);
+		if (verbose) {
+			config_dump(&conf, dump, sizeof(dump));
+			fputs(dump, stdout);
+		}
+		printf("configuration OK\n");
+		return 0;
+	}
+
+	if (log_level_parse(conf.log_level, &level) == -1)
+		level = LOG_LEVEL_INFO;
+	if (log_format_parse(conf.log_format, &format) == -1)
+		format = LOG_FORMAT_TEXT;
+	log_init(verbose ? LOG_LEVEL_DEBUG : level, format);
+
+	load_creds(&conf, &creds, err, sizeof(err));
+	config_finish(&conf, getenv("LEADERD_SA_DIR"));
+	if (config_validate(&conf, err, sizeof(err)) == -1)
+		config_fail(err);
+
+	ret = daemon_run(&conf, &creds);
+	kubeconfig_free(&creds);
+	return ret;
+}

@@ -1,0 +1,30 @@
+/*
+ * buf.h -- a growable byte buffer for building replies and log lines,
+ * with a JSON string writer for the few documents leaderd writes itself
+ * (the local API's answers; Lease bodies go through lease.c).
+ */
+
+#ifndef BUF_H
+#define BUF_H
+
+#include <stddef.h>
+
+struct buf {
+	char	*data;		/* NUL-terminated; NULL until first append */
+	size_t	 len;		/* bytes used, without the NUL */
+	size_t	 cap;		/* bytes allocated */
+};
+
+/* Append len bytes of p. */
+void	buf_add(struct buf *b, const void *p, size_t len);
+/* Append a formatted string. */
+void	buf_printf(struct buf *b, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* Append s as a quoted JSON string, escaping what JSON requires. */
+void	buf_json_str(struct buf *b, const char *s);
+/* Give the data to the caller (who frees it) and reset b. */
+char	*buf_steal(struct buf *b, size_t *len);
+/* Free what b holds and reset it. */
+void	buf_free(struct buf *b);
+
+#endif /* BUF_H */

@@ -1,0 +1,115 @@
+/*
+ * config.h -- leaderd's configuration: defaults, the YAML file, flags.
+ *
+ * Order of precedence: built-in defaults, then the file (config_load),
+ * then flags (config_set), then environment-derived defaults for what is
+ * still unset (config_finish), then config_validate.  Every error names
+ * its origin, "file:line:col: message" for the file or "--flag: message"
+ * for a flag, and says what to do about it.  The module is pure: it
+ * reads the file and the environment but never logs; errors are
+ * collected, one per line, in the caller's buffer.
+ */
+
+#ifndef CONFIG_H
+#define CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFIG_STR_MAX		256
+#define CONFIG_PATH_MAX		1024
+#define CONFIG_ERR_MAX		4096	/* suggested size of an error buffer */
+
+/* Where a value came from, for error messages. */
+struct config_origin {
+	char		 src[CONFIG_PATH_MAX];	/* file path or "--flag"; "" = default */
+	int		 line;			/* 1-based; 0 for a flag */
+	int		 col;			/* 1-based; 0 for a flag */
+};
+
+enum config_key {
+	CONFIG_IDENTITY,
+	CONFIG_LOCK_TYPE,
+	CONFIG_LOCK_NAMESPACE,
+	CONFIG_LOCK_NAME,
+	CONFIG_LEASE_DURATION,
+	CONFIG_RENEW_DEADLINE,
+	CONFIG_RETRY_PERIOD,
+	CONFIG_RELEASE_ON_CANCEL,
+	CONFIG_LISTEN_HTTP,
+	CONFIG_LISTEN_UNIX,
+	CONFIG_KUBECONFIG,
+	CONFIG_REQUEST_TIMEOUT,
+	CONFIG_LOG_LEVEL,
+	CONFIG_LOG_FORMAT,
+	CONFIG_READYZ_LEADER_ONLY,
+	CONFIG_NKEYS
+};
+
+struct config {
+	char		 identity[CONFIG_STR_MAX];	/* holderIdentity */
+	char		 lock_type[32];			/* "leases" */
+	char		 lock_namespace[CONFIG_STR_MAX];	/* Lease namespace */
+	char		 lock_name[CONFIG_STR_MAX];	/* Lease name */
+	uint64_t	 lease_duration_ms;		/* default 15s */
+	uint64_t	 renew_deadline_ms;		/* default 10s */
+	uint64_t	 retry_period_ms;		/* default 2s */
+	int		 release_on_cancel;		/* default 1 */
+	char		 listen_http[CONFIG_STR_MAX];	/* host:port; "" = off */
+	char		 listen_unix[CONFIG_PATH_MAX];	/* socket path; "" = off */
+	char		 kubeconfig[CONFIG_PATH_MAX];	/* "" = in-cluster */
+	uint64_t	 request_timeout_ms;		/* default 5s */
+	char		 log_level[16];			/* error|warn|info|debug */
+	char		 log_format[16];		/* text|json */
+	int		 readyz_leader_only;		/* /readyz 200 only leading */
+	struct config_origin origin[CONFIG_NKEYS];	/* where each value came from */
+	int		 set[CONFIG_NKEYS];		/* value given explicitly */
+};
+
+/* Fill c with the built-in defaults (DESIGN.md "Configuration"). */
+void	config_defaults(struct config *c);
+
+/*
+ * Read the YAML file path into c, over what c holds.  ${VAR} is expanded
+ * from the environment in every scalar ($$ is a literal $; an unset
+ * variable is an error).  Unknown keys, wrong types, bad durations and
+ * duplicate keys are errors.  Returns 0, or -1 with every error found,
+ * one "file:line:col: message" per line, in err.
+ */
+int	config_load(struct config *c, const char *path, char *err,
+	    size_t errlen);
+
+/*
+ * Set one key from a flag: key is the dotted YAML path ("lock.name",
+ * "lease_duration"), value is parsed as the file would parse it, flag is
+ * the flag's spelling for error messages.  Returns 0 or -1 with err.
+ */
+int	config_set(struct config *c, const char *key, const char *value,
+	    const char *flag, char *err, size_t errlen);
+
+/*
+ * Fill what is still unset from the environment: identity from $POD_NAME,
+ * else the hostname; lock.namespace from $POD_NAMESPACE, else the
+ * service-account namespace file at sa_dir/namespace (sa_dir NULL means
+ * /var/run/secrets/kubernetes.io/serviceaccount), else "default".
+ */
+void	config_finish(struct config *c, const char *sa_dir);
+
+/*
+ * Check the whole configuration: client-go's timing rules (lease_duration
+ * > renew_deadline > 1.2 x retry_period, all > 0), whole seconds for
+ * lease_duration, request_timeout < renew_deadline, identity and lock
+ * name non-empty and valid, listen addresses well formed, at least one
+ * listener.  Errors name the origin of the offending value.  Returns 0,
+ * or -1 with every error, one per line, in err.
+ */
+int	config_validate(const struct config *c, char *err, size_t errlen);
+
+/*
+ * Write the effective configuration as YAML (durations in Go syntax) to
+ * buf, for `leaderd -n -v`.  Returns the length written, truncated to
+ * len - 1.
+ */
+size_t	config_dump(const struct config *c, char *buf, size_t len);
+
+#endif /* CONFIG_H */

@@ -1,0 +1,587 @@
+/*
+ * daemon.c -- the driver.  It turns elector actions into API requests,
+ * API answers into elector inputs, keeps one timer for the elector's wake
+ * time, answers the local API from the elector's state at the moment of
+ * each request, and logs the events that matter.
+ */
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ev.h>
+
+#include "buf.h"
+#include "config.h"
+#include "daemon.h"
+#include "elector.h"
+#include "httpd.h"
+#include "kube.h"
+#include "lease.h"
+#include "log.h"
+#include "xmalloc.h"
+
+#define STUCK_SLACK_MS	5000	/* a timer this late means a stuck loop */
+
+struct daemon {
+	struct ev_loop		*loop;
+	const struct config	*conf;
+	struct elector		 el;
+	struct curlev		*cv;
+	struct kube		*kube;
+	struct httpd		*httpd;
+	ev_timer		 wake;		/* the elector's wake time */
+	ev_timer		 hard_stop;	/* exit even if the API hangs */
+	ev_signal		 sigterm;
+	ev_signal		 sigint;
+	ev_signal		 sighup;
+	uint64_t		 wake_ms;	/* armed wake time, 0 = none */
+	enum elector_action_kind req;		/* request in flight */
+	uint64_t		 req_deadline_ms; /* when it must have ended */
+	char			*body;		/* last Lease body, for PUT */
+	size_t			 bodylen;
+	int			 ready;		/* lock observed once */
+	uint64_t		 written_ms;	/* last successful write */
+	char			 lock[2 * CONFIG_STR_MAX + 2]; /* "ns/name" */
+	char			 api_err[768];	/* last API error logged */
+	int			 stopping;	/* a signal arrived */
+};
+
+static void	step(struct daemon *, enum elector_input_kind,
+		    const struct lease *);
+
+static uint64_t
+mono_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int64_t
+wall_us(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/*
+ * Log an API error once per change of what the server says, so a long
+ * outage is one line, not one per retry.
+ */
+static void
+api_error(struct daemon *d, const struct kube_result *res, const char *what)
+{
+	char	 line[sizeof(d->api_err)];
+
+	if (res->status != 0)
+		snprintf(line, sizeof(line), "%s: %ld %s: %s", what,
+		    res->status, res->reason, res->message);
+	else
+		snprintf(line, sizeof(line), "%s: %s: %s", what, res->reason,
+		    res->message);
+	if (strcmp(line, d->api_err) == 0)
+		return;
+	memcpy(d->api_err, line, sizeof(line));
+	log_warnx("lease %s: API error: %s", d->lock, line);
+	if (res->status == 403)
+		log_warnx("lease %s: leaderd needs get, update and create on "
+		    "leases (coordination.k8s.io) in namespace %s; check the "
+		    "Role bound to its service account", d->lock,
+		    d->conf->lock_namespace);
+}
+
+static void
+api_ok(struct daemon *d)
+{
+	if (d->api_err[0] != '\0') {
+		log_info("lease %s: API requests succeed again", d->lock);
+		d->api_err[0] = '\0';
+	}
+}
+
+static void
+keep_body(struct daemon *d, const struct kube_result *res)
+{
+	free(d->body);
+	d->body = xmalloc(res->len + 1);
+	memcpy(d->body, res->body, res->len);
+	d->body[res->len] = '\0';
+	d->bodylen = res->len;
+}
+
+static void
+api_done_cb(const struct kube_result *res, void *arg)
+{
+	struct daemon		*d = arg;
+	struct lease		 rec;
+	enum elector_action_kind req = d->req;
+	char			 err[256];
+	const char		*what;
+
+	d->req = ELECTOR_DO_NOTHING;
+	what = req == ELECTOR_DO_GET ? "get" :
+	    req == ELECTOR_DO_CREATE ? "create" : "update";
+	switch (res->outcome) {
+	case KUBE_OK:
+		if (lease_decode(res->body, res->len, &rec, err,
+		    sizeof(err)) == -1) {
+			struct kube_result bad = *res;
+
+			snprintf(bad.reason, sizeof(bad.reason), "BadLease");
+			snprintf(bad.message, sizeof(bad.message), "%s", err);
+			api_error(d, &bad, what);
+			step(d, ELECTOR_IN_FAILED, NULL);
+			return;
+		}
+		api_ok(d);
+		keep_body(d, res);
+		if (req != ELECTOR_DO_GET)
+			d->written_ms = mono_ms();
+		step(d, req == ELECTOR_DO_GET ? ELECTOR_IN_GOT :
+		    ELECTOR_IN_WRITTEN, &rec);
+		return;
+	case KUBE_NOTFOUND:
+		api_ok(d);
+		if (req != ELECTOR_DO_GET) {
+			/* A write to a missing namespace or a bad path. */
+			api_error(d, res, what);
+			step(d, ELECTOR_IN_FAILED, NULL);
+			return;
+		}
+		log_debug("lease %s: not found", d->lock);
+		step(d, ELECTOR_IN_NOTFOUND, NULL);
+		return;
+	case KUBE_CONFLICT:
+		api_ok(d);
+		log_debug("lease %s: %s conflict: %s", d->lock, what,
+		    res->message);
+		step(d, ELECTOR_IN_CONFLICT, NULL);
+		return;
+	case KUBE_FAILED:
+		if (res->status == 401)
+			kube_token_stale(d->kube);
+		api_error(d, res, what);
+		step(d, ELECTOR_IN_FAILED, NULL);
+		return;
+	}
+}
+
+/* Start the request an action names; -1 if it could not be started. */
+static int
+send_request(struct daemon *d, const struct elector_action *act)
+{
+	const struct config	*c = d->conf;
+	char			*body, err[256];
+	int			 rv = -1;
+
+	d->req = act->kind;
+	d->req_deadline_ms = mono_ms() + act->timeout_ms;
+	switch (act->kind) {
+	case ELECTOR_DO_GET:
+		rv = kube_lease_get(d->kube, c->lock_namespace, c->lock_name,
+		    act->timeout_ms, api_done_cb, d);
+		break;
+	case ELECTOR_DO_CREATE:
+		body = lease_encode_create(c->lock_namespace, c->lock_name,
+		    &act->record);
+		rv = kube_lease_create(d->kube, c->lock_namespace, body,
+		    act->timeout_ms, api_done_cb, d);
+		free(body);
+		break;
+	case ELECTOR_DO_UPDATE:
+		if (d->body == NULL) {
+			log_warnx("lease %s: no lease body to update",
+			    d->lock);
+			break;
+		}
+		if ((body = lease_encode_update(d->body, d->bodylen,
+		    &act->record, err, sizeof(err))) == NULL) {
+			log_warnx("lease %s: %s", d->lock, err);
+			break;
+		}
+		rv = kube_lease_update(d->kube, c->lock_namespace,
+		    c->lock_name, body, act->timeout_ms, api_done_cb, d);
+		free(body);
+		break;
+	case ELECTOR_DO_NOTHING:
+		rv = 0;
+		break;
+	}
+	if (rv == -1)
+		d->req = ELECTOR_DO_NOTHING;
+	return rv;
+}
+
+static void
+log_events(struct daemon *d, unsigned ev)
+{
+	const struct lease	*o = &d->el.observed;
+
+	if (ev & ELECTOR_EV_OBSERVED)
+		d->ready = 1;
+	if (ev & ELECTOR_EV_LOST)
+		log_warnx("stopped leading lease %s: %s", d->lock,
+		    d->el.why != NULL ? d->el.why : "unknown");
+	if (ev & ELECTOR_EV_LEADING)
+		log_info("became leader of lease %s (transitions %d)",
+		    d->lock, o->transitions);
+	if ((ev & ELECTOR_EV_NEW_LEADER) && !(ev & ELECTOR_EV_RELEASED)) {
+		if (o->holder[0] == '\0')
+			log_info("lease %s is free", d->lock);
+		else
+			log_info("new leader of lease %s: %s", d->lock,
+			    o->holder);
+	}
+	if (ev & ELECTOR_EV_RELEASED)
+		log_info("released lease %s", d->lock);
+}
+
+static void
+arm_wake(struct daemon *d, uint64_t wake_ms)
+{
+	uint64_t	 now_ms;
+
+	ev_timer_stop(d->loop, &d->wake);
+	d->wake_ms = wake_ms;
+	if (wake_ms == 0)
+		return;
+	ev_now_update(d->loop);
+	now_ms = mono_ms();
+	ev_timer_set(&d->wake, wake_ms > now_ms ?
+	    (double)(wake_ms - now_ms) / 1000.0 : 0., 0.);
+	ev_timer_start(d->loop, &d->wake);
+}
+
+/*
+ * Feed one input to the elector and carry out its action.  A request that
+ * cannot be started comes back as FAILED, which the elector answers with
+ * a later retry, so the loop ends.
+ */
+static void
+step(struct daemon *d, enum elector_input_kind kind, const struct lease *rec)
+{
+	struct elector_input	 in;
+	struct elector_action	 act;
+
+	for (;;) {
+		memset(&in, 0, sizeof(in));
+		in.kind = kind;
+		in.now_ms = mono_ms();
+		in.wall_us = wall_us();
+		in.record = rec;
+		elector_step(&d->el, &in, &act);
+		log_events(d, act.events);
+		if (d->el.state == ELECTOR_STOPPED) {
+			kube_cancel(d->kube);
+			d->req = ELECTOR_DO_NOTHING;
+			ev_timer_stop(d->loop, &d->wake);
+			ev_break(d->loop, EVBREAK_ALL);
+			return;
+		}
+		if (act.kind == ELECTOR_DO_NOTHING || send_request(d, &act) == 0)
+			break;
+		kind = ELECTOR_IN_FAILED;
+		rec = NULL;
+	}
+	arm_wake(d, act.wake_ms);
+}
+
+static void
+wake_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct daemon	*d = w->data;
+
+	(void)loop;
+	(void)revents;
+	d->wake_ms = 0;
+	step(d, ELECTOR_IN_TICK, NULL);
+}
+
+static void
+hard_stop_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct daemon	*d = w->data;
+
+	(void)revents;
+	log_warnx("lease %s: shutdown took request_timeout; exiting without "
+	    "waiting for the API server", d->lock);
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static void
+signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct daemon	*d = w->data;
+	double		 t;
+
+	(void)revents;
+	if (w->signum == SIGHUP) {
+		log_info("SIGHUP ignored; restart leaderd to change its "
+		    "configuration");
+		return;
+	}
+	if (d->stopping) {
+		log_warnx("second signal; exiting now");
+		ev_break(loop, EVBREAK_ALL);
+		return;
+	}
+	d->stopping = 1;
+	log_info("%s: stopping", w->signum == SIGTERM ? "SIGTERM" : "SIGINT");
+	t = (double)d->conf->request_timeout_ms / 1000.0;
+	ev_timer_init(&d->hard_stop, hard_stop_cb, t, 0.);
+	d->hard_stop.data = d;
+	ev_timer_start(loop, &d->hard_stop);
+	step(d, ELECTOR_IN_STOP, NULL);
+}
+
+/*
+ * Why the daemon is unhealthy, or NULL: the loop has stalled (a timer or
+ * request far past its time), or we hold the lease but have not renewed
+ * it within lease_duration (client-go's HealthzAdaptor, 2.8).
+ */
+static const char *
+unhealthy(struct daemon *d, uint64_t now_ms, char *why, size_t len)
+{
+	if (d->wake_ms != 0 && now_ms > d->wake_ms + STUCK_SLACK_MS) {
+		snprintf(why, len, "election loop is stuck: a timer is %llu "
+		    "ms late", (unsigned long long)(now_ms - d->wake_ms));
+		return why;
+	}
+	if (d->req != ELECTOR_DO_NOTHING &&
+	    now_ms > d->req_deadline_ms + STUCK_SLACK_MS) {
+		snprintf(why, len, "election loop is stuck: a request is "
+		    "%llu ms past its timeout",
+		    (unsigned long long)(now_ms - d->req_deadline_ms));
+		return why;
+	}
+	if (d->el.have_observed && d->el.ours && d->written_ms != 0 &&
+	    d->el.state != ELECTOR_STOPPING &&
+	    now_ms > d->written_ms + d->conf->lease_duration_ms) {
+		snprintf(why, len, "leader has not renewed lease %s for "
+		    "%llu ms (lease_duration %llu ms)", d->lock,
+		    (unsigned long long)(now_ms - d->written_ms),
+		    (unsigned long long)d->conf->lease_duration_ms);
+		return why;
+	}
+	return NULL;
+}
+
+static void
+json_time(struct buf *b, const char *key, int64_t us)
+{
+	char	 t[LEASE_MICROTIME_LEN];
+
+	buf_printf(b, ",\"%s\":", key);
+	if (us == 0) {
+		buf_add(b, "null", 4);
+		return;
+	}
+	lease_format_microtime(us, t);
+	buf_json_str(b, t);
+}
+
+static void
+reply_json(struct httpd_reply *reply, int status, struct buf *b)
+{
+	reply->status = status;
+	reply->content_type = "application/json";
+	buf_add(b, "\n", 1);
+	reply->body = buf_steal(b, &reply->len);
+}
+
+static void
+reply_status(struct httpd_reply *reply, int status, const char *key,
+    const char *value, const char *reason)
+{
+	struct buf	 b = { 0 };
+
+	buf_printf(&b, "{\"%s\":", key);
+	buf_json_str(&b, value);
+	if (reason != NULL) {
+		buf_add(&b, ",\"reason\":", 10);
+		buf_json_str(&b, reason);
+	}
+	buf_add(&b, "}", 1);
+	reply_json(reply, status, &b);
+}
+
+static void
+reply_leader(struct daemon *d, const struct http_request *req,
+    uint64_t now_ms, struct httpd_reply *reply)
+{
+	const struct lease	*o = &d->el.observed;
+	const char		*holder = elector_holder(&d->el);
+	struct buf		 b = { 0 };
+	int			 leading = elector_is_leader(&d->el, now_ms);
+
+	if (req->accept_text && !req->accept_json) {
+		buf_printf(&b, "%s\n", holder);
+		reply->status = 200;
+		reply->content_type = "text/plain; charset=utf-8";
+		reply->body = buf_steal(&b, &reply->len);
+		return;
+	}
+	buf_add(&b, "{\"name\":", 8);
+	buf_json_str(&b, holder);
+	buf_printf(&b, ",\"is_leader\":%s,\"identity\":",
+	    leading ? "true" : "false");
+	buf_json_str(&b, d->conf->identity);
+	buf_printf(&b, ",\"lock\":\"leases/%s/%s\",\"state\":\"%s\"",
+	    d->conf->lock_namespace, d->conf->lock_name,
+	    elector_state_name(d->el.state));
+	buf_printf(&b, ",\"transitions\":%d", o->transitions);
+	json_time(&b, "acquire_time", o->acquire_us);
+	json_time(&b, "renew_time", o->renew_us);
+	buf_printf(&b, ",\"lease_duration_seconds\":%d,\"valid_for_ms\":%llu}",
+	    o->duration_s, leading ?
+	    (unsigned long long)(d->el.lead_until_ms - now_ms) : 0ULL);
+	reply_json(reply, 200, &b);
+}
+
+static void
+http_cb(const struct http_request *req, struct httpd_reply *reply, void *arg)
+{
+	struct daemon	*d = arg;
+	uint64_t	 now_ms = mono_ms();
+	char		 why[1024];
+	struct buf	 b = { 0 };
+
+	if (strcmp(req->method, "GET") != 0 &&
+	    strcmp(req->method, "HEAD") != 0) {
+		reply->allow = "GET, HEAD";
+		buf_add(&b, "{\"error\":\"method not allowed\",\"status\":405}",
+		    43);
+		reply_json(reply, 405, &b);
+		return;
+	}
+	if (strcmp(req->path, "/leader") == 0)
+		reply_leader(d, req, now_ms, reply);
+	else if (strcmp(req->path, "/") == 0)
+		reply_status(reply, 200, "name", elector_holder(&d->el), NULL);
+	else if (strcmp(req->path, "/healthz") == 0) {
+		if (unhealthy(d, now_ms, why, sizeof(why)) != NULL)
+			reply_status(reply, 503, "status", "unhealthy", why);
+		else
+			reply_status(reply, 200, "status", "ok", NULL);
+	} else if (strcmp(req->path, "/readyz") == 0) {
+		if (!d->ready)
+			reply_status(reply, 503, "status", "not ready",
+			    "the lease has not been read yet");
+		else if (d->conf->readyz_leader_only &&
+		    !elector_is_leader(&d->el, now_ms))
+			reply_status(reply, 503, "status", "not ready",
+			    "not the leader");
+		else
+			reply_status(reply, 200, "status", "ready", NULL);
+	} else {
+		buf_add(&b, "{\"error\":\"not found\",\"status\":404}", 34);
+		reply_json(reply, 404, &b);
+	}
+}
+
+static int
+daemon_setup(struct daemon *d, const struct config *c,
+    const struct kube_creds *creds)
+{
+	struct elector_config	 ec;
+	char			 err[512], ua[64];
+
+	memset(&ec, 0, sizeof(ec));
+	snprintf(ec.identity, sizeof(ec.identity), "%s", c->identity);
+	ec.lease_duration_ms = c->lease_duration_ms;
+	ec.renew_deadline_ms = c->renew_deadline_ms;
+	ec.retry_period_ms = c->retry_period_ms;
+	ec.request_timeout_ms = c->request_timeout_ms;
+	ec.release_on_cancel = c->release_on_cancel;
+	ec.seed = (uint64_t)wall_us() ^ ((uint64_t)getpid() << 32);
+	if (elector_init(&d->el, &ec, mono_ms(), err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	if ((d->cv = curlev_new(d->loop, err, sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	snprintf(ua, sizeof(ua), "leaderd/%s", LEADERD_VERSION);
+	if ((d->kube = kube_new(d->cv, creds, ua, err, sizeof(err))) ==
+	    NULL) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	d->httpd = httpd_new(d->loop, http_cb, d);
+	if (c->listen_http[0] != '\0' &&
+	    httpd_listen_tcp(d->httpd, c->listen_http, err, sizeof(err)) ==
+	    -1) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	if (c->listen_unix[0] != '\0' &&
+	    httpd_listen_unix(d->httpd, c->listen_unix, err, sizeof(err)) ==
+	    -1) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+int
+daemon_run(const struct config *c, const struct kube_creds *creds)
+{
+	struct daemon	 d;
+	int		 status = 1;
+
+	memset(&d, 0, sizeof(d));
+	d.conf = c;
+	snprintf(d.lock, sizeof(d.lock), "%s/%s", c->lock_namespace,
+	    c->lock_name);
+	signal(SIGPIPE, SIG_IGN);
+	d.loop = ev_default_loop(EVFLAG_AUTO);
+	ev_timer_init(&d.wake, wake_cb, 0., 0.);
+	d.wake.data = &d;
+	ev_init(&d.hard_stop, hard_stop_cb);
+	d.hard_stop.data = &d;
+	ev_signal_init(&d.sigterm, signal_cb, SIGTERM);
+	ev_signal_init(&d.sigint, signal_cb, SIGINT);
+	ev_signal_init(&d.sighup, signal_cb, SIGHUP);
+	d.sigterm.data = d.sigint.data = d.sighup.data = &d;
+	ev_signal_start(d.loop, &d.sigterm);
+	ev_signal_start(d.loop, &d.sigint);
+	ev_signal_start(d.loop, &d.sighup);
+
+	if (daemon_setup(&d, c, creds) == 0) {
+		log_info("leaderd %s: identity %s, lease %s, lease_duration "
+		    "%llums, renew_deadline %llums, retry_period %llums",
+		    LEADERD_VERSION, c->identity, d.lock,
+		    (unsigned long long)c->lease_duration_ms,
+		    (unsigned long long)c->renew_deadline_ms,
+		    (unsigned long long)c->retry_period_ms);
+		step(&d, ELECTOR_IN_TICK, NULL);
+		ev_run(d.loop, 0);
+		status = 0;
+	}
+
+	ev_timer_stop(d.loop, &d.wake);
+	ev_timer_stop(d.loop, &d.hard_stop);
+	if (d.httpd != NULL)
+		httpd_free(d.httpd);
+	if (d.kube != NULL)
+		kube_free(d.kube);
+	if (d.cv != NULL)
+		curlev_free(d.cv);
+	ev_signal_stop(d.loop, &d.sigterm);
+	ev_signal_stop(d.loop, &d.sigint);
+	ev_signal_stop(d.loop, &d.sighup);
+	ev_loop_destroy(d.loop);
+	free(d.body);
+	if (status == 0)
+		log_info("exiting");
+	return status;
+}

@@ -1,0 +1,22 @@
+/*
+ * daemon.h -- the driver: wires the elector to the API client, the local
+ * HTTP server, timers and signals on one libev loop.  The only module
+ * that sees libev, kube and the elector together.
+ */
+
+#ifndef DAEMON_H
+#define DAEMON_H
+
+#include "config.h"
+#include "kubeconfig.h"
+
+/*
+ * Run the election described by conf against the API server in creds
+ * until SIGTERM or SIGINT, then release the lease if leading and
+ * release_on_cancel is set.  Listener set-up failures are reported
+ * before the election starts.  Returns the process exit status: 0 after
+ * a signal, 1 if the daemon could not start.
+ */
+int	daemon_run(const struct config *conf, const struct kube_creds *creds);
+
+#endif /* DAEMON_H */

@@ -1,0 +1,67 @@
+/*
+ * http_parse.h -- a push parser for the local API's HTTP/1.x requests,
+ * in the shape of hiredis' reader: feed it bytes as they arrive, ask it
+ * whether a whole request is there.  Pure: no I/O, no allocation, no
+ * logging, so it can be fuzzed.
+ *
+ * Only what the local API needs is kept: method, path (query string
+ * split off), HTTP version, Accept, Connection, Content-Length and Host.
+ * Request bodies are counted and skipped up to HTTP_PARSE_BODY_MAX.
+ */
+
+#ifndef HTTP_PARSE_H
+#define HTTP_PARSE_H
+
+#include <stddef.h>
+
+#define HTTP_PARSE_LINE_MAX	2048	/* request line, incl. CRLF */
+#define HTTP_PARSE_HEADERS_MAX	8192	/* all header lines together */
+#define HTTP_PARSE_BODY_MAX	4096	/* request body bytes accepted */
+#define HTTP_PARSE_PATH_MAX	1024
+
+enum http_parse_status {
+	HTTP_PARSE_MORE,	/* all input consumed; need more bytes */
+	HTTP_PARSE_DONE,	/* a request is complete; see http_parse_request */
+	HTTP_PARSE_ERROR	/* malformed or too large; see error_status */
+};
+
+struct http_request {
+	char	 method[16];		/* "GET", ... */
+	char	 path[HTTP_PARSE_PATH_MAX];	/* without the query string */
+	int	 minor;			/* 0 for HTTP/1.0, 1 for HTTP/1.1 */
+	int	 keep_alive;		/* the connection may be reused */
+	int	 accept_text;		/* Accept names text/plain before JSON */
+	int	 accept_json;		/* Accept allows application/json */
+	size_t	 content_length;	/* body length */
+};
+
+struct http_parser {
+	int			 state;		/* internal */
+	size_t			 line_len;	/* bytes in the current line */
+	size_t			 header_bytes;	/* header bytes so far */
+	size_t			 body_left;	/* body bytes still to skip */
+	char			 line[HTTP_PARSE_LINE_MAX]; /* the current line */
+	struct http_request	 req;		/* the request being parsed */
+	int			 error_status;	/* 400, 413, 431, 501, 505 */
+	const char		*error;		/* static reason for the error */
+};
+
+/* Prepare p for a new connection. */
+void	http_parse_init(struct http_parser *p);
+
+/*
+ * Feed len bytes.  *used is set to how many were consumed: on DONE the
+ * rest belongs to the next request (pipelining); call http_parse_reset
+ * and feed it again.  On ERROR the connection should get
+ * p->error_status and be closed.
+ */
+enum http_parse_status http_parse_feed(struct http_parser *p,
+	    const char *buf, size_t len, size_t *used);
+
+/* The complete request, valid after DONE until the next reset. */
+const struct http_request *http_parse_request(const struct http_parser *p);
+
+/* Start on the next request of the same connection. */
+void	http_parse_reset(struct http_parser *p);
+
+#endif /* HTTP_PARSE_H */

@@ -1,0 +1,81 @@
+/*
+ * kube.h -- requests to the Kubernetes API server: URLs, TLS and
+ * authentication, per-request timeouts, and the mapping of answers to
+ * what the election needs (ok, not found, conflict, failure).
+ *
+ * kube.c knows nothing of the elector.  It logs nothing either: every
+ * answer, including transport errors and the API server's Status message,
+ * comes back to the caller in struct kube_result, and the caller decides
+ * what is worth a log line.  Bearer tokens never appear in results.
+ */
+
+#ifndef KUBE_H
+#define KUBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "curlev.h"
+#include "kubeconfig.h"
+
+enum kube_outcome {
+	KUBE_OK,		/* 200 or 201 */
+	KUBE_NOTFOUND,		/* 404 */
+	KUBE_CONFLICT,		/* 409 (Conflict or AlreadyExists) */
+	KUBE_FAILED		/* transport error, timeout, any other status */
+};
+
+struct kube_result {
+	enum kube_outcome outcome;
+	long		 status;	/* HTTP status; 0 on a transport error */
+	const char	*body;		/* borrowed until the callback returns */
+	size_t		 len;		/* body length */
+	char		 reason[64];	/* Status reason, or a curl error name */
+	char		 message[512];	/* Status message, or curl's error text */
+	int		 timed_out;	/* the request hit its timeout */
+};
+
+typedef void (*kube_done_cb)(const struct kube_result *res, void *arg);
+
+struct kube;
+
+/*
+ * A client for the server in creds (copied).  user_agent is sent on every
+ * request.  Returns NULL with err on failure (for instance a token file
+ * that cannot be read).
+ */
+struct kube	*kube_new(struct curlev *cv, const struct kube_creds *creds,
+	    const char *user_agent, char *err, size_t errlen);
+
+/*
+ * The Lease ns/name: GET it, POST body to create it, PUT body over it.
+ * The request is bounded by timeout_ms (a connection that timed out is
+ * closed, not reused); done_cb runs from the loop with the outcome.  One
+ * request per client at a time: starting one while another runs is a
+ * programming error.  Returns 0, or -1 if the request could not be
+ * started (done_cb will not run).
+ */
+int	kube_lease_get(struct kube *k, const char *ns, const char *name,
+	    uint64_t timeout_ms, kube_done_cb done_cb, void *arg);
+int	kube_lease_create(struct kube *k, const char *ns, const char *body,
+	    uint64_t timeout_ms, kube_done_cb done_cb, void *arg);
+int	kube_lease_update(struct kube *k, const char *ns, const char *name,
+	    const char *body, uint64_t timeout_ms, kube_done_cb done_cb,
+	    void *arg);
+
+/* Abort the running request, if any; its done_cb does not run. */
+void	kube_cancel(struct kube *k);
+
+/* Whether a request is running. */
+int	kube_busy(const struct kube *k);
+
+/*
+ * Re-read the token file on the next request (the caller does this after
+ * a 401; kube.c also does it by itself about once a minute).
+ */
+void	kube_token_stale(struct kube *k);
+
+/* Cancel what runs and free k. */
+void	kube_free(struct kube *k);
+
+#endif /* KUBE_H */

@@ -1,0 +1,463 @@
+/*
+ * elector_sim.c -- many electors, one in-memory Lease store with
+ * compare-and-swap on resourceVersion, a virtual clock, and a seeded
+ * random schedule of network delays, lost requests, lost answers, late
+ * writes, server errors, process pauses, kills, graceful stops and
+ * restarts (some reusing an identity).  After every event it checks that
+ * no two electors would answer "I lead" at that virtual instant.
+ *
+ *   elector_sim [schedules [first-seed]]
+ *
+ * A failing schedule prints its seed; `elector_sim 1 SEED` replays it.
+ */
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elector.h"
+
+#define MAXN		5
+#define MAXGHOST	64
+#define SIM_MS		120000	/* virtual length of one schedule */
+#define NEVER		UINT64_MAX
+
+struct rng {
+	uint64_t	 s;
+};
+
+static uint64_t
+rnd(struct rng *r)
+{
+	r->s ^= r->s << 13;
+	r->s ^= r->s >> 7;
+	r->s ^= r->s << 17;
+	return r->s;
+}
+
+/* Uniform in [lo, hi]. */
+static uint64_t
+between(struct rng *r, uint64_t lo, uint64_t hi)
+{
+	return lo + rnd(r) % (hi - lo + 1);
+}
+
+static int
+chance(struct rng *r, unsigned permille)
+{
+	return rnd(r) % 1000 < permille;
+}
+
+/* A request on its way to the store; it may land after its sender gave up. */
+struct ghost {
+	int			 node;		/* sender, or -1 if nobody waits */
+	unsigned		 gen;		/* sender's request number */
+	enum elector_action_kind kind;
+	struct lease		 rec;
+	char			 base_rv[LEASE_RV_MAX];
+	uint64_t		 apply_ms;
+	uint64_t		 answer_delay_ms;
+	int			 lose_answer;
+};
+
+struct node {
+	struct elector		 e;
+	int			 alive;
+	int			 identity;	/* index into identities */
+	uint64_t		 wake_ms;
+	unsigned		 gen;		/* request number */
+	int			 waiting;	/* a request is out */
+	uint64_t		 timeout_at;	/* FAILED at this time */
+	uint64_t		 answer_at;	/* answer arrives, or NEVER */
+	enum elector_input_kind	 answer;
+	struct lease		 answer_rec;
+	char			 rv[LEASE_RV_MAX];	/* last body's version */
+	uint64_t		 paused_until;
+	uint64_t		 cut_until;	/* its requests are lost till then */
+	uint64_t		 stop_at;	/* graceful stop, or NEVER */
+	uint64_t		 kill_at;	/* kill -9, or NEVER */
+	uint64_t		 restart_at;	/* start again, or NEVER */
+};
+
+struct world {
+	struct rng	 rng;
+	int		 n;
+	int		 faults;	/* 0: a clean network, no kills */
+	struct node	 nodes[MAXN];
+	struct lease	 store;
+	int		 exists;
+	unsigned	 version;
+	struct ghost	 ghosts[MAXGHOST];
+	int		 nghosts;
+	uint64_t	 now_ms;
+	uint64_t	 led_ms;	/* virtual time with a leader */
+	unsigned	 transitions;
+	int		 last_leader;
+	uint64_t	 first_lead_ms;
+	uint64_t	 seed;
+};
+
+static const char *const identities[] = { "pod-a", "pod-b", "pod-c",
+    "pod-d", "pod-e" };
+
+static struct elector_config
+sim_config(struct world *w, int identity)
+{
+	struct elector_config	 c;
+
+	memset(&c, 0, sizeof(c));
+	snprintf(c.identity, sizeof(c.identity), "%s", identities[identity]);
+	c.lease_duration_ms = 15000;
+	c.renew_deadline_ms = 10000;
+	c.retry_period_ms = 2000;
+	c.request_timeout_ms = 5000;
+	c.release_on_cancel = 1;
+	c.seed = rnd(&w->rng);
+	return c;
+}
+
+static void	feed(struct world *, int, enum elector_input_kind,
+		    const struct lease *);
+
+static void
+start_node(struct world *w, int i, int identity)
+{
+	struct node		*nd = &w->nodes[i];
+	struct elector_config	 c = sim_config(w, identity);
+	char			 err[128];
+
+	memset(nd, 0, sizeof(*nd));
+	if (elector_init(&nd->e, &c, w->now_ms, err, sizeof(err)) == -1) {
+		fprintf(stderr, "elector_init: %s\n", err);
+		exit(2);
+	}
+	nd->alive = 1;
+	nd->identity = identity;
+	nd->answer_at = NEVER;
+	nd->stop_at = nd->kill_at = nd->restart_at = NEVER;
+	if (w->faults) {
+		if (chance(&w->rng, 300))
+			nd->kill_at = w->now_ms + between(&w->rng, 5000, SIM_MS);
+		else if (chance(&w->rng, 300))
+			nd->stop_at = w->now_ms + between(&w->rng, 5000, SIM_MS);
+	}
+	feed(w, i, ELECTOR_IN_TICK, NULL);
+}
+
+/* Apply a request to the store; fill the answer the server would give. */
+static void
+apply(struct world *w, const struct ghost *g, enum elector_input_kind *ans,
+    struct lease *out)
+{
+	memset(out, 0, sizeof(*out));
+	switch (g->kind) {
+	case ELECTOR_DO_GET:
+		*ans = w->exists ? ELECTOR_IN_GOT : ELECTOR_IN_NOTFOUND;
+		*out = w->store;
+		return;
+	case ELECTOR_DO_CREATE:
+		if (w->exists) {
+			*ans = ELECTOR_IN_CONFLICT;
+			return;
+		}
+		break;
+	case ELECTOR_DO_UPDATE:
+		/* A PUT carrying a uid to a missing lease is a 409 (4.4). */
+		if (!w->exists || strcmp(w->store.rv, g->base_rv) != 0) {
+			*ans = ELECTOR_IN_CONFLICT;
+			return;
+		}
+		break;
+	default:
+		*ans = ELECTOR_IN_FAILED;
+		return;
+	}
+	w->store = g->rec;
+	snprintf(w->store.rv, sizeof(w->store.rv), "%u", ++w->version);
+	w->exists = 1;
+	*ans = ELECTOR_IN_WRITTEN;
+	*out = w->store;
+}
+
+/* Put a request on the network with a random fate. */
+static void
+send_request(struct world *w, int i, const struct elector_action *act)
+{
+	struct node	*nd = &w->nodes[i];
+	struct ghost	*g;
+	uint64_t	 max_delay = w->faults ? 300 : 50;
+
+	nd->gen++;
+	nd->waiting = 1;
+	nd->timeout_at = w->now_ms + act->timeout_ms;
+	nd->answer_at = NEVER;
+	if (w->faults && chance(&w->rng, 30)) {
+		/* The server answers 500 at once: nothing stored. */
+		nd->answer_at = w->now_ms + between(&w->rng, 1, 20);
+		nd->answer = ELECTOR_IN_FAILED;
+		return;
+	}
+	if (w->faults && (chance(&w->rng, 30) || nd->cut_until > w->now_ms))
+		return;		/* lost on the way: only the timeout */
+	if (w->nghosts == MAXGHOST)
+		return;
+	g = &w->ghosts[w->nghosts++];
+	g->node = i;
+	g->gen = nd->gen;
+	g->kind = act->kind;
+	g->rec = act->record;
+	memcpy(g->base_rv, nd->rv, sizeof(g->base_rv));
+	g->apply_ms = w->now_ms + between(&w->rng, 0, max_delay);
+	if (w->faults && chance(&w->rng, 30))
+		/* Stuck in the network, lands after the sender gave up. */
+		g->apply_ms = w->now_ms + between(&w->rng, act->timeout_ms,
+		    2 * act->timeout_ms);
+	g->answer_delay_ms = between(&w->rng, 0, max_delay);
+	g->lose_answer = w->faults && chance(&w->rng, 30);
+}
+
+static void
+check_safety(struct world *w)
+{
+	int	 i, leader = -1;
+
+	for (i = 0; i < w->n; i++) {
+		if (!w->nodes[i].alive ||
+		    !elector_is_leader(&w->nodes[i].e, w->now_ms))
+			continue;
+		if (leader != -1) {
+			fprintf(stderr, "seed %" PRIu64 ": two leaders at %"
+			    PRIu64 " ms: node %d (%s) and node %d (%s)\n",
+			    w->seed, w->now_ms, leader,
+			    identities[w->nodes[leader].identity], i,
+			    identities[w->nodes[i].identity]);
+			exit(1);
+		}
+		leader = i;
+	}
+	if (leader != -1 && leader != w->last_leader) {
+		w->transitions++;
+		if (w->first_lead_ms == NEVER)
+			w->first_lead_ms = w->now_ms;
+	}
+	w->last_leader = leader;
+}
+
+static void
+feed(struct world *w, int i, enum elector_input_kind kind,
+    const struct lease *rec)
+{
+	struct node		*nd = &w->nodes[i];
+	struct elector_input	 in;
+	struct elector_action	 act;
+
+	memset(&in, 0, sizeof(in));
+	in.kind = kind;
+	in.now_ms = w->now_ms;
+	in.wall_us = 1700000000000000LL + (int64_t)w->now_ms * 1000;
+	in.record = rec;
+	if (rec != NULL)
+		snprintf(nd->rv, sizeof(nd->rv), "%s", rec->rv);
+	elector_step(&nd->e, &in, &act);
+	if (getenv("SIM_TRACE") != NULL)
+		fprintf(stderr, "%6" PRIu64 " node %d %s in %d rec %s/%s/%"
+		    PRId64 "/%d -> %s act %d (%s/%" PRId64 "/%d) lead_until %"
+		    PRIu64 " wake %" PRIu64 "\n", w->now_ms, i,
+		    identities[nd->identity], kind,
+		    rec ? rec->holder : "-", rec ? rec->rv : "-",
+		    rec ? rec->acquire_us / 1000 % 1000000 : 0,
+		    rec ? rec->transitions : 0,
+		    elector_state_name(nd->e.state), act.kind,
+		    act.record.holder, act.record.acquire_us / 1000 % 1000000,
+		    act.record.transitions, nd->e.lead_until_ms, act.wake_ms);
+	if (nd->e.state == ELECTOR_STOPPED) {
+		nd->alive = 0;
+		nd->waiting = 0;
+		if (chance(&w->rng, 700))
+			nd->restart_at = w->now_ms + between(&w->rng, 0, 3000);
+		return;
+	}
+	if (act.kind != ELECTOR_DO_NOTHING)
+		send_request(w, i, &act);
+	nd->wake_ms = act.wake_ms == 0 ? NEVER : act.wake_ms;
+}
+
+/* The next event time, over all nodes and the network. */
+static uint64_t
+next_time(struct world *w)
+{
+	uint64_t	 t = NEVER, v;
+	int		 i;
+
+#define MIN(x)	do { v = (x); if (v < t) t = v; } while (0)
+	for (i = 0; i < w->n; i++) {
+		struct node *nd = &w->nodes[i];
+
+		if (!nd->alive) {
+			MIN(nd->restart_at);
+			continue;
+		}
+		MIN(nd->kill_at);
+		MIN(nd->stop_at);
+		if (nd->paused_until > w->now_ms) {
+			MIN(nd->paused_until);
+			continue;
+		}
+		MIN(nd->wake_ms);
+		if (nd->waiting) {
+			MIN(nd->answer_at);
+			MIN(nd->timeout_at);
+		}
+	}
+	for (i = 0; i < w->nghosts; i++)
+		MIN(w->ghosts[i].apply_ms);
+#undef MIN
+	return t;
+}
+
+/* Run everything due at w->now_ms. */
+static void
+run_due(struct world *w)
+{
+	struct lease		 out;
+	enum elector_input_kind	 ans;
+	int			 i;
+
+	for (i = 0; i < w->nghosts; i++) {
+		struct ghost *g = &w->ghosts[i];
+		struct node *nd;
+
+		if (g->apply_ms != w->now_ms)
+			continue;
+		apply(w, g, &ans, &out);
+		nd = g->node >= 0 ? &w->nodes[g->node] : NULL;
+		if (nd != NULL && nd->alive && nd->waiting &&
+		    nd->gen == g->gen && !g->lose_answer) {
+			nd->answer_at = w->now_ms + g->answer_delay_ms;
+			nd->answer = ans;
+			nd->answer_rec = out;
+		}
+		w->ghosts[i--] = w->ghosts[--w->nghosts];
+	}
+	for (i = 0; i < w->n; i++) {
+		struct node *nd = &w->nodes[i];
+
+		if (!nd->alive) {
+			if (nd->restart_at == w->now_ms) {
+				/* Same pod name half the time (F21). */
+				start_node(w, i, chance(&w->rng, 500) ?
+				    nd->identity : (int)between(&w->rng, 0,
+				    MAXN - 1));
+			}
+			continue;
+		}
+		if (nd->kill_at == w->now_ms) {
+			nd->alive = 0;
+			nd->restart_at = w->now_ms + between(&w->rng, 0, 5000);
+			continue;
+		}
+		if (nd->stop_at == w->now_ms) {
+			nd->stop_at = NEVER;
+			feed(w, i, ELECTOR_IN_STOP, NULL);
+			continue;
+		}
+		if (nd->paused_until > w->now_ms)
+			continue;
+		if (nd->waiting && nd->answer_at <= w->now_ms &&
+		    nd->answer_at <= nd->timeout_at) {
+			nd->waiting = 0;
+			nd->answer_at = NEVER;
+			feed(w, i, nd->answer, nd->answer ==
+			    ELECTOR_IN_GOT || nd->answer == ELECTOR_IN_WRITTEN ?
+			    &nd->answer_rec : NULL);
+		} else if (nd->waiting && nd->timeout_at <= w->now_ms) {
+			nd->waiting = 0;
+			nd->answer_at = NEVER;
+			feed(w, i, ELECTOR_IN_FAILED, NULL);
+		} else if (nd->wake_ms <= w->now_ms)
+			feed(w, i, ELECTOR_IN_TICK, NULL);
+		if (nd->alive && w->faults && chance(&w->rng, 3))
+			/* SIGSTOP for up to 1.5 x lease_duration (F3, F4). */
+			nd->paused_until = w->now_ms + between(&w->rng, 100,
+			    22500);
+		if (nd->alive && w->faults && chance(&w->rng, 5))
+			/* Its network alone goes dark (F5). */
+			nd->cut_until = w->now_ms + between(&w->rng, 1000,
+			    20000);
+	}
+}
+
+/* One schedule; exits non-zero on a violation. */
+static void
+run_schedule(uint64_t seed, uint64_t *led_ms, unsigned *transitions)
+{
+	static struct world	 w;
+	uint64_t		 t;
+	int			 i, leader;
+
+	memset(&w, 0, sizeof(w));
+	w.seed = seed;
+	w.rng.s = seed * 0x2545f4914f6cdd1dULL + 1;
+	w.n = (int)between(&w.rng, 2, MAXN);
+	w.faults = seed % 10 != 0;
+	w.last_leader = -1;
+	w.first_lead_ms = NEVER;
+	for (i = 0; i < w.n; i++)
+		start_node(&w, i, i);
+	while ((t = next_time(&w)) != NEVER && t <= SIM_MS) {
+		/* Count led time over the gap, judged at its start. */
+		if (t < w.now_ms) {
+			fprintf(stderr, "seed %" PRIu64 ": time went back\n", seed);
+			exit(2);
+		}
+		leader = w.last_leader;
+		if (leader != -1)
+			w.led_ms += t - w.now_ms;
+		w.now_ms = t;
+		run_due(&w);
+		check_safety(&w);
+	}
+	if (!w.faults) {
+		/*
+		 * On a clean network the first leader is in place within one
+		 * round trip or so, and keeps the lease to the end.
+		 */
+		if (w.first_lead_ms > 1000 || w.transitions != 1) {
+			fprintf(stderr, "seed %" PRIu64 ": clean network: first "
+			    "leader at %" PRIu64 " ms, %u transitions\n", seed,
+			    w.first_lead_ms, w.transitions);
+			exit(1);
+		}
+	}
+	*led_ms += w.led_ms;
+	*transitions += w.transitions;
+}
+
+int
+main(int argc, char *argv[])
+{
+	uint64_t	 n = 3000, first = 1, led_ms = 0, i;
+	unsigned	 transitions = 0;
+	double		 share;
+
+	if (argc > 1)
+		n = strtoull(argv[1], NULL, 10);
+	if (argc > 2)
+		first = strtoull(argv[2], NULL, 10);
+	for (i = 0; i < n; i++)
+		run_schedule(first + i, &led_ms, &transitions);
+	share = (double)led_ms / ((double)n * SIM_MS);
+	printf("elector_sim: %" PRIu64 " schedules of %d s, %u leader "
+	    "transitions, a leader %.1f%% of the time\n", n, SIM_MS / 1000,
+	    transitions, share * 100);
+	/* An elector that never leads would be trivially "safe". */
+	if (share < 0.5) {
+		fprintf(stderr, "elector_sim: a leader only %.1f%% of the "
+		    "time\n", share * 100);
+		printf("0 passed, 1 failed\n");
+		return 1;
+	}
+	printf("%" PRIu64 " passed, 0 failed\n", n);
+	return 0;
+}

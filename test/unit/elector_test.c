@@ -1,0 +1,525 @@
+/*
+ * elector_test.c -- table-driven tests of the election state machine with
+ * fixed times.  Each case is a script of inputs and, for each, what the
+ * elector must answer: the action, the state, whether it leads at that
+ * instant, the events, and (where it matters) the wake time and record.
+ */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "elector.h"
+
+#define US	1000000LL
+#define WALL0	(1700000000LL * US)	/* wall clock at now_ms 0 */
+
+/* Records the scripts refer to. */
+enum rec {
+	R_NONE,
+	R_ECHO,		/* the record of the last action, as stored */
+	R_FOREIGN,	/* "b" holds it, 15 s */
+	R_FOREIGN2,	/* "b" renewed it */
+	R_FOREIGN60,	/* "b" holds it with leaseDurationSeconds 60 */
+	R_FREE,		/* released: holder "" */
+	R_SELF_OLD,	/* names "a" but was written by an earlier process */
+	R_SENT0,	/* the first write this case sent, as stored */
+	R_SENT1		/* the second write this case sent, as stored */
+};
+
+#define ANY	(-1)
+
+struct step {
+	enum elector_input_kind	 in;
+	uint64_t		 now_ms;
+	enum rec		 rec;
+	int			 act;		/* elector_action_kind or ANY */
+	int			 state;		/* elector_state or ANY */
+	int			 leader;	/* is_leader(now_ms), or ANY */
+	unsigned		 events;	/* these must be set */
+	int64_t			 wake_ms;	/* exact, or ANY */
+};
+
+struct elcase {
+	const char	*what;
+	int		 release_on_cancel;
+	struct step	 steps[16];
+};
+
+#define END	{ .in = (enum elector_input_kind)-1 }
+#define S(i, t, r, a, s, l, ev, w)	\
+	{ ELECTOR_IN_##i, t, r, a, s, l, ev, w }
+
+#define GET	ELECTOR_DO_GET
+#define CREATE	ELECTOR_DO_CREATE
+#define UPDATE	ELECTOR_DO_UPDATE
+#define NOTHING	ELECTOR_DO_NOTHING
+#define CAND	ELECTOR_CANDIDATE
+#define FOLL	ELECTOR_FOLLOWER
+#define LEAD	ELECTOR_LEADER
+#define STOPG	ELECTOR_STOPPING
+#define STOPD	ELECTOR_STOPPED
+#define EV_LEAD	ELECTOR_EV_LEADING
+#define EV_LOST	ELECTOR_EV_LOST
+#define EV_NEW	ELECTOR_EV_NEW_LEADER
+#define EV_REL	ELECTOR_EV_RELEASED
+#define EV_STOP	ELECTOR_EV_STOPPED
+
+/* Acquire an absent lease: GET 404, CREATE at 10, stored at 20. */
+#define ACQUIRE							\
+	S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),		\
+	S(NOTFOUND, 10, R_NONE, CREATE, CAND, 0, 0, ANY),	\
+	S(WRITTEN, 20, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, 2020)
+
+static const struct elcase cases[] = {
+	{ "acquire an absent lease, then renew every retry_period", 1, {
+	    ACQUIRE,
+	    S(TICK, 2020, R_NONE, UPDATE, LEAD, 1, 0, 10010),
+	    S(WRITTEN, 2030, R_ECHO, NOTHING, LEAD, 1, 0, 4030),
+	    /* Valid until the renew's send time + renew_deadline. */
+	    S(TICK, 12019, R_NONE, ANY, LEAD, 1, 0, ANY),
+	    END } },
+	{ "leadership counts from the send time, not the answer", 1, {
+	    ACQUIRE,
+	    S(TICK, 2020, R_NONE, UPDATE, LEAD, 1, 0, ANY),
+	    S(WRITTEN, 6000, R_ECHO, NOTHING, LEAD, 1, 0, ANY),
+	    S(FAILED, 12010, R_NONE, ANY, LEAD, 1, 0, ANY),
+	    S(TICK, 12020, R_NONE, ANY, CAND, 0, EV_LOST, ANY),
+	    END } },
+	{ "a leader that cannot renew steps down at renew_deadline", 1, {
+	    ACQUIRE,
+	    S(TICK, 2020, R_NONE, UPDATE, LEAD, 1, 0, ANY),
+	    S(FAILED, 3000, R_NONE, NOTHING, LEAD, 1, 0, 5000),
+	    S(TICK, 5000, R_NONE, UPDATE, LEAD, 1, 0, 10010),
+	    S(FAILED, 6000, R_NONE, NOTHING, LEAD, 1, 0, 8000),
+	    S(TICK, 8000, R_NONE, UPDATE, LEAD, 1, 0, 10010),
+	    S(TICK, 10009, R_NONE, NOTHING, LEAD, 1, 0, 10010),
+	    /* The deadline is the create's send time (10) + 10 s. */
+	    S(TICK, 10010, R_NONE, NOTHING, CAND, 0, EV_LOST, ANY),
+	    S(FAILED, 10011, R_NONE, NOTHING, CAND, 0, 0, ANY),
+	    END } },
+	{ "a foreign live lease is followed and taken at expiry", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
+	    S(GOT, 10, R_FOREIGN, NOTHING, FOLL, 0, EV_NEW, ANY),
+	    S(TICK, 5000, R_NONE, GET, FOLL, 0, 0, ANY),
+	    /* Unchanged: expiry stays observed (10) + 15 s. */
+	    S(GOT, 14000, R_FOREIGN, NOTHING, FOLL, 0, 0, 15010),
+	    S(TICK, 15009, R_NONE, NOTHING, FOLL, 0, 0, 15010),
+	    S(TICK, 15010, R_NONE, UPDATE, FOLL, 0, 0, ANY),
+	    S(WRITTEN, 15020, R_ECHO, NOTHING, LEAD, 1, EV_LEAD | EV_NEW,
+		17020),
+	    END } },
+	{ "a renewed foreign lease restarts the expiry clock", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
+	    S(GOT, 10, R_FOREIGN, NOTHING, FOLL, 0, 0, ANY),
+	    S(TICK, 14000, R_NONE, GET, FOLL, 0, 0, ANY),
+	    S(GOT, 14010, R_FOREIGN2, NOTHING, FOLL, 0, 0, ANY),
+	    S(TICK, 27000, R_NONE, GET, FOLL, 0, 0, ANY),
+	    S(GOT, 27010, R_FOREIGN2, NOTHING, FOLL, 0, 0, 29010),
+	    END } },
+	{ "a longer leaseDurationSeconds in the record wins", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
+	    S(GOT, 10, R_FOREIGN60, NOTHING, FOLL, 0, 0, ANY),
+	    S(TICK, 58000, R_NONE, GET, FOLL, 0, 0, ANY),
+	    S(GOT, 58010, R_FOREIGN60, NOTHING, FOLL, 0, 0, 60010),
+	    END } },
+	{ "an empty holder is free to take at once", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
+	    S(GOT, 10, R_FREE, UPDATE, CAND, 0, 0, ANY),
+	    S(WRITTEN, 20, R_ECHO, NOTHING, LEAD, 1, EV_LEAD | EV_NEW, ANY),
+	    END } },
+	{ "a record naming us from an earlier process is waited out", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
+	    S(GOT, 10, R_SELF_OLD, NOTHING, FOLL, 0, 0, ANY),
+	    S(TICK, 15000, R_NONE, GET, FOLL, 0, 0, ANY),
+	    S(GOT, 15005, R_SELF_OLD, NOTHING, FOLL, 0, 0, 15010),
+	    S(TICK, 15010, R_NONE, UPDATE, FOLL, 0, 0, ANY),
+	    S(WRITTEN, 15020, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, ANY),
+	    END } },
+	{ "409 on renew after a timed-out write that landed: still leader", 1, {
+	    ACQUIRE,
+	    S(TICK, 2020, R_NONE, UPDATE, LEAD, 1, 0, ANY),
+	    /* Timed out, but the server stored it (R_SENT1 below). */
+	    S(FAILED, 7020, R_NONE, NOTHING, LEAD, 1, 0, 9020),
+	    S(TICK, 9020, R_NONE, UPDATE, LEAD, 1, 0, ANY),
+	    S(CONFLICT, 9030, R_NONE, GET, LEAD, 1, 0, ANY),
+	    S(GOT, 9040, R_SENT1, UPDATE, LEAD, 1, 0, ANY),
+	    /* That write was sent at 2020: valid until 12020, not 10010. */
+	    S(FAILED, 12000, R_NONE, NOTHING, LEAD, 1, 0, 12020),
+	    S(TICK, 12020, R_NONE, NOTHING, CAND, 0, EV_LOST, ANY),
+	    END } },
+	{ "409 on renew and a foreign holder: step down at once", 1, {
+	    ACQUIRE,
+	    S(TICK, 2020, R_NONE, UPDATE, LEAD, 1, 0, ANY),
+	    S(CONFLICT, 2030, R_NONE, GET, LEAD, 1, 0, ANY),
+	    S(GOT, 2040, R_FOREIGN, NOTHING, FOLL, 0, EV_LOST | EV_NEW, ANY),
+	    END } },
+	{ "create race lost (AlreadyExists): read, then follow", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
+	    S(NOTFOUND, 10, R_NONE, CREATE, CAND, 0, 0, ANY),
+	    S(CONFLICT, 20, R_NONE, GET, CAND, 0, 0, ANY),
+	    S(GOT, 30, R_FOREIGN, NOTHING, FOLL, 0, EV_NEW, ANY),
+	    END } },
+	{ "the lease deleted under the leader: step down, create again", 1, {
+	    ACQUIRE,
+	    S(TICK, 2020, R_NONE, UPDATE, LEAD, 1, 0, ANY),
+	    S(CONFLICT, 2030, R_NONE, GET, LEAD, 1, 0, ANY),
+	    S(NOTFOUND, 2040, R_NONE, CREATE, CAND, 0, EV_LOST, ANY),
+	    S(WRITTEN, 2050, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, ANY),
+	    END } },
+	{ "SIGTERM while leading: false at once, then release", 1, {
+	    ACQUIRE,
+	    S(STOP, 500, R_NONE, UPDATE, STOPG, 0, EV_LOST, 5500),
+	    S(WRITTEN, 510, R_ECHO, NOTHING, STOPD, 0, EV_REL | EV_STOP,
+		0),
+	    END } },
+	{ "SIGTERM while a renew is in flight: release after it lands", 1, {
+	    ACQUIRE,
+	    S(TICK, 2020, R_NONE, UPDATE, LEAD, 1, 0, ANY),
+	    S(STOP, 2025, R_NONE, NOTHING, STOPG, 0, EV_LOST, 7025),
+	    S(WRITTEN, 2030, R_ECHO, UPDATE, STOPG, 0, 0, ANY),
+	    S(WRITTEN, 2040, R_ECHO, NOTHING, STOPD, 0, EV_REL, ANY),
+	    END } },
+	{ "release refused (409) and someone else holds it: no write", 1, {
+	    ACQUIRE,
+	    S(STOP, 500, R_NONE, UPDATE, STOPG, 0, EV_LOST, ANY),
+	    S(CONFLICT, 510, R_NONE, GET, STOPG, 0, 0, ANY),
+	    S(GOT, 520, R_FOREIGN, NOTHING, STOPD, 0, EV_STOP, ANY),
+	    END } },
+	{ "release that never answers: stopped at request_timeout", 1, {
+	    ACQUIRE,
+	    S(STOP, 500, R_NONE, UPDATE, STOPG, 0, EV_LOST, 5500),
+	    S(TICK, 5499, R_NONE, NOTHING, STOPG, 0, 0, 5500),
+	    S(TICK, 5500, R_NONE, NOTHING, STOPD, 0, EV_STOP, ANY),
+	    S(WRITTEN, 5600, R_ECHO, NOTHING, STOPD, 0, 0, ANY),
+	    END } },
+	{ "release_on_cancel false: stop without writing", 0, {
+	    ACQUIRE,
+	    S(STOP, 500, R_NONE, NOTHING, STOPD, 0, EV_LOST | EV_STOP, ANY),
+	    END } },
+	{ "SIGTERM as a follower: nothing to release", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
+	    S(GOT, 10, R_FOREIGN, NOTHING, FOLL, 0, 0, ANY),
+	    S(STOP, 20, R_NONE, NOTHING, STOPD, 0, EV_STOP, ANY),
+	    END } },
+	{ "after stepping down it competes again and can lead again", 1, {
+	    ACQUIRE,
+	    S(TICK, 2020, R_NONE, UPDATE, LEAD, 1, 0, ANY),
+	    S(FAILED, 10000, R_NONE, NOTHING, LEAD, 1, 0, 10010),
+	    S(TICK, 10010, R_NONE, NOTHING, CAND, 0, EV_LOST, ANY),
+	    S(TICK, 15000, R_NONE, GET, CAND, 0, 0, ANY),
+	    /* Nobody took it: our record still stands; renew it. */
+	    S(GOT, 15010, R_SENT0, UPDATE, CAND, 0, 0, ANY),
+	    S(WRITTEN, 15020, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, ANY),
+	    END } },
+	{ "answers nobody asked for are ignored", 1, {
+	    S(GOT, 0, R_FOREIGN, NOTHING, CAND, 0, 0, ANY),
+	    S(WRITTEN, 1, R_FOREIGN, NOTHING, CAND, 0, 0, ANY),
+	    S(TICK, 2, R_NONE, GET, CAND, 0, 0, ANY),
+	    S(WRITTEN, 3, R_FOREIGN, NOTHING, CAND, 0, 0, ANY),
+	    S(GOT, 4, R_FOREIGN, NOTHING, FOLL, 0, 0, ANY),
+	    END } },
+};
+
+static struct elector_config
+test_config(int release)
+{
+	struct elector_config	 c;
+
+	memset(&c, 0, sizeof(c));
+	strcpy(c.identity, "a");
+	c.lease_duration_ms = 15000;
+	c.renew_deadline_ms = 10000;
+	c.retry_period_ms = 2000;
+	c.request_timeout_ms = 5000;
+	c.release_on_cancel = release;
+	c.seed = 42;
+	return c;
+}
+
+static void
+fixed_record(enum rec r, struct lease *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->duration_s = 15;
+	l->transitions = 3;
+	l->acquire_us = WALL0 - 100 * US;
+	l->renew_us = WALL0 - 2 * US;
+	switch (r) {
+	case R_FOREIGN:
+		strcpy(l->holder, "b");
+		strcpy(l->rv, "100");
+		break;
+	case R_FOREIGN2:
+		strcpy(l->holder, "b");
+		l->renew_us += 2 * US;
+		strcpy(l->rv, "101");
+		break;
+	case R_FOREIGN60:
+		strcpy(l->holder, "b");
+		l->duration_s = 60;
+		strcpy(l->rv, "102");
+		break;
+	case R_FREE:
+		l->duration_s = 1;
+		strcpy(l->rv, "103");
+		break;
+	case R_SELF_OLD:
+		strcpy(l->holder, "a");
+		strcpy(l->rv, "104");
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+run_case(const struct elcase *c)
+{
+	struct elector		 e;
+	struct elector_config	 conf = test_config(c->release_on_cancel);
+	struct elector_action	 act, last;
+	struct elector_input	 in;
+	struct lease		 rec, sent[2];
+	const struct step	*s;
+	char			 err[128];
+	int			 i, nsent = 0, rv = 1000;
+
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
+	memset(&last, 0, sizeof(last));
+	memset(sent, 0, sizeof(sent));
+	for (i = 0; c->steps[i].in != (enum elector_input_kind)-1; i++) {
+		s = &c->steps[i];
+		memset(&in, 0, sizeof(in));
+		in.kind = s->in;
+		in.now_ms = s->now_ms;
+		in.wall_us = WALL0 + (int64_t)s->now_ms * 1000;
+		switch (s->rec) {
+		case R_NONE:
+			break;
+		case R_ECHO:
+			rec = last.record;
+			snprintf(rec.rv, sizeof(rec.rv), "%d", rv++);
+			in.record = &rec;
+			break;
+		case R_SENT0:
+		case R_SENT1:
+			rec = sent[s->rec == R_SENT0 ? 0 : 1];
+			snprintf(rec.rv, sizeof(rec.rv), "%d", rv++);
+			in.record = &rec;
+			break;
+		default:
+			fixed_record(s->rec, &rec);
+			in.record = &rec;
+			break;
+		}
+		elector_step(&e, &in, &act);
+		print_message("  step %d at %llu: action %d state %s events "
+		    "%#x wake %llu\n", i, (unsigned long long)s->now_ms,
+		    act.kind, elector_state_name(e.state), act.events,
+		    (unsigned long long)act.wake_ms);
+		if (s->act != ANY)
+			assert_int_equal(act.kind, s->act);
+		if (s->state != ANY)
+			assert_string_equal(elector_state_name(e.state),
+			    elector_state_name((enum elector_state)s->state));
+		if (s->leader != ANY)
+			assert_int_equal(elector_is_leader(&e, s->now_ms),
+			    s->leader);
+		assert_int_equal(act.events & s->events, s->events);
+		if (s->wake_ms != ANY)
+			assert_int_equal(act.wake_ms, s->wake_ms);
+		if (act.kind == CREATE || act.kind == UPDATE) {
+			if (nsent < 2)
+				sent[nsent++] = act.record;
+			last = act;
+		}
+	}
+}
+
+static void
+test_cases(void **state)
+{
+	size_t	 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		print_message("case: %s\n", cases[i].what);
+		run_case(&cases[i]);
+	}
+}
+
+/* The records the elector writes, field by field (2.4, 2.6). */
+static void
+test_records(void **state)
+{
+	struct elector		 e;
+	struct elector_config	 conf = test_config(1);
+	struct elector_input	 in = { 0 };
+	struct elector_action	 act;
+	struct lease		 foreign, stored;
+	char			 err[128];
+
+	(void)state;
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
+	in.kind = ELECTOR_IN_TICK;
+	in.wall_us = WALL0;
+	elector_step(&e, &in, &act);
+	fixed_record(R_FREE, &foreign);
+	in.kind = ELECTOR_IN_GOT;
+	in.now_ms = 10;
+	in.wall_us = WALL0 + 10000;
+	in.record = &foreign;
+	elector_step(&e, &in, &act);
+	/* Takeover: new term, transitions + 1. */
+	assert_int_equal(act.kind, UPDATE);
+	assert_string_equal(act.record.holder, "a");
+	assert_int_equal(act.record.duration_s, 15);
+	assert_int_equal(act.record.transitions, 4);
+	assert_int_equal(act.record.acquire_us, WALL0 + 10000);
+	assert_int_equal(act.record.renew_us, WALL0 + 10000);
+	assert_int_equal(act.timeout_ms, 5000);
+
+	stored = act.record;
+	strcpy(stored.rv, "7");
+	in.kind = ELECTOR_IN_WRITTEN;
+	in.now_ms = 20;
+	in.record = &stored;
+	elector_step(&e, &in, &act);
+	assert_int_equal(elector_is_leader(&e, 20), 1);
+
+	/* Renew in the same second: renewTime moves to the next second. */
+	in.kind = ELECTOR_IN_TICK;
+	in.now_ms = 2020;
+	in.wall_us = WALL0 + 20000;
+	in.record = NULL;
+	elector_step(&e, &in, &act);
+	assert_int_equal(act.kind, UPDATE);
+	assert_int_equal(act.record.acquire_us, WALL0 + 10000);
+	assert_int_equal(act.record.transitions, 4);
+	assert_int_equal(act.record.renew_us, WALL0 + US);
+	/* A leader's request never outlives its leadership. */
+	assert_int_equal(act.timeout_ms, 5000);
+
+	stored = act.record;
+	strcpy(stored.rv, "8");
+	in.kind = ELECTOR_IN_WRITTEN;
+	in.now_ms = 9000;
+	in.record = &stored;
+	elector_step(&e, &in, &act);
+	in.kind = ELECTOR_IN_TICK;
+	in.now_ms = 11000;
+	in.wall_us = WALL0 + 5 * US;
+	in.record = NULL;
+	elector_step(&e, &in, &act);
+	assert_int_equal(act.kind, UPDATE);
+	assert_int_equal(act.record.renew_us, WALL0 + 5 * US);
+	assert_int_equal(act.timeout_ms, 2020 + 10000 - 11000);
+
+	/* Release: holder "", 1 s, times now, transitions kept. */
+	in.kind = ELECTOR_IN_STOP;
+	in.now_ms = 11001;
+	elector_step(&e, &in, &act);
+	assert_int_equal(act.kind, ELECTOR_DO_NOTHING);	/* renew in flight */
+	stored.renew_us = WALL0 + 5 * US;
+	strcpy(stored.rv, "9");
+	in.kind = ELECTOR_IN_WRITTEN;
+	in.now_ms = 11002;
+	in.wall_us = WALL0 + 6 * US;
+	in.record = &stored;
+	elector_step(&e, &in, &act);
+	assert_int_equal(act.kind, UPDATE);
+	assert_string_equal(act.record.holder, "");
+	assert_int_equal(act.record.duration_s, 1);
+	assert_int_equal(act.record.transitions, 4);
+	assert_int_equal(act.record.acquire_us, WALL0 + 6 * US);
+	assert_int_equal(act.record.renew_us, WALL0 + 6 * US);
+	assert_true(act.timeout_ms <= 5000);
+}
+
+/* Jittered retries stay within retry_period x [1, 2.2). */
+static void
+test_jitter(void **state)
+{
+	struct elector		 e;
+	struct elector_config	 conf = test_config(1);
+	struct elector_input	 in = { 0 };
+	struct elector_action	 act;
+	struct lease		 foreign;
+	char			 err[128];
+	uint64_t		 now_ms = 0, d, lo = UINT64_MAX, hi = 0;
+	int			 i;
+
+	(void)state;
+	fixed_record(R_FOREIGN60, &foreign);
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
+	for (i = 0; i < 200; i++) {
+		in.kind = ELECTOR_IN_TICK;
+		in.now_ms = now_ms;
+		in.record = NULL;
+		elector_step(&e, &in, &act);
+		assert_int_equal(act.kind, GET);
+		in.kind = ELECTOR_IN_GOT;
+		in.record = &foreign;
+		foreign.renew_us += US;		/* keep it live */
+		elector_step(&e, &in, &act);
+		d = act.wake_ms - now_ms;
+		assert_true(d >= 2000 && d < 4400);
+		lo = d < lo ? d : lo;
+		hi = d > hi ? d : hi;
+		now_ms = act.wake_ms;
+	}
+	/* Not a constant: the spread covers most of the interval. */
+	assert_true(lo < 2500 && hi > 3900);
+}
+
+static void
+test_timing_rules(void **state)
+{
+	static const struct {
+		uint64_t	 ld, rd, rp;
+		const char	*err;
+	} bad[] = {
+		{ 10000, 10000, 2000, "lease_duration must be greater than "
+		    "renew_deadline" },
+		{ 15000, 2400, 2000, "renew_deadline must be greater than "
+		    "retry_period x 1.2" },
+		{ 15000, 10000, 0, "retry_period must be greater than zero" },
+		{ 15500, 10000, 2000, "lease_duration must be a whole number "
+		    "of seconds" },
+	};
+	struct elector		 e;
+	struct elector_config	 conf = test_config(1);
+	char			 err[128];
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(elector_check_timing(bad[i].ld, bad[i].rd,
+		    bad[i].rp, err, sizeof(err)), -1);
+		assert_string_equal(err, bad[i].err);
+	}
+	assert_int_equal(elector_check_timing(15000, 2401, 2000, err,
+	    sizeof(err)), 0);
+	conf.identity[0] = '\0';
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), -1);
+	assert_string_equal(err, "identity must not be empty");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cases),
+		cmocka_unit_test(test_records),
+		cmocka_unit_test(test_jitter),
+		cmocka_unit_test(test_timing_rules),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
