@@ -35,7 +35,7 @@ LDFLAGS	+= $(SANFLAGS)
 LIB_SRCS = $(wildcard lib/*.c)
 LIB_OBJS = $(LIB_SRCS:lib/%.c=$(BUILD)/lib/%.o)
 
-.PHONY: all deps test unit integration demo clean fuzz soak e2e
+.PHONY: all deps test unit integration demo clean fuzz fuzz-run fuzz-replay soak e2e
 
 all: leaderd
 
@@ -78,8 +78,8 @@ UNIT_TESTS = duration config lease elector http_parse kubeconfig
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
 
 test_deps_duration	= duration
-test_deps_config	= config config_check duration elector lease
-test_deps_lease		= lease xmalloc log
+test_deps_config	= config config_yaml config_check duration elector lease
+test_deps_lease		= lease
 test_deps_elector	= elector lease
 test_deps_http_parse	= http_parse
 test_deps_kubeconfig	= kubeconfig
@@ -97,14 +97,63 @@ unit: $(UNIT_BINS)
 		TEST_DIR=$(CURDIR)/test/unit $$t; \
 	done
 
+# Fuzz targets: replayed over their corpora under the normal compiler by
+# `make test`; run for real with libFuzzer by `make fuzz`.
+FUZZ_TARGETS	 = lease config kubeconfig http_parse
+fuzz_deps_lease		= lease xmalloc log
+fuzz_deps_config	= config config_yaml config_check duration elector lease xmalloc log
+fuzz_deps_kubeconfig	= kubeconfig xmalloc log
+fuzz_deps_http_parse	= http_parse
+FUZZ_SECONDS	?= 60
+FUZZ_CC		?= clang
+
+$(BUILD)/fuzz/%_replay: test/fuzz/%_fuzz.c test/fuzz/replay.c test/fuzz/tmpfile.c $$(addprefix $(BUILD)/lib/,$$(addsuffix .o,$$(fuzz_deps_$$*))) test/fuzz/fuzz.h lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itest/fuzz -o $@ $(filter %.c %.o,$^) $(LDFLAGS) \
+		$(PKG_LIBS) -lm
+
+fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/%_replay)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "== fuzz replay $$t"; \
+		$(BUILD)/fuzz/$${t}_replay test/fuzz/corpus/$$t; \
+	done
+
+fuzz:
+	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz: $(FUZZ_CC) is missing (apt-get install clang)"; exit 1; }
+	$(MAKE) --no-print-directory fuzz-run
+
+FUZZ_FLAGS = -g -O1 -std=c11 -D_GNU_SOURCE -Ilib -Itest/fuzz $(PKG_CFLAGS) \
+	     -DLEADERD_VERSION='"$(VERSION)"' \
+	     -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer
+fuzz-run:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(BUILD)/fuzz/run/$$t; \
+		deps=""; for m in $$(case $$t in \
+		    lease) echo "$(fuzz_deps_lease)";; \
+		    config) echo "$(fuzz_deps_config)";; \
+		    kubeconfig) echo "$(fuzz_deps_kubeconfig)";; \
+		    http_parse) echo "$(fuzz_deps_http_parse)";; esac); do \
+			deps="$$deps lib/$$m.c"; done; \
+		$(FUZZ_CC) $(FUZZ_FLAGS) -o $(BUILD)/fuzz/$${t}_fuzz \
+		    test/fuzz/$${t}_fuzz.c test/fuzz/tmpfile.c $$deps \
+		    $(PKG_LIBS) -lm; \
+		echo "== fuzz $$t for $(FUZZ_SECONDS)s"; \
+		$(BUILD)/fuzz/$${t}_fuzz -max_total_time=$(FUZZ_SECONDS) \
+		    -artifact_prefix=$(BUILD)/fuzz/run/$$t/ \
+		    $(BUILD)/fuzz/run/$$t test/fuzz/corpus/$$t 2>&1 | \
+		    grep -E '^(#[0-9]+.*DONE|Done|==[0-9]+==ERROR|SUMMARY)' || true; \
+	done
+
 integration: leaderd
 	cd test/integration && LEADERD=$(CURDIR)/leaderd \
 		$(PYTHON) -m pytest -q -x -p no:cacheprovider .
 
-test: leaderd unit integration
+test: leaderd unit fuzz-replay integration
 
 demo: leaderd
 	$(PYTHON) test/integration/demo.py --leaderd $(CURDIR)/leaderd
 
 clean:
 	rm -rf $(BUILD) leaderd
+
+include test/e2e/e2e.mk

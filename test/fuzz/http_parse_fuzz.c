@@ -1,0 +1,55 @@
+/*
+ * http_parse_fuzz.c -- the local API's request parser, fed the input
+ * whole and then in two pieces split at a point the input chooses; both
+ * ways must agree.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "http_parse.h"
+
+static int
+run(struct http_parser *p, const uint8_t *data, size_t size, size_t split,
+    int *status)
+{
+	enum http_parse_status	 st = HTTP_PARSE_MORE;
+	size_t			 off = 0, used, n;
+	int			 done = 0;
+
+	http_parse_init(p);
+	while (off < size) {
+		n = off < split ? split - off : size - off;
+		st = http_parse_feed(p, (const char *)data + off, n, &used);
+		if (used > n)
+			abort();
+		off += used;
+		if (st == HTTP_PARSE_ERROR) {
+			*status = p->error_status;
+			return done;
+		}
+		if (st == HTTP_PARSE_DONE) {
+			if (http_parse_request(p)->path[0] != '/')
+				abort();
+			done++;
+			http_parse_reset(p);
+		} else if (used < n)
+			abort();	/* MORE must consume everything */
+	}
+	*status = 0;
+	return done;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct http_parser	 a, b;
+	int				 sa, sb, na, nb;
+
+	na = run(&a, data, size, size, &sa);
+	nb = run(&b, data, size, size > 0 ? data[0] % (size + 1) : 0, &sb);
+	if (na != nb || sa != sb)
+		abort();
+	return 0;
+}

@@ -1,0 +1,31 @@
+/*
+ * lease_fuzz.c -- lease_decode and lease_status on arbitrary bytes; a
+ * decoded record must survive encode and decode unchanged.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "lease.h"
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct lease	 l, back;
+	char		 err[256], reason[64], msg[256], *body;
+
+	lease_status((const char *)data, size, reason, sizeof(reason), msg,
+	    sizeof(msg));
+	if (lease_decode((const char *)data, size, &l, err, sizeof(err)) == -1)
+		return 0;
+	if ((body = lease_encode_update((const char *)data, size, &l, err,
+	    sizeof(err))) == NULL)
+		return 0;
+	if (lease_decode(body, strlen(body), &back, err, sizeof(err)) == -1 ||
+	    !lease_same_record(&l, &back) || l.acquire_us != back.acquire_us ||
+	    l.renew_us != back.renew_us)
+		abort();
+	free(body);
+	return 0;
+}
