@@ -58,7 +58,7 @@ struct config {
 	char		 listen_http[CONFIG_STR_MAX];	/* host:port; "" = off */
 	char		 listen_unix[CONFIG_PATH_MAX];	/* socket path; "" = off */
 	char		 kubeconfig[CONFIG_PATH_MAX];	/* "" = in-cluster */
-	uint64_t	 request_timeout_ms;		/* default 5s */
+	uint64_t	 request_timeout_ms;		/* default 5s; see finish */
 	char		 log_level[16];			/* error|warn|info|debug */
 	char		 log_format[16];		/* text|json */
 	int		 readyz_leader_only;		/* /readyz 200 only leading */
@@ -91,7 +91,9 @@ int	config_set(struct config *c, const char *key, const char *value,
  * Fill what is still unset from the environment: identity from $POD_NAME,
  * else the hostname; lock.namespace from $POD_NAMESPACE, else the
  * service-account namespace file at sa_dir/namespace (sa_dir NULL means
- * /var/run/secrets/kubernetes.io/serviceaccount), else "default".
+ * /var/run/secrets/kubernetes.io/serviceaccount), else "default".  An
+ * unset request_timeout follows renew_deadline as client-go's does:
+ * max(1s, renew_deadline / 2), but below renew_deadline (5s for 10s).
  */
 void	config_finish(struct config *c, const char *sa_dir);
 

@@ -1,6 +1,6 @@
 /*
- * config_int.h -- what config.c shares with config_check.c; not for
- * other modules.
+ * config_int.h -- what config.c, config_yaml.c and config_check.c
+ * share; not for other modules.
  */
 
 #ifndef CONFIG_INT_H
@@ -20,7 +20,7 @@ struct config_keydef {
 	const char	*path;		/* dotted YAML path, "lock.name" */
 	enum config_key	 key;		/* its index */
 	enum config_type type;		/* how its value is parsed */
-	size_t		 off;		/* offsetof the field in struct config */
+	size_t		 off;		/* the field's offset in struct config */
 	size_t		 size;		/* the field's size, for strings */
 };
 
@@ -36,6 +36,19 @@ const struct config_keydef *config_keydef(const char *path);
  */
 int	config_parse_value(struct config *c, const struct config_keydef *k,
 	    const char *v, char *why, size_t whylen);
+
+/* Set *o to src, line and col (0 for a flag; src "" for a default). */
+void	config_origin_set(struct config_origin *o, const char *src, int line,
+	    int col);
+
+/*
+ * Expand ${NAME} from the environment and $$ to $ in s into out (outlen
+ * bytes).  An unset variable, a "$" not starting ${NAME} or $$, a bad
+ * name and a result too long are errors.  Returns 0, or -1 with the
+ * reason in why.
+ */
+int	config_expand(const char *s, char *out, size_t outlen, char *why,
+	    size_t whylen);
 
 /* An error list being built in a caller's buffer. */
 struct config_errs {
