@@ -35,7 +35,7 @@ LDFLAGS	+= $(SANFLAGS)
 LIB_SRCS = $(wildcard lib/*.c)
 LIB_OBJS = $(LIB_SRCS:lib/%.c=$(BUILD)/lib/%.o)
 
-.PHONY: all deps test unit integration demo clean fuzz fuzz-run fuzz-replay soak e2e
+.PHONY: all deps test unit integration deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
 
 all: leaderd
 
@@ -69,8 +69,8 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
 			--no-install-recommends $$missing >/dev/null; \
 	fi
-	@$(PYTHON) -c 'import pytest' 2>/dev/null || \
-		$(PYTHON) -m pip install -q pytest
+	@$(PYTHON) -c 'import pytest, yaml' 2>/dev/null || \
+		$(PYTHON) -m pip install -q pytest pyyaml
 
 # Unit tests: one cmocka program per module, linking that module and
 # what it needs.
@@ -148,7 +148,11 @@ integration: leaderd
 	cd test/integration && LEADERD=$(CURDIR)/leaderd \
 		$(PYTHON) -m pytest -q -x -p no:cacheprovider .
 
-test: leaderd unit fuzz-replay integration
+deploy-test: leaderd
+	cd test/deploy && LEADERD=$(CURDIR)/leaderd \
+		$(PYTHON) -m pytest -q -p no:cacheprovider .
+
+test: leaderd unit fuzz-replay integration deploy-test
 
 demo: leaderd
 	$(PYTHON) test/integration/demo.py --leaderd $(CURDIR)/leaderd
@@ -156,4 +160,4 @@ demo: leaderd
 clean:
 	rm -rf $(BUILD) leaderd
 
-include test/e2e/e2e.mk
+-include test/e2e/e2e.mk

@@ -1,0 +1,52 @@
+#!/bin/sh
+#
+# mkrootfs.sh BINARY ROOT -- assemble the runtime file set of the leaderd
+# image under ROOT: the binary as ROOT/leaderd (stripped) and every shared
+# object `ldd BINARY` resolves, the dynamic loader included, each copied
+# (symlinks followed) to the same path under ROOT.
+#
+# The Dockerfile runs this in its build stage and copies ROOT over
+# distroless/static, which has no libraries of its own; test/deploy runs
+# it too and starts the binary from ROOT.  So what this script collects is
+# exactly what the image holds.  Libraries that a program dlopen()s are
+# invisible to ldd; leaderd loads none (glibc 2.36 has the "files" and
+# "dns" NSS modules built in).
+
+set -eu
+
+if [ $# -ne 2 ]; then
+	echo "usage: mkrootfs.sh BINARY ROOT" >&2
+	exit 2
+fi
+bin=$1
+root=$2
+
+if [ ! -f "$bin" ] || [ ! -x "$bin" ]; then
+	echo "mkrootfs.sh: $bin: not an executable file" >&2
+	exit 1
+fi
+if ! deps=$(ldd "$bin" 2>&1); then
+	echo "mkrootfs.sh: ldd $bin failed: $deps" >&2
+	exit 1
+fi
+if printf '%s\n' "$deps" | grep -q 'not found'; then
+	echo "mkrootfs.sh: $bin needs libraries that are not installed:" >&2
+	printf '%s\n' "$deps" | grep 'not found' >&2
+	exit 1
+fi
+
+mkdir -p "$root"
+# "libfoo.so.1 => /lib/x86_64-linux-gnu/libfoo.so.1 (0x...)" gives the
+# path after "=>"; the loader's line "/lib64/ld-linux-x86-64.so.2 (0x...)"
+# starts with it; linux-vdso.so.1 has no file and is skipped.
+printf '%s\n' "$deps" | awk '
+	$2 == "=>" && $3 ~ /^\// { print $3; next }
+	$1 ~ /^\// { print $1 }' | sort -u | while read -r lib; do
+	mkdir -p "$root$(dirname "$lib")"
+	cp -L "$lib" "$root$lib"
+	chmod 0755 "$root$lib"
+done
+
+cp "$bin" "$root/leaderd"
+${STRIP:-strip} --strip-unneeded "$root/leaderd"
+chmod 0755 "$root/leaderd"

@@ -1,0 +1,456 @@
+"""Check the Dockerfile without a docker engine.
+
+What can be checked here:
+  - its shape: a Debian bookworm build stage, a distroless runtime stage
+    with no RUN (it has no shell), USER 65532, ENTRYPOINT ["/leaderd"],
+    a --version smoke step;
+  - every file it COPYs from the context exists and is not excluded by
+    .dockerignore, and the build stage's make step succeeds in a context
+    holding only those files;
+  - every apt package it installs exists in Debian bookworm
+    (`apt-cache show`), and covers the Makefile's build packages;
+  - the runtime file set: deploy/image/mkrootfs.sh (the script the build
+    stage runs) is run on the real binary, and the binary is started from
+    its output alone, in a chroot as uid 65532 when root, and through the
+    file set's own loader with the host's library cache and paths
+    switched off.  That is what the runtime stage holds, since
+    distroless/static adds no libraries.
+"""
+
+import fnmatch
+import json
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+from deploy_helpers import ROOT, need_tool
+
+DOCKERFILE = ROOT / "Dockerfile"
+MKROOTFS = ROOT / "deploy" / "image" / "mkrootfs.sh"
+# What the file set may weigh (bytes).  The README states the expected
+# image size; this catches a dependency that doubles it.
+MAX_ROOTFS = 32 * 2**20
+
+
+def parse_dockerfile(text):
+    """Stages as dicts: base, name, and a list of (INSTRUCTION, args)."""
+    lines, cur = [], ""
+    for raw in text.splitlines():
+        s = raw.strip()
+        if not cur and (not s or s.startswith("#")):
+            continue
+        if cur and s.startswith("#"):
+            continue
+        if s.endswith("\\"):
+            cur += s[:-1] + " "
+            continue
+        cur += s
+        lines.append(cur)
+        cur = ""
+    assert not cur, "Dockerfile ends in a line continuation"
+    stages = []
+    for line in lines:
+        instr, _, args = line.partition(" ")
+        instr, args = instr.upper(), args.strip()
+        if instr == "FROM":
+            parts = args.split()
+            parts = [p for p in parts if not p.startswith("--platform")]
+            stage = {"base": parts[0], "name": None, "steps": []}
+            if len(parts) == 3 and parts[1].upper() == "AS":
+                stage["name"] = parts[2]
+            stages.append(stage)
+        elif instr == "ARG" and not stages:
+            continue
+        else:
+            assert stages, f"{instr} before the first FROM"
+            stages[-1]["steps"].append((instr, args))
+    return stages
+
+
+@pytest.fixture(scope="module")
+def stages():
+    return parse_dockerfile(DOCKERFILE.read_text())
+
+
+def steps(stage, instr):
+    return [a for i, a in stage["steps"] if i == instr]
+
+
+def apt_packages(stage):
+    pkgs = []
+    for run in steps(stage, "RUN"):
+        for cmd in re.split(r"&&|;|\|\|", run):
+            words = shlex.split(cmd)
+            if "apt-get" in words and "install" in words:
+                rest = words[words.index("install") + 1:]
+                pkgs += [w for w in rest if not w.startswith("-")]
+    return pkgs
+
+
+def test_stages(stages):
+    assert len(stages) == 2, "expected a build stage and a runtime stage"
+    build, run = stages
+    assert build["base"].split("@")[0] == "debian:bookworm"
+    assert build["name"] == "build"
+    assert run["base"].split("@")[0].startswith("gcr.io/distroless/"), \
+        run["base"]
+    assert "debian12" in run["base"] and run["base"].split("@")[0] \
+        .endswith(":nonroot")
+
+
+def test_build_stage(stages):
+    build = stages[0]
+    runs = " && ".join(steps(build, "RUN"))
+    assert re.search(r"\bmake leaderd\b", runs)
+    assert "./leaderd --version" in runs, "no --version smoke step"
+    assert "deploy/image/mkrootfs.sh ./leaderd /rootfs" in runs
+    assert re.search(r"chroot --userspec=65532:65532 /rootfs /leaderd "
+        r"--version", runs), "the file set is not smoke-tested as 65532"
+
+
+def test_runtime_stage(stages):
+    run = stages[1]
+    instrs = [i for i, _ in run["steps"]]
+    # distroless has no shell: RUN and shell-form commands cannot work.
+    assert "RUN" not in instrs
+    assert steps(run, "COPY") == ["--from=build /rootfs/ /"]
+    assert steps(run, "USER") == ["65532:65532"] or \
+        steps(run, "USER") == ["65532"]
+    entry = steps(run, "ENTRYPOINT")
+    assert len(entry) == 1 and json.loads(entry[0]) == ["/leaderd"], \
+        "ENTRYPOINT must be the exec form [\"/leaderd\"]"
+    for cmd in steps(run, "CMD"):
+        json.loads(cmd)  # exec form only
+
+
+def dockerignore_excludes(path, patterns):
+    """Docker's rule: the last matching pattern wins; a pattern matching
+    a parent directory matches the path too."""
+    excluded = False
+    parts = path.split("/")
+    prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    for pat in patterns:
+        neg = pat.startswith("!")
+        pat = pat[1:] if neg else pat
+        pat = pat.strip("/")
+        if any(fnmatch.fnmatchcase(p, pat) and p.count("/") ==
+                pat.count("/") for p in prefixes):
+            excluded = not neg
+    return excluded
+
+
+def test_copied_sources_exist_and_are_sent(stages):
+    patterns = [l.strip() for l in
+        (ROOT / ".dockerignore").read_text().splitlines()
+        if l.strip() and not l.strip().startswith("#")]
+    sources = []
+    for args in steps(stages[0], "COPY"):
+        words = [w for w in args.split() if not w.startswith("--")]
+        assert len(words) >= 2
+        sources += words[:-1]
+    assert sources, "the build stage copies nothing"
+    for src in sources:
+        p = ROOT / src
+        assert p.exists(), f"COPY {src}: no such file in the repository"
+        files = [p] if p.is_file() else [f for f in p.rglob("*")
+            if f.is_file()]
+        for f in files:
+            rel = str(f.relative_to(ROOT))
+            assert not dockerignore_excludes(rel, patterns), \
+                f"{rel} is copied but excluded by .dockerignore"
+    # And what the build needs is among them.
+    for needed in ("Makefile", "cmd/", "lib/", "deploy/image/mkrootfs.sh"):
+        assert needed in sources, f"the build stage does not copy {needed}"
+    assert dockerignore_excludes("build/lib/x.o", patterns)
+    assert dockerignore_excludes("leaderd", patterns)
+    assert dockerignore_excludes(".git/HEAD", patterns)
+
+
+def test_dockerignore_rule():
+    pats = ["*", "!cmd/", "!deploy/image/mkrootfs.sh"]
+    assert not dockerignore_excludes("cmd/leaderd/main.c", pats)
+    assert not dockerignore_excludes("deploy/image/mkrootfs.sh", pats)
+    assert dockerignore_excludes("deploy/base/role.yaml", pats)
+    assert dockerignore_excludes("README.md", pats)
+
+
+def test_build_stage_builds_from_its_context(stages, tmp_path):
+    """Lay out the build context as docker would send it (.dockerignore
+    applied) with only what the build stage COPYs, then run the stage's
+    make step there: every file the build needs must be copied."""
+    need_tool("make", "install make (build-essential)")
+    patterns = [l.strip() for l in
+        (ROOT / ".dockerignore").read_text().splitlines()
+        if l.strip() and not l.strip().startswith("#")]
+    build = stages[0]
+    ctx = tmp_path / "src"
+    ctx.mkdir()
+    for args in steps(build, "COPY"):
+        words = [w for w in args.split() if not w.startswith("--")]
+        for src in words[:-1]:
+            p = ROOT / src
+            files = [p] if p.is_file() else [f for f in p.rglob("*")
+                if f.is_file()]
+            for f in files:
+                rel = str(f.relative_to(ROOT))
+                if dockerignore_excludes(rel, patterns) or \
+                        "__pycache__" in rel:
+                    continue
+                (ctx / rel).parent.mkdir(parents=True, exist_ok=True)
+                (ctx / rel).write_bytes(f.read_bytes())
+    env = dict(os.environ)
+    for arg in steps(build, "ARG"):
+        name, _, default = arg.partition("=")
+        env[name] = default
+    makes = [r for r in steps(build, "RUN") if re.match(r"make\b", r)]
+    assert makes, "no RUN make ... in the build stage"
+    for cmd in makes:
+        proc = subprocess.run(["nice", "sh", "-c", cmd], cwd=ctx, env=env,
+            capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, \
+            f"`{cmd}` fails in the build stage's context (a file the " \
+            f"build needs is not copied?):\n{proc.stdout}{proc.stderr}"
+    out = subprocess.run([str(ctx / "leaderd"), "--version"],
+        capture_output=True, text=True, timeout=10)
+    assert out.returncode == 0 and env.get("VERSION", "") in out.stdout
+
+
+@pytest.fixture(scope="module")
+def apt_cache():
+    tool = need_tool("apt-cache", "these checks need a Debian host "
+        "(apt-cache looks the Dockerfile's packages up)")
+    probe = subprocess.run([tool, "show", "libc6"], capture_output=True,
+        text=True, timeout=60)
+    if probe.returncode != 0 or "Package: libc6" not in probe.stdout:
+        pytest.fail("apt-cache knows no packages at all (it cannot even "
+            "show libc6): run `apt-get update` once, then re-run")
+    policy = subprocess.run([tool, "policy"], capture_output=True,
+        text=True, timeout=60).stdout
+    if not re.search(r"\bn=bookworm\b|\bbookworm\b", policy):
+        pytest.fail("apt has no Debian bookworm package lists, so the "
+            "Dockerfile's package names cannot be checked against them: "
+            "run this on bookworm (after `apt-get update`)")
+    return tool
+
+
+def test_apt_packages_exist_in_bookworm(stages, apt_cache):
+    pkgs = apt_packages(stages[0])
+    assert pkgs, "no apt-get install in the build stage"
+    missing = []
+    for name in pkgs:
+        show = subprocess.run([apt_cache, "show", name], capture_output=True,
+            text=True, timeout=60)
+        if show.returncode != 0 or f"Package: {name}\n" not in show.stdout:
+            missing.append(name)
+            continue
+        policy = subprocess.run([apt_cache, "policy", name],
+            capture_output=True, text=True, timeout=60).stdout
+        if "bookworm" not in policy:
+            missing.append(f"{name} (not from bookworm)")
+    assert not missing, f"not in Debian bookworm: {missing}"
+    for stage in stages[1:]:
+        assert not apt_packages(stage)
+
+
+def test_apt_packages_cover_the_makefile(stages):
+    """The library and toolchain packages `make deps` installs for the
+    build must be in the build stage too."""
+    text = (ROOT / "Makefile").read_text().replace("\\\n", " ")
+    m = re.search(r"^DEB_PKGS\s*=(.*)$", text, re.M)
+    assert m, "no DEB_PKGS in the Makefile"
+    build_pkgs = [p for p in m.group(1).split()
+        if p in ("build-essential", "pkg-config") or
+        (p.endswith("-dev") and p != "libcmocka-dev")]
+    assert build_pkgs
+    missing = set(build_pkgs) - set(apt_packages(stages[0]))
+    assert not missing, f"the Dockerfile does not install {sorted(missing)}"
+
+
+# --- the runtime file set --------------------------------------------------
+
+def ldd_paths(binary):
+    out = subprocess.run(["ldd", str(binary)], capture_output=True,
+        text=True, timeout=30)
+    assert out.returncode == 0, f"ldd {binary}: {out.stdout}{out.stderr}"
+    paths = []
+    for line in out.stdout.splitlines():
+        w = line.split()
+        if len(w) >= 3 and w[1] == "=>" and w[2].startswith("/"):
+            paths.append(w[2])
+        elif w and w[0].startswith("/"):
+            paths.append(w[0])
+    return paths
+
+
+def interpreter(binary):
+    out = subprocess.run(["readelf", "-l", str(binary)], capture_output=True,
+        text=True, timeout=30).stdout
+    m = re.search(r"Requesting program interpreter: (\S+)\]", out)
+    assert m, f"{binary} has no program interpreter"
+    return m.group(1)
+
+
+@pytest.fixture(scope="module")
+def rootfs(leaderd, tmp_path_factory):
+    need_tool("ldd", "install libc-bin")
+    need_tool("strip", "install binutils (build-essential)")
+    root = tmp_path_factory.mktemp("rootfs") / "root"
+    proc = subprocess.run(["sh", str(MKROOTFS), str(leaderd), str(root)],
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, f"mkrootfs.sh failed:\n{proc.stderr}"
+    return root
+
+
+@pytest.fixture(scope="module")
+def host_version(leaderd):
+    proc = subprocess.run([str(leaderd), "--version"], capture_output=True,
+        text=True, timeout=10)
+    assert proc.returncode == 0, f"leaderd --version: exit {proc.returncode}"
+    assert proc.stdout.strip(), "leaderd --version printed nothing"
+    return proc.stdout
+
+
+def test_rootfs_holds_what_ldd_lists(leaderd, rootfs):
+    for path in ldd_paths(leaderd) + [interpreter(leaderd)]:
+        copy = rootfs / path.lstrip("/")
+        assert copy.is_file() and not copy.is_symlink(), \
+            f"{path} is missing from the runtime file set"
+    assert (rootfs / "leaderd").is_file()
+    others = {str(p.relative_to(rootfs)) for p in rootfs.rglob("*")
+        if p.is_file()}
+    wanted = {p.lstrip("/") for p in ldd_paths(leaderd)} | \
+        {interpreter(leaderd).lstrip("/"), "leaderd"}
+    assert others == wanted, "the file set holds files ldd did not ask for"
+
+
+def test_rootfs_size(rootfs):
+    total = sum(p.stat().st_size for p in rootfs.rglob("*") if p.is_file())
+    print(f"runtime file set: {total} bytes ({total / 2**20:.1f} MiB)")
+    assert total <= MAX_ROOTFS, \
+        f"the runtime file set is {total / 2**20:.1f} MiB; update the " \
+        "README's image size and MAX_ROOTFS if that is intended"
+
+
+def test_runs_from_rootfs_with_its_own_loader(rootfs, host_version, tmp_path):
+    """Works without root: the file set's loader, its library dirs only,
+    no ld.so.cache, every symbol bound at start; then check that every
+    object loaded came from the file set."""
+    libdirs = sorted({str(p.parent) for p in rootfs.rglob("*.so*")})
+    loader = rootfs / interpreter(rootfs / "leaderd").lstrip("/")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "LD_BIND_NOW": "1", "LD_DEBUG": "files",
+        "LD_DEBUG_OUTPUT": str(tmp_path / "ld"),
+        # libsasl2 (via libcurl's LDAP support) dlopens SASL mechanism
+        # plugins from its plugin dir at start; the image has none and
+        # leaderd never speaks LDAP.  Point it at an empty dir, as in the
+        # image, so host plugins do not count as loaded.
+        "SASL_PATH": str(empty)}
+    proc = subprocess.run([str(loader), "--inhibit-cache", "--library-path",
+        ":".join(libdirs), str(rootfs / "leaderd"), "--version"], env=env,
+        capture_output=True, text=True, timeout=10)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == host_version
+    loaded = set()
+    for f in tmp_path.glob("ld.*"):
+        for line in f.read_text().splitlines():
+            m = re.search(r"calling init: (\S+)", line)
+            if m:
+                loaded.add(m.group(1))
+    assert loaded, "LD_DEBUG reported nothing"
+    outside = sorted(p for p in loaded if not p.startswith(str(rootfs)))
+    assert not outside, f"loaded from outside the file set: {outside}"
+
+
+def need_root():
+    if os.geteuid() != 0:
+        pytest.skip("chroot needs root; test_runs_from_rootfs_with_its_own_"
+            "loader checks the same file set without it")
+    return need_tool("chroot", "install coreutils")
+
+
+def test_runs_in_chroot_as_nonroot(rootfs, host_version):
+    chroot = need_root()
+    proc = subprocess.run([chroot, "--userspec=65532:65532", str(rootfs),
+        "/leaderd", "--version"], env={"PATH": "/"}, capture_output=True,
+        text=True, timeout=10)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == host_version
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(port, path, timeout=2.0):
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close"
+            "\r\n\r\n".encode())
+        data = b""
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    return data.decode(errors="replace")
+
+
+def test_daemon_runs_in_chroot(rootfs, tmp_path):
+    """The daemon itself, not only --version, from the file set alone: it
+    starts its loop, TLS client and listener, answers /healthz, and exits
+    0 on SIGTERM.  The API server is a closed port, so it only fails to
+    reach it."""
+    chroot = need_root()
+    api_port, port = free_port(), free_port()
+    (rootfs / "kubeconfig").write_text(f"""apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: https://127.0.0.1:{api_port}
+    insecure-skip-tls-verify: true
+users:
+- name: u
+  user:
+    token: not-a-real-token
+contexts:
+- name: x
+  context: {{cluster: c, user: u}}
+current-context: x
+""")
+    os.chmod(rootfs / "kubeconfig", 0o644)
+    log = open(tmp_path / "leaderd.log", "w+")
+    proc = subprocess.Popen([chroot, "--userspec=65532:65532", str(rootfs),
+        "/leaderd", "--kubeconfig", "/kubeconfig", "--election", "rootfs",
+        "--election-namespace", "default", "--id", "chroot-test", "--http",
+        f"127.0.0.1:{port}", "--retry-period", "1s", "--request-timeout",
+        "1s"], env={"PATH": "/"}, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        answer, deadline = None, time.monotonic() + 10
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                answer = http_get(port, "/healthz")
+                break
+            except OSError:
+                time.sleep(0.1)
+        log.seek(0)
+        assert answer is not None, \
+            f"no answer on /healthz (exit {proc.poll()}):\n{log.read()}"
+        assert re.match(r"HTTP/1\.1 (200|503) ", answer), answer
+        assert '"status"' in answer
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+        (rootfs / "kubeconfig").unlink()
