@@ -82,11 +82,11 @@ api_error(struct daemon *d, const struct kube_result *res, const char *what)
 	char	 line[sizeof(d->api_err)];
 
 	if (res->status != 0)
-		snprintf(line, sizeof(line), "%s: %ld %s: %s", what,
-		    res->status, res->reason, res->message);
+		snprintf(line, sizeof(line), "%ld %s: %s (%s)", res->status,
+		    res->reason, res->message, what);
 	else
-		snprintf(line, sizeof(line), "%s: %s: %s", what, res->reason,
-		    res->message);
+		snprintf(line, sizeof(line), "%s: %s (%s)", res->reason,
+		    res->message, what);
 	if (strcmp(line, d->api_err) == 0)
 		return;
 	memcpy(d->api_err, line, sizeof(line));
@@ -422,7 +422,7 @@ reply_leader(struct daemon *d, const struct http_request *req,
 	struct buf		 b = { 0 };
 	int			 leading = elector_is_leader(&d->el, now_ms);
 
-	if (req->accept_text && !req->accept_json) {
+	if (req->accept_text) {
 		buf_printf(&b, "%s\n", holder);
 		reply->status = 200;
 		reply->content_type = "text/plain; charset=utf-8";

@@ -1,0 +1,635 @@
+/*
+ * httpd.c -- the local HTTP/1.1 server on the daemon's libev loop.
+ *
+ * Listeners accept a few connections per wakeup (redis'
+ * max_new_conns_per_cycle), and pause at HTTPD_MAX_CONNS or on
+ * EMFILE/ENFILE until a connection closes (OpenSMTPD control_accept).
+ * Each connection reads into a small buffer, feeds http_parse, answers
+ * each complete request through the handler and writes the reply
+ * without blocking.  While a reply is unsent, the connection reads no
+ * more (a client pipelining requests without reading is throttled, and
+ * dropped past HTTPD_OUT_MAX).  One timer per connection bounds both
+ * idleness and slowness: an idle connection lives HTTPD_IDLE_MS, and a
+ * request must be complete, and its reply sent, within HTTPD_IDLE_MS of
+ * its first byte, however slowly the bytes trickle in.
+ *
+ * A connection is freed only by conn_close, which every path calls as
+ * its last action on the connection.
+ */
+
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "httpd.h"
+#include "log.h"
+#include "sock.h"
+#include "xmalloc.h"
+
+#define LISTEN_MAX		4	/* listeners per server */
+#define ACCEPT_PER_CYCLE	16	/* connections accepted per wakeup */
+#define ACCEPT_RETRY_S		1.0	/* retry accept after EMFILE */
+#define CONN_IN_MAX		2048	/* read buffer per connection */
+#define WARN_EVERY_S		60.0	/* repeat accept warnings this often */
+#define LINGER_S		2.0	/* drain input this long before close */
+#define LINGER_MAX		65536	/* or this many bytes */
+
+struct httpd_listener {
+	struct httpd	*h;
+	int		 fd;
+	int		 is_unix;
+	struct ev_io	 io;		/* io.data = this */
+};
+
+struct httpd_conn {
+	struct httpd		*h;
+	int			 fd;
+	struct ev_io		 rio;		/* rio.data = this */
+	struct ev_io		 wio;		/* wio.data = this */
+	struct ev_timer		 timer;		/* idle / request deadline */
+	struct http_parser	 parser;
+	char			 in[CONN_IN_MAX];
+	size_t			 inoff;		/* first byte not yet parsed */
+	size_t			 inlen;		/* bytes in in[] */
+	char			*out;		/* unsent reply bytes */
+	size_t			 outoff;
+	size_t			 outlen;
+	size_t			 outcap;
+	int			 in_request;	/* a request has begun */
+	int			 closing;	/* close once out is sent */
+	int			 overflow;	/* out would pass HTTPD_OUT_MAX */
+	int			 eof;		/* the peer sent EOF */
+	int			 lingering;	/* reply sent, draining input */
+	size_t			 drained;	/* bytes drained meanwhile */
+	struct httpd_conn	*prev, *next;
+};
+
+struct httpd {
+	struct ev_loop		*loop;
+	httpd_handler_cb	 handler;
+	void			*arg;
+	struct httpd_listener	 ls[LISTEN_MAX];
+	int			 nls;
+	int			 tcp_port;	/* first TCP listener, or -1 */
+	char			*unix_path;	/* to unlink, or NULL */
+	dev_t			 unix_dev;	/* the socket file we made */
+	ino_t			 unix_ino;
+	struct httpd_conn	*conns;
+	int			 nconns;
+	int			 paused;	/* accept is stopped */
+	ev_tstamp		 warned_at;	/* last accept warning */
+	struct ev_timer		 retry;		/* resume after EMFILE */
+};
+
+static void	resume_accept(struct httpd *);
+
+static const char *
+reason_phrase(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 204: return "No Content";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 406: return "Not Acceptable";
+	case 408: return "Request Timeout";
+	case 413: return "Content Too Large";
+	case 414: return "URI Too Long";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 501: return "Not Implemented";
+	case 503: return "Service Unavailable";
+	case 505: return "HTTP Version Not Supported";
+	default:  return "Unknown";
+	}
+}
+
+static size_t
+out_pending(const struct httpd_conn *c)
+{
+	return c->outlen - c->outoff;
+}
+
+static void
+conn_close(struct httpd_conn *c)
+{
+	struct httpd	*h = c->h;
+
+	ev_io_stop(h->loop, &c->rio);
+	ev_io_stop(h->loop, &c->wio);
+	ev_timer_stop(h->loop, &c->timer);
+	close(c->fd);
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		h->conns = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	h->nconns--;
+	free(c->out);
+	free(c);
+	resume_accept(h);
+}
+
+/* Queue a whole reply; past HTTPD_OUT_MAX the connection is dropped. */
+static void
+queue_reply(struct httpd_conn *c, int status, const char *ctype,
+    const char *allow, const char *body, size_t len, int head, int keep)
+{
+	char	 hdr[512];
+	int	 n;
+	size_t	 need;
+
+	n = snprintf(hdr, sizeof(hdr), "HTTP/1.1 %d %s\r\n"
+	    "Content-Type: %s\r\n"
+	    "Content-Length: %zu\r\n"
+	    "Cache-Control: no-store\r\n"
+	    "%s%s%s"
+	    "Connection: %s\r\n\r\n",
+	    status, reason_phrase(status), ctype, len,
+	    allow != NULL ? "Allow: " : "", allow != NULL ? allow : "",
+	    allow != NULL ? "\r\n" : "", keep ? "keep-alive" : "close");
+	if (n < 0 || (size_t)n >= sizeof(hdr)) {
+		c->overflow = 1;
+		return;
+	}
+	if (head)
+		len = 0;
+	need = (size_t)n + len;
+	if (out_pending(c) + need > HTTPD_OUT_MAX) {
+		c->overflow = 1;
+		return;
+	}
+	if (c->outoff > 0) {
+		memmove(c->out, c->out + c->outoff, out_pending(c));
+		c->outlen -= c->outoff;
+		c->outoff = 0;
+	}
+	if (c->outlen + need > c->outcap) {
+		c->outcap = c->outlen + need;
+		c->out = xrealloc(c->out, c->outcap);
+	}
+	memcpy(c->out + c->outlen, hdr, (size_t)n);
+	if (len > 0)
+		memcpy(c->out + c->outlen + n, body, len);
+	c->outlen += need;
+}
+
+/* The JSON error reply for a request http_parse refused. */
+static void
+queue_error(struct httpd_conn *c, int status, const char *why)
+{
+	char	 body[256], esc[128];
+	size_t	 i, n = 0;
+	int	 len;
+
+	for (i = 0; why[i] != '\0' && n + 2 < sizeof(esc); i++) {
+		unsigned char ch = (unsigned char)why[i];
+		if (ch == '"' || ch == '\\')
+			esc[n++] = '\\';
+		esc[n++] = ch < 0x20 ? ' ' : (char)ch;
+	}
+	esc[n] = '\0';
+	len = snprintf(body, sizeof(body), "{\"error\":\"%s\",\"status\":%d}\n",
+	    esc, status);
+	queue_reply(c, status, "application/json", NULL, body, (size_t)len,
+	    0, 0);
+}
+
+static void
+handle_request(struct httpd_conn *c)
+{
+	struct httpd			*h = c->h;
+	const struct http_request	*req = http_parse_request(&c->parser);
+	struct httpd_reply		 reply;
+	int				 head;
+
+	memset(&reply, 0, sizeof(reply));
+	h->handler(req, &reply, h->arg);
+	if (reply.status < 100 || reply.status > 599)
+		reply.status = 500;
+	head = strcmp(req->method, "HEAD") == 0;
+	log_debug("http: %s %s -> %d", req->method, req->path, reply.status);
+	queue_reply(c, reply.status, reply.content_type != NULL ?
+	    reply.content_type : "application/json", reply.allow,
+	    reply.body != NULL ? reply.body : "", reply.body != NULL ?
+	    reply.len : 0, head, req->keep_alive);
+	free(reply.body);
+	if (!req->keep_alive)
+		c->closing = 1;
+}
+
+/* Parse what is buffered, answering each request, while output is small. */
+static void
+conn_parse(struct httpd_conn *c)
+{
+	enum http_parse_status	 st;
+	size_t			 used;
+
+	while (!c->closing && !c->overflow && c->inoff < c->inlen &&
+	    out_pending(c) < HTTPD_OUT_MAX / 2) {
+		if (!c->in_request) {
+			/* The request's deadline starts with its first byte. */
+			c->in_request = 1;
+			ev_timer_again(c->h->loop, &c->timer);
+		}
+		st = http_parse_feed(&c->parser, c->in + c->inoff,
+		    c->inlen - c->inoff, &used);
+		c->inoff += used;
+		if (st == HTTP_PARSE_MORE)
+			break;
+		if (st == HTTP_PARSE_ERROR) {
+			log_debug("http: bad request: %d %s",
+			    c->parser.error_status, c->parser.error);
+			queue_error(c, c->parser.error_status, c->parser.error);
+			c->closing = 1;
+			break;
+		}
+		handle_request(c);
+		http_parse_reset(&c->parser);
+		c->in_request = 0;
+	}
+	if (c->inoff == c->inlen)
+		c->inoff = c->inlen = 0;
+}
+
+/* Write what we can.  Returns -1 on a write error. */
+static int
+conn_flush(struct httpd_conn *c)
+{
+	ssize_t	 n;
+
+	while (out_pending(c) > 0) {
+		n = send(c->fd, c->out + c->outoff, out_pending(c),
+		    MSG_NOSIGNAL);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			log_debug("http: send: %s", strerror(errno));
+			return -1;
+		}
+		c->outoff += (size_t)n;
+	}
+	c->outoff = c->outlen = 0;
+	return 0;
+}
+
+/*
+ * Close after a reply without losing it: closing a socket with unread
+ * input makes the kernel send a reset, which can destroy the reply in
+ * the client's buffers (a 431 answered before the client finished
+ * sending, say).  So send FIN first and drain the input for a moment.
+ */
+static void
+conn_linger(struct httpd_conn *c)
+{
+	struct ev_loop	*loop = c->h->loop;
+
+	shutdown(c->fd, SHUT_WR);
+	c->lingering = 1;
+	c->inoff = c->inlen = 0;
+	ev_io_stop(loop, &c->wio);
+	ev_io_start(loop, &c->rio);
+	ev_timer_stop(loop, &c->timer);
+	ev_timer_set(&c->timer, LINGER_S, 0.);
+	ev_timer_start(loop, &c->timer);
+}
+
+/*
+ * Make progress on c: answer buffered requests, send, then wait for the
+ * right event.  May close c; the caller must not touch it afterwards.
+ */
+static void
+conn_run(struct httpd_conn *c)
+{
+	struct ev_loop	*loop = c->h->loop;
+
+	for (;;) {
+		conn_parse(c);
+		if (c->overflow) {
+			log_debug("http: client does not read its replies; "
+			    "closing");
+			conn_close(c);
+			return;
+		}
+		if (conn_flush(c) == -1) {
+			conn_close(c);
+			return;
+		}
+		if (out_pending(c) > 0)
+			break;
+		if (c->eof && c->inoff == c->inlen) {
+			conn_close(c);
+			return;
+		}
+		if (c->closing) {
+			conn_linger(c);
+			return;
+		}
+		if (c->inoff == c->inlen)
+			break;
+	}
+	if (out_pending(c) > 0) {
+		ev_io_stop(loop, &c->rio);
+		ev_io_start(loop, &c->wio);
+		return;
+	}
+	ev_io_stop(loop, &c->wio);
+	ev_io_start(loop, &c->rio);
+	if (!c->in_request)
+		ev_timer_again(loop, &c->timer);	/* idle from now */
+}
+
+static void
+conn_read_cb(struct ev_loop *loop, struct ev_io *w, int revents)
+{
+	struct httpd_conn	*c = w->data;
+	ssize_t			 n;
+
+	(void)loop;
+	(void)revents;
+	/* Only called with an empty buffer: conn_run stops reading else. */
+	n = read(c->fd, c->in, sizeof(c->in));
+	if (c->lingering) {
+		if (n > 0)
+			c->drained += (size_t)n;
+		if (n > 0 && c->drained <= LINGER_MAX)
+			return;
+		if (n == -1 && (errno == EINTR || errno == EAGAIN ||
+		    errno == EWOULDBLOCK))
+			return;
+		conn_close(c);
+		return;
+	}
+	if (n == -1) {
+		if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+			return;
+		log_debug("http: read: %s", strerror(errno));
+		conn_close(c);
+		return;
+	}
+	if (n == 0) {
+		c->eof = 1;
+		if (c->in_request) {
+			/* A request cut short: nothing to answer. */
+			conn_close(c);
+			return;
+		}
+	}
+	c->inoff = 0;
+	c->inlen = (size_t)n;
+	conn_run(c);
+}
+
+static void
+conn_write_cb(struct ev_loop *loop, struct ev_io *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	conn_run(w->data);
+}
+
+static void
+conn_timer_cb(struct ev_loop *loop, struct ev_timer *w, int revents)
+{
+	struct httpd_conn	*c = w->data;
+
+	(void)loop;
+	(void)revents;
+	if (!c->lingering)
+		log_debug("http: connection %s; closing", c->in_request ?
+		    "too slow" : "idle");
+	conn_close(c);
+}
+
+static void
+conn_new(struct httpd *h, int fd)
+{
+	struct httpd_conn	*c;
+
+	c = xcalloc(1, sizeof(*c));
+	c->h = h;
+	c->fd = fd;
+	http_parse_init(&c->parser);
+	ev_io_init(&c->rio, conn_read_cb, fd, EV_READ);
+	ev_io_init(&c->wio, conn_write_cb, fd, EV_WRITE);
+	ev_init(&c->timer, conn_timer_cb);
+	c->timer.repeat = HTTPD_IDLE_MS / 1000.0;
+	c->rio.data = c->wio.data = c->timer.data = c;
+	c->next = h->conns;
+	if (h->conns != NULL)
+		h->conns->prev = c;
+	h->conns = c;
+	h->nconns++;
+	ev_io_start(h->loop, &c->rio);
+	ev_timer_again(h->loop, &c->timer);
+}
+
+static void
+pause_accept(struct httpd *h)
+{
+	int	 i;
+
+	for (i = 0; i < h->nls; i++)
+		ev_io_stop(h->loop, &h->ls[i].io);
+	h->paused = 1;
+}
+
+static void
+resume_accept(struct httpd *h)
+{
+	int	 i;
+
+	if (!h->paused || h->nconns >= HTTPD_MAX_CONNS)
+		return;
+	ev_timer_stop(h->loop, &h->retry);
+	for (i = 0; i < h->nls; i++)
+		ev_io_start(h->loop, &h->ls[i].io);
+	h->paused = 0;
+}
+
+static void
+retry_cb(struct ev_loop *loop, struct ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	resume_accept(w->data);
+}
+
+/* Whether an accept problem may be logged now (once a minute at most). */
+static int
+may_warn(struct httpd *h)
+{
+	ev_tstamp	 now = ev_now(h->loop);
+
+	if (h->warned_at != 0 && now - h->warned_at < WARN_EVERY_S)
+		return 0;
+	h->warned_at = now;
+	return 1;
+}
+
+static void
+accept_cb(struct ev_loop *loop, struct ev_io *w, int revents)
+{
+	struct httpd_listener	*l = w->data;
+	struct httpd		*h = l->h;
+	int			 i, fd, one = 1;
+
+	(void)revents;
+	for (i = 0; i < ACCEPT_PER_CYCLE; i++) {
+		if (h->nconns >= HTTPD_MAX_CONNS) {
+			if (may_warn(h))
+				log_warnx("%d local API connections open; "
+				    "not accepting more until one closes",
+				    HTTPD_MAX_CONNS);
+			pause_accept(h);
+			return;
+		}
+		fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd == -1) {
+			switch (errno) {
+			case EINTR:
+			case ECONNABORTED:
+			case EPROTO:
+				continue;
+			case EAGAIN:
+#if EAGAIN != EWOULDBLOCK
+			case EWOULDBLOCK:
+#endif
+				return;
+			case EMFILE:
+			case ENFILE:
+			case ENOBUFS:
+			case ENOMEM:
+				if (may_warn(h))
+					log_warn("accept (pausing the local "
+					    "API)");
+				pause_accept(h);
+				ev_timer_set(&h->retry, ACCEPT_RETRY_S, 0.);
+				ev_timer_start(loop, &h->retry);
+				return;
+			default:
+				log_warn("accept");
+				return;
+			}
+		}
+		if (!l->is_unix)
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+			    sizeof(one));
+		conn_new(h, fd);
+	}
+}
+
+struct httpd *
+httpd_new(struct ev_loop *loop, httpd_handler_cb handler, void *arg)
+{
+	struct httpd	*h;
+
+	h = xcalloc(1, sizeof(*h));
+	h->loop = loop;
+	h->handler = handler;
+	h->arg = arg;
+	h->tcp_port = -1;
+	ev_init(&h->retry, retry_cb);
+	h->retry.data = h;
+	return h;
+}
+
+static void
+add_listener(struct httpd *h, int fd, int is_unix)
+{
+	struct httpd_listener	*l = &h->ls[h->nls++];
+
+	l->h = h;
+	l->fd = fd;
+	l->is_unix = is_unix;
+	ev_io_init(&l->io, accept_cb, fd, EV_READ);
+	l->io.data = l;
+	if (!h->paused)
+		ev_io_start(h->loop, &l->io);
+}
+
+int
+httpd_listen_tcp(struct httpd *h, const char *hostport, char *err,
+    size_t errlen)
+{
+	char	 name[300];
+	int	 fd, port;
+
+	if (h->nls >= LISTEN_MAX) {
+		snprintf(err, errlen, "%s: too many listeners", hostport);
+		return -1;
+	}
+	if ((fd = sock_listen_tcp(hostport, name, sizeof(name), &port, err,
+	    errlen)) == -1)
+		return -1;
+	log_info("listening on %s", name);
+	if (h->tcp_port == -1)
+		h->tcp_port = port;
+	add_listener(h, fd, 0);
+	return 0;
+}
+
+int
+httpd_tcp_port(const struct httpd *h)
+{
+	return h->tcp_port;
+}
+
+int
+httpd_listen_unix(struct httpd *h, const char *path, char *err,
+    size_t errlen)
+{
+	int	 fd;
+
+	if (h->nls >= LISTEN_MAX || h->unix_path != NULL) {
+		snprintf(err, errlen, "%s: one unix socket only", path);
+		return -1;
+	}
+	if ((fd = sock_listen_unix(path, &h->unix_dev, &h->unix_ino, err,
+	    errlen)) == -1)
+		return -1;
+	h->unix_path = xstrdup(path);
+	log_info("listening on unix:%s", path);
+	add_listener(h, fd, 1);
+	return 0;
+}
+
+int
+httpd_conns(const struct httpd *h)
+{
+	return h->nconns;
+}
+
+void
+httpd_free(struct httpd *h)
+{
+	int		 i;
+
+	if (h == NULL)
+		return;
+	h->paused = 0;		/* no resume from conn_close */
+	while (h->conns != NULL)
+		conn_close(h->conns);
+	ev_timer_stop(h->loop, &h->retry);
+	for (i = 0; i < h->nls; i++) {
+		ev_io_stop(h->loop, &h->ls[i].io);
+		close(h->ls[i].fd);
+	}
+	if (h->unix_path != NULL)
+		sock_unlink_unix(h->unix_path, h->unix_dev, h->unix_ino);
+	free(h->unix_path);
+	free(h);
+}
