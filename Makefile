@@ -50,8 +50,9 @@ $(BUILD)/cmd/%.o: cmd/leaderd/%.c lib/*.h
 $(BUILD)/leaderd: $(BUILD)/cmd/main.o $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
+# Renamed into place, so a leaderd still running keeps its old binary.
 leaderd: $(BUILD)/leaderd
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@
 
 # Debian packages for the build and the tests.  Quiet and quick when all
 # are present already.

@@ -82,11 +82,12 @@ api_error(struct daemon *d, const struct kube_result *res, const char *what)
 	char	 line[sizeof(d->api_err)];
 
 	if (res->status != 0)
-		snprintf(line, sizeof(line), "%ld %s: %s (%s)", res->status,
-		    res->reason, res->message, what);
+		snprintf(line, sizeof(line), "%ld %s: %s", res->status,
+		    res->reason, res->message);
 	else
-		snprintf(line, sizeof(line), "%s: %s (%s)", res->reason,
-		    res->message, what);
+		snprintf(line, sizeof(line), "%s: %s", res->reason,
+		    res->message);
+	log_debug("lease %s: %s failed: %s", d->lock, what, line);
 	if (strcmp(line, d->api_err) == 0)
 		return;
 	memcpy(d->api_err, line, sizeof(line));

@@ -222,14 +222,21 @@ main(int argc, char *argv[])
 				config_fail(err);
 	}
 
+	/*
+	 * The configuration is checked before the credentials are loaded, so
+	 * a bad file is reported as such wherever leaderd runs; a kubeconfig
+	 * context's namespace may then fill an unset lock.namespace.
+	 */
+	config_finish(&conf, getenv("LEADERD_SA_DIR"));
+	if (config_validate(&conf, err, sizeof(err)) == -1)
+		config_fail(err);
 	if (check) {
 		if (conf.kubeconfig[0] != '\0') {
 			load_creds(&conf, &creds, err, sizeof(err));
 			kubeconfig_free(&creds);
+			if (config_validate(&conf, err, sizeof(err)) == -1)
+				config_fail(err);
 		}
-		config_finish(&conf, getenv("LEADERD_SA_DIR"));
-		if (config_validate(&conf, err, sizeof(err)) == -1)
-			config_fail(err);
 		if (verbose) {
 			config_dump(&conf, dump, sizeof(dump));
 			fputs(dump, stdout);
@@ -245,7 +252,6 @@ main(int argc, char *argv[])
 	log_init(verbose ? LOG_LEVEL_DEBUG : level, format);
 
 	load_creds(&conf, &creds, err, sizeof(err));
-	config_finish(&conf, getenv("LEADERD_SA_DIR"));
 	if (config_validate(&conf, err, sizeof(err)) == -1)
 		config_fail(err);
 
