@@ -51,6 +51,13 @@ $(BUILD)/leaderd: $(BUILD)/cmd/main.o $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 # Renamed into place, so a leaderd still running keeps its old binary.
+# The daemon with the test-only clock hook (daemon.c, LEADERD_TEST_HOOKS),
+# for the clock fault tests.  Never installed or shipped.
+$(BUILD)/leaderd-testhooks: cmd/leaderd/main.c $(LIB_SRCS) lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DLEADERD_TEST_HOOKS -o $@ cmd/leaderd/main.c \
+		$(LIB_SRCS) $(LDFLAGS) $(PKG_LIBS) -lm
+
 leaderd: $(BUILD)/leaderd
 	cp $< $@.tmp && mv -f $@.tmp $@
 
