@@ -35,7 +35,7 @@ LDFLAGS	+= $(SANFLAGS)
 LIB_SRCS = $(wildcard lib/*.c)
 LIB_OBJS = $(LIB_SRCS:lib/%.c=$(BUILD)/lib/%.o)
 
-.PHONY: all deps test unit integration deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
+.PHONY: bench all deps test unit integration deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
 
 all: leaderd
 
@@ -161,6 +161,11 @@ deploy-test: leaderd
 		$(PYTHON) -m pytest -q -p no:cacheprovider .
 
 test: leaderd unit fuzz-replay integration deploy-test
+
+# Figures, printed: memory, CPU, API request rate, local API latency,
+# handover times.  Not part of make test.
+bench: leaderd
+	$(PYTHON) test/bench/bench.py --leaderd $(CURDIR)/leaderd
 
 demo: leaderd
 	$(PYTHON) test/integration/demo.py --leaderd $(CURDIR)/leaderd
