@@ -290,6 +290,20 @@ static void
 on_notfound(struct elector *e, const struct elector_input *in,
     struct elector_action *act)
 {
+	uint64_t	 at = in->now_ms;
+
+	/*
+	 * A 404 after we saw a holder, unless we still lead, is a lease
+	 * deleted by hand under someone who may lead (F13).  That holder may lead until renew_deadline after
+	 * its last write, and every write it got in was sent before now (a
+	 * PUT carrying the old uid cannot land on a new object), so the new
+	 * lease is created renew_deadline from now.  client-go creates at
+	 * once.  A process that never saw the lease cannot tell a deletion
+	 * from a lease that never existed and creates at once.
+	 */
+	if (e->have_observed && e->observed.holder[0] != '\0' &&
+	    !elector_is_leader(e, in->now_ms))
+		at = in->now_ms + e->conf.renew_deadline_ms;
 	if (!e->have_observed)
 		act->events |= ELECTOR_EV_OBSERVED;
 	memset(&e->observed, 0, sizeof(e->observed));
@@ -307,7 +321,7 @@ on_notfound(struct elector *e, const struct elector_input *in,
 	 */
 	lose(e, ELECTOR_CANDIDATE, "the lease was deleted", act);
 	e->state = ELECTOR_CANDIDATE;
-	schedule(e, ELECTOR_DO_CREATE, in->now_ms);
+	schedule(e, ELECTOR_DO_CREATE, at);
 }
 
 static void

@@ -230,6 +230,12 @@ lease_parse_time(const char *s, int64_t *us)
 
 	secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * S_PER_DAY +
 	    h * 3600 + mi * 60 + sec - off;
+	/*
+	 * An offset can carry a time out of 0000..9999 UTC, which no
+	 * MicroTime can write back (Go refuses to marshal it too).
+	 */
+	if (secs < SECS_MIN || secs > SECS_MAX)
+		return -1;
 	*us = secs * US_PER_S + frac;
 	return 0;
 }

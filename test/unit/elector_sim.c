@@ -3,7 +3,7 @@
  * compare-and-swap on resourceVersion, a virtual clock, and a seeded
  * random schedule of network delays, lost requests, lost answers, late
  * writes, server errors, process pauses, kills, graceful stops and
- * restarts (some reusing an identity).  After every event it checks that
+ * restarts (some reusing an identity), and the lease deleted by hand.  After every event it checks that
  * no two electors would answer "I lead" at that virtual instant.
  *
  *   elector_sim [schedules [first-seed]]
@@ -84,6 +84,7 @@ struct world {
 	struct rng	 rng;
 	int		 n;
 	int		 faults;	/* 0: a clean network, no kills */
+	int		 deletes;	/* lease deletions, no restarts */
 	struct node	 nodes[MAXN];
 	struct lease	 store;
 	int		 exists;
@@ -136,7 +137,7 @@ start_node(struct world *w, int i, int identity)
 	nd->identity = identity;
 	nd->answer_at = NEVER;
 	nd->stop_at = nd->kill_at = nd->restart_at = NEVER;
-	if (w->faults) {
+	if (w->faults && !w->deletes) {
 		if (chance(&w->rng, 300))
 			nd->kill_at = w->now_ms + between(&w->rng, 5000, SIM_MS);
 		else if (chance(&w->rng, 300))
@@ -290,7 +291,14 @@ next_time(struct world *w)
 	uint64_t	 t = NEVER, v;
 	int		 i;
 
-#define MIN(x)	do { v = (x); if (v < t) t = v; } while (0)
+	/* Something overdue (say, after a pause) runs at once. */
+#define MIN(x)	do {						\
+	v = (x);						\
+	if (v < w->now_ms)					\
+		v = w->now_ms;					\
+	if (v < t)						\
+		t = v;						\
+} while (0)
 	for (i = 0; i < w->n; i++) {
 		struct node *nd = &w->nodes[i];
 
@@ -314,6 +322,18 @@ next_time(struct world *w)
 		MIN(w->ghosts[i].apply_ms);
 #undef MIN
 	return t;
+}
+
+static int
+all_seen(const struct world *w)
+{
+	int	 i;
+
+	for (i = 0; i < w->n; i++)
+		if (w->nodes[i].alive && (!w->nodes[i].e.have_observed ||
+		    w->nodes[i].e.observed.holder[0] == '\0'))
+			return 0;
+	return 1;
 }
 
 /* Run everything due at w->now_ms. */
@@ -340,6 +360,14 @@ run_due(struct world *w)
 		}
 		w->ghosts[i--] = w->ghosts[--w->nghosts];
 	}
+	/*
+	 * An admin deletes the lease (F13), in schedules without restarts,
+	 * once every node has seen a holder in it: a process whose last read
+	 * found no lease cannot tell a deletion from a lease that never
+	 * existed (elector.c on_notfound), so deletions are safe only then.
+	 */
+	if (w->deletes && w->exists && chance(&w->rng, 1) && all_seen(w))
+		w->exists = 0;
 	for (i = 0; i < w->n; i++) {
 		struct node *nd = &w->nodes[i];
 
@@ -401,6 +429,7 @@ run_schedule(uint64_t seed, uint64_t *led_ms, unsigned *transitions)
 	w.rng.s = seed * 0x2545f4914f6cdd1dULL + 1;
 	w.n = (int)between(&w.rng, 2, MAXN);
 	w.faults = seed % 10 != 0;
+	w.deletes = seed % 10 == 1;
 	w.last_leader = -1;
 	w.first_lead_ms = NEVER;
 	for (i = 0; i < w.n; i++)
@@ -437,7 +466,7 @@ run_schedule(uint64_t seed, uint64_t *led_ms, unsigned *transitions)
 int
 main(int argc, char *argv[])
 {
-	uint64_t	 n = 3000, first = 1, led_ms = 0, i;
+	uint64_t	 n = 20000, first = 1, led_ms = 0, i;
 	unsigned	 transitions = 0;
 	double		 share;
 

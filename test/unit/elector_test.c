@@ -70,14 +70,19 @@ struct elcase {
 #define EV_REL	ELECTOR_EV_RELEASED
 #define EV_STOP	ELECTOR_EV_STOPPED
 
-/* Acquire an absent lease: GET 404, CREATE at 10, stored at 20. */
+/* Acquire a released lease: GET, UPDATE at 10, stored at 20. */
 #define ACQUIRE							\
 	S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),		\
-	S(NOTFOUND, 10, R_NONE, CREATE, CAND, 0, 0, ANY),	\
+	S(GOT, 10, R_FREE, UPDATE, CAND, 0, 0, ANY),		\
 	S(WRITTEN, 20, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, 2020)
 
 static const struct elcase cases[] = {
-	{ "acquire an absent lease, then renew every retry_period", 1, {
+	{ "an absent lease is created at once", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
+	    S(NOTFOUND, 10, R_NONE, CREATE, CAND, 0, 0, ANY),
+	    S(WRITTEN, 20, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, 2020),
+	    END } },
+	{ "acquire a released lease, then renew every retry_period", 1, {
 	    ACQUIRE,
 	    S(TICK, 2020, R_NONE, UPDATE, LEAD, 1, 0, 10010),
 	    S(WRITTEN, 2030, R_ECHO, NOTHING, LEAD, 1, 0, 4030),
@@ -171,6 +176,15 @@ static const struct elcase cases[] = {
 	    S(CONFLICT, 2030, R_NONE, GET, LEAD, 1, 0, ANY),
 	    S(NOTFOUND, 2040, R_NONE, CREATE, CAND, 0, EV_LOST, ANY),
 	    S(WRITTEN, 2050, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, ANY),
+	    END } },
+	{ "a lease deleted under a foreign holder: wait renew_deadline", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
+	    S(GOT, 10, R_FOREIGN, NOTHING, FOLL, 0, EV_NEW, ANY),
+	    S(TICK, 4000, R_NONE, GET, FOLL, 0, 0, ANY),
+	    /* Its holder may lead until 4010 + 10 s at the latest. */
+	    S(NOTFOUND, 4010, R_NONE, NOTHING, CAND, 0, EV_NEW, 14010),
+	    S(TICK, 14010, R_NONE, CREATE, CAND, 0, 0, ANY),
+	    S(WRITTEN, 14020, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, ANY),
 	    END } },
 	{ "SIGTERM while leading: false at once, then release", 1, {
 	    ACQUIRE,

@@ -1,0 +1,166 @@
+"""Fixtures for leaderd's integration tests: the test API server, leaderd
+processes with their own config/kubeconfig/token, and the leadership
+checker.  Every test is bounded by a per-test alarm."""
+
+import os
+import re
+import signal
+import tempfile
+import uuid
+
+import pytest
+
+import fakeapi
+import harness
+from harness import Leaderd, LeadershipChecker, wait_until
+
+TEST_TIME_LIMIT = int(os.environ.get("ITEST_TIME_LIMIT", "60"))
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, "rep_" + rep.when, rep)
+    if rep.when == "call" and rep.failed:
+        for inst in getattr(item, "_leaderds", []):
+            text = inst.log()
+            # The checker's own /leader polls are noise here.
+            lines = [ln for ln in text.splitlines()
+                     if " debug http: GET /leader -> 200" not in ln]
+            if len(lines) > 300:
+                lines = ["... (%d lines cut; full log: %s)"
+                         % (len(lines) - 300, inst.stderr_path)] + lines[-300:]
+            rc = inst.proc.poll() if inst.proc else "not started"
+            rep.sections.append(("leaderd %s (pid %s, exit %s) stderr"
+                                 % (inst.name, inst.proc.pid if inst.proc
+                                    else "-", rc), "\n".join(lines)))
+
+
+class _TestTimeout(Exception):
+    pass
+
+
+@pytest.fixture(autouse=True)
+def time_limit():
+    """Fail a test that runs longer than TEST_TIME_LIMIT seconds."""
+    def on_alarm(signum, frame):
+        raise _TestTimeout("test exceeded %ds" % TEST_TIME_LIMIT)
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(TEST_TIME_LIMIT)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+@pytest.fixture(scope="session")
+def certdir(tmp_path_factory):
+    """One CA and server certificate for the whole session."""
+    d = str(tmp_path_factory.mktemp("certs"))
+    fakeapi.make_certs(d)
+    return d
+
+
+@pytest.fixture
+def api(certdir):
+    a = fakeapi.FakeAPI(certdir=certdir).start()
+    yield a
+    a.stop()
+
+
+@pytest.fixture
+def lock_name(request):
+    """A lock name unique to the test (a DNS-1123 subdomain)."""
+    base = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower()).strip("-")
+    return "%s-%s" % (base[:40].strip("-"), uuid.uuid4().hex[:6])
+
+
+@pytest.fixture
+def sockdir():
+    """A short directory for unix sockets (sun_path is 108 bytes)."""
+    d = tempfile.mkdtemp(prefix="ld-", dir="/tmp")
+    yield d
+    for f in os.listdir(d):
+        try:
+            os.unlink(os.path.join(d, f))
+        except OSError:
+            pass
+    os.rmdir(d)
+
+
+class Cluster:
+    """Starts leaderd instances on one lock and cleans them up."""
+
+    def __init__(self, api, workdir, lock, node):
+        self.api = api
+        self.workdir = workdir
+        self.lock = lock
+        self.instances = []
+        self.checkers = []
+        node._leaderds = self.instances
+
+    def new(self, name, **kw):
+        """A Leaderd, configured but not started."""
+        kw.setdefault("lock", self.lock)
+        inst = Leaderd(self.api, self.workdir, name, **kw)
+        self.instances.append(inst)
+        return inst
+
+    def start(self, name, **kw):
+        return self.new(name, **kw).start()
+
+    def start_n(self, n, prefix="ld", **kw):
+        return [self.start("%s-%d" % (prefix, i), **kw) for i in range(n)]
+
+    def checker(self, instances=None, interval=0.02):
+        c = LeadershipChecker(instances if instances is not None
+                              else self.instances, interval).start()
+        self.checkers.append(c)
+        return c
+
+    def leaders(self, instances=None):
+        return [i for i in (instances or self.instances)
+                if i.alive() and i.is_leader()]
+
+    def wait_single_leader(self, timeout, instances=None):
+        """Wait until exactly one live instance says is_leader and every
+        live one names it; return it."""
+        insts = instances or self.instances
+
+        def one():
+            live = [i for i in insts if i.alive()]
+            views = [(i, i.leader()) for i in live]
+            if any(v is None for _, v in views):
+                return None
+            leads = [i for i, v in views if v["is_leader"] is True]
+            if len(leads) != 1:
+                return None
+            if any(v["name"] != leads[0].identity for _, v in views):
+                return None
+            return leads[0]
+        return wait_until(one, timeout, what="a single agreed leader")
+
+    def lease(self):
+        return self.api.get_lease("default", self.lock)
+
+    def close(self):
+        for c in self.checkers:
+            c.stop()
+        for i in self.instances:
+            i.cleanup()
+
+
+@pytest.fixture
+def cluster(api, tmp_path, lock_name, request):
+    c = Cluster(api, str(tmp_path), lock_name, request.node)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def leaderd_bin():
+    p = harness.leaderd_binary()
+    if not os.path.exists(p):
+        pytest.fail("leaderd binary not found at %s (build it with make, or "
+                    "set $LEADERD)" % p)
+    return p

@@ -1,0 +1,1101 @@
+#!/usr/bin/env python3
+"""fakeapi -- a small Kubernetes API server for leaderd's integration tests.
+
+It implements the coordination.k8s.io/v1 Lease endpoints with the
+semantics of a real kube-apiserver (ref/clientgo-leaderelection.md 4):
+a global resourceVersion counter, uid and creationTimestamp on create,
+optimistic concurrency on PUT (409 Conflict, 422 without resourceVersion,
+409 on a uid precondition), create-on-update, MicroTime and field
+validation, and the real Status bodies for 400/401/404/409/422.  Core
+events (POST /api/v1/namespaces/NS/events) are accepted and kept.
+
+On top of that it has fault switches, global or per bearer token (every
+leaderd under test gets its own token, so a fault can target one
+instance): delay, status (5xx/429 with optional Retry-After), drop (read
+the request, close without answering or applying), apply_then_close
+(apply the write, close without answering: the ambiguous write),
+blackhole (hold the request unanswered until the fault is cleared), each
+optionally limited to K requests and to some methods.
+
+Every successful write is appended to a history list, every request to a
+request log, both stamped with time.monotonic() (CLOCK_MONOTONIC, the
+same clock leaderd uses), so tests can compare server-side times with
+what leaderd answered.
+
+In-process use (pytest):
+
+    api = FakeAPI(tokens=["t1"]).start()
+    api.write_kubeconfig(path, token="t1")
+    api.fault("status", token="t1", status=503, methods=["PUT"], count=3)
+    ...
+    api.stop()
+
+As a program (the demo, manual experiments):
+
+    python3 fakeapi.py [--port N] [--http] [--token T ...] [--dir D]
+
+prints the URL and the path of a kubeconfig for the first token, then
+serves until interrupted.
+
+Python 3.11 standard library only; certificates come from the openssl
+command line tool.
+"""
+
+import argparse
+import copy
+import datetime
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+GROUP = "coordination.k8s.io"
+LEASE_API = GROUP + "/v1"
+LEASE_PREFIX = "/apis/coordination.k8s.io/v1/namespaces/"
+EVENT_PREFIXES = ("/api/v1/namespaces/", "/apis/events.k8s.io/v1/namespaces/")
+BODY_MAX = 3 * 1024 * 1024
+BLACKHOLE_MAX_S = 120.0  # a held request is answered by a close at the latest then
+
+MICROTIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
+DNS1123_SUBDOMAIN_RE = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+DNS1123_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case "
+               "alphanumeric characters, '-' or '.', and must start and end "
+               "with an alphanumeric character (e.g. 'example.com', regex "
+               "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+               "(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+OPTIMISTIC_LOCK_MSG = ("the object has been modified; please apply your "
+                       "changes to the latest version and try again")
+
+SPEC_ORDER = ("holderIdentity", "leaseDurationSeconds", "acquireTime",
+              "renewTime", "leaseTransitions", "strategy", "preferredHolder")
+META_ORDER = ("name", "generateName", "namespace", "uid", "resourceVersion",
+              "generation", "creationTimestamp", "deletionTimestamp",
+              "deletionGracePeriodSeconds", "labels", "annotations",
+              "ownerReferences", "finalizers", "managedFields")
+STRATEGIES = ("OldestEmulationVersion",)
+
+REASONS = {
+    400: "BadRequest", 401: "Unauthorized", 403: "Forbidden",
+    404: "NotFound", 405: "MethodNotAllowed", 409: "Conflict",
+    413: "RequestEntityTooLarge", 415: "UnsupportedMediaType",
+    422: "Invalid", 429: "TooManyRequests", 500: "InternalError",
+    502: "BadGateway", 503: "ServiceUnavailable", 504: "Timeout",
+}
+FAULT_KINDS = ("delay", "status", "drop", "apply_then_close", "blackhole")
+
+
+def status_body(code, message, reason=None, details=None):
+    """A metav1.Status failure object, fields in apimachinery's order."""
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {},
+            "status": "Failure", "message": message,
+            "reason": reason if reason is not None else REASONS.get(code, "")}
+    if details is not None:
+        body["details"] = details
+    body["code"] = code
+    return body
+
+
+def lease_details(name, kind="leases"):
+    return {"name": name, "group": GROUP, "kind": kind}
+
+
+def not_found(name):
+    return status_body(404, 'leases.coordination.k8s.io "%s" not found' % name,
+                       "NotFound", lease_details(name))
+
+
+def conflict(name, why=OPTIMISTIC_LOCK_MSG):
+    return status_body(409, 'Operation cannot be fulfilled on '
+                       'leases.coordination.k8s.io "%s": %s' % (name, why),
+                       "Conflict", lease_details(name))
+
+
+def already_exists(name):
+    return status_body(409, 'leases.coordination.k8s.io "%s" already exists'
+                       % name, "AlreadyExists", lease_details(name))
+
+
+def invalid(name, causes, kind="Lease"):
+    """422 Invalid; causes are (field, value_repr, detail) triples."""
+    errs = ["%s: Invalid value: %s: %s" % c for c in causes]
+    agg = errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
+    msg = '%s.%s "%s" is invalid: %s' % (kind, GROUP, name, agg)
+    det = lease_details(name, kind)
+    det["causes"] = [{"reason": "FieldValueInvalid",
+                      "message": "Invalid value: %s: %s" % (v, d),
+                      "field": f} for f, v, d in causes]
+    return status_body(422, msg, "Invalid", det)
+
+
+def bad_request(message):
+    return status_body(400, message, "BadRequest")
+
+
+UNAUTHORIZED = status_body(401, "Unauthorized", "Unauthorized")
+
+
+def go_quote(v):
+    return json.dumps(v) if isinstance(v, str) else str(v)
+
+
+def now_rfc3339():
+    return datetime.datetime.now(datetime.timezone.utc).strftime(
+        "%Y-%m-%dT%H:%M:%SZ")
+
+
+def now_microtime():
+    return datetime.datetime.now(datetime.timezone.utc).strftime(
+        "%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class _DecodeError(Exception):
+    """The body cannot be decoded as a Lease: a 400 BadRequest."""
+
+
+def _decode_lease(raw):
+    """Parse and type-check a Lease body the way the Go decoder would."""
+    try:
+        obj = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise _DecodeError("couldn't get version/kind; json parse error: %s" % e)
+    if not isinstance(obj, dict):
+        raise _DecodeError("couldn't get version/kind; json parse error: "
+                           "json: cannot unmarshal %s into Go value of type "
+                           "struct { APIVersion string \"json:\\\"apiVersion,"
+                           "omitempty\\\"\"; Kind string \"json:\\\"kind,"
+                           "omitempty\\\"\" }" % type(obj).__name__)
+    av, kind = obj.get("apiVersion"), obj.get("kind")
+    if av not in (None, "", LEASE_API):
+        raise _DecodeError("the API version in the data (%s) does not match "
+                           "the expected API version (%s)" % (av, LEASE_API))
+    if kind not in (None, "", "Lease"):
+        raise _DecodeError("no kind \"%s\" is registered for version \"%s\" "
+                           "in scheme" % (kind, LEASE_API))
+    prefix = 'Lease in version "v1" cannot be handled as a Lease: '
+    meta = obj.get("metadata")
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise _DecodeError(prefix + "json: cannot unmarshal %s into Go struct "
+                           "field Lease.metadata of type v1.ObjectMeta"
+                           % _jtype(meta))
+    for k in ("name", "namespace", "uid", "resourceVersion", "generateName"):
+        if k in meta and meta[k] is not None and not isinstance(meta[k], str):
+            raise _DecodeError(prefix + "json: cannot unmarshal %s into Go "
+                               "struct field ObjectMeta.metadata.%s of type "
+                               "string" % (_jtype(meta[k]), k))
+    for k in ("labels", "annotations"):
+        v = meta.get(k)
+        if v is not None and (not isinstance(v, dict) or
+                              not all(isinstance(x, str) for x in v.values())):
+            raise _DecodeError(prefix + "json: cannot unmarshal %s into Go "
+                               "struct field ObjectMeta.metadata.%s of type "
+                               "map[string]string" % (_jtype(v), k))
+    spec = obj.get("spec")
+    if spec is None:
+        spec = {}
+    if not isinstance(spec, dict):
+        raise _DecodeError(prefix + "json: cannot unmarshal %s into Go struct "
+                           "field Lease.spec of type v1.LeaseSpec" % _jtype(spec))
+    out = {}
+    for k in SPEC_ORDER:
+        v = spec.get(k)
+        if v is None:
+            continue  # omitempty pointers: null and absent are the same
+        if k in ("holderIdentity", "strategy", "preferredHolder"):
+            if not isinstance(v, str):
+                raise _DecodeError(prefix + "json: cannot unmarshal %s into Go "
+                                   "struct field LeaseSpec.spec.%s of type "
+                                   "string" % (_jtype(v), k))
+        elif k in ("leaseDurationSeconds", "leaseTransitions"):
+            if (isinstance(v, bool) or not isinstance(v, int) or
+                    not -2**31 <= v < 2**31):
+                raise _DecodeError(prefix + "json: cannot unmarshal %s into Go "
+                                   "struct field LeaseSpec.spec.%s of type "
+                                   "int32" % (_jtype(v), k))
+        else:
+            if not isinstance(v, str):
+                raise _DecodeError(prefix + "json: cannot unmarshal %s into Go "
+                                   "struct field LeaseSpec.spec.%s of type "
+                                   "string" % (_jtype(v), k))
+            if not _valid_microtime(v):
+                raise _DecodeError(prefix + 'parsing time "%s" as '
+                                   '"2006-01-02T15:04:05.000000Z07:00": '
+                                   'cannot parse "%s" as ".000000"' % (v, v))
+        out[k] = v
+    return obj, meta, out
+
+
+def _jtype(v):
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return "null"
+
+
+def _valid_microtime(s):
+    if not MICROTIME_RE.match(s):
+        return False
+    try:
+        datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ")
+    except ValueError:
+        return False
+    return True
+
+
+def _validate(name, spec):
+    """Lease validation (ref 4.5): a list of (field, value, detail)."""
+    causes = []
+    if not name or len(name) > 253 or not DNS1123_SUBDOMAIN_RE.match(name):
+        causes.append(("metadata.name", go_quote(name), DNS1123_MSG))
+    d = spec.get("leaseDurationSeconds")
+    if d is not None and d <= 0:
+        causes.append(("spec.leaseDurationSeconds", str(d),
+                       "must be greater than 0"))
+    t = spec.get("leaseTransitions")
+    if t is not None and t < 0:
+        causes.append(("spec.leaseTransitions", str(t),
+                       "must be greater than or equal to 0"))
+    st = spec.get("strategy")
+    if st is not None and "/" not in st and st not in STRATEGIES:
+        causes.append(("spec.strategy", go_quote(st), "supported values: " +
+                       ", ".join('"%s"' % s for s in STRATEGIES)))
+    if spec.get("preferredHolder") and not spec.get("strategy"):
+        causes.append(("spec.preferredHolder", go_quote(spec["preferredHolder"]),
+                       "may only be specified if `strategy` is defined"))
+    return causes
+
+
+def _ordered(d, order):
+    out = {k: d[k] for k in order if k in d}
+    for k, v in d.items():
+        if k not in out and k in order:
+            out[k] = v
+    return out
+
+
+class Fault:
+    """One fault switch.  Created by FakeAPI.fault(); see there."""
+
+    def __init__(self, kind, token=None, methods=None, count=None,
+                 delay_ms=0, status=503, retry_after=None, hold_ms=None,
+                 path_prefix=None, message=None):
+        if kind not in FAULT_KINDS:
+            raise ValueError("unknown fault kind %r (one of %s)"
+                             % (kind, ", ".join(FAULT_KINDS)))
+        self.kind = kind
+        self.token = token
+        self.methods = None if methods is None else {m.upper() for m in methods}
+        self.count = count
+        self.delay_ms = delay_ms
+        self.status = status
+        self.retry_after = retry_after
+        self.hold_ms = hold_ms
+        self.path_prefix = path_prefix
+        self.message = message
+        self.hits = 0
+        self.cleared = threading.Event()
+
+    def matches(self, token, method, path):
+        if self.count is not None and self.count <= 0:
+            return False
+        if self.token is not None and token != self.token:
+            return False
+        if self.methods is not None and method not in self.methods:
+            return False
+        if self.path_prefix is not None and not path.startswith(self.path_prefix):
+            return False
+        return True
+
+    def __repr__(self):
+        return ("Fault(%s token=%r methods=%r count=%r hits=%d)"
+                % (self.kind, self.token, self.methods, self.count, self.hits))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, addr, api):
+        self.api = api
+        super().__init__(addr, _Handler)
+
+    def finish_request(self, request, client_address):
+        # Runs in the connection's own thread: the TLS handshake happens
+        # here, so a slow client never blocks accept().
+        api = self.api
+        sock = request
+        try:
+            if api._ssl_ctx is not None:
+                sock.settimeout(10)
+                try:
+                    sock = api._ssl_ctx.wrap_socket(sock, server_side=True)
+                except (ssl.SSLError, OSError):
+                    return
+            sock.settimeout(api.idle_timeout)
+            api._track(sock, True)
+            try:
+                self.RequestHandlerClass(sock, client_address, self)
+            finally:
+                api._track(sock, False)
+        except (OSError, ssl.SSLError):
+            pass
+        finally:
+            if sock is not request:
+                try:
+                    sock.close()
+                except OSError:
+                    pass
+
+    def handle_error(self, request, client_address):
+        if self.api.verbose:
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fakeapi/1"
+    sys_version = ""
+
+    def log_message(self, fmt, *args):
+        if self.server.api.verbose:
+            sys.stderr.write("fakeapi: %s %s\n" % (self.address_string(),
+                                                   fmt % args))
+
+    def do_GET(self):
+        self._handle()
+
+    def do_POST(self):
+        self._handle()
+
+    def do_PUT(self):
+        self._handle()
+
+    def do_DELETE(self):
+        self._handle()
+
+    def do_PATCH(self):
+        self._handle()
+
+    def _read_body(self):
+        te = (self.headers.get("Transfer-Encoding") or "").lower()
+        if "chunked" in te:
+            chunks, total = [], 0
+            while True:
+                line = self.rfile.readline(1024)
+                if not line:
+                    raise ConnectionError("eof in chunked body")
+                size = int(line.split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                total += size
+                if total > BODY_MAX:
+                    return None
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline(16)
+            return b"".join(chunks)
+        n = int(self.headers.get("Content-Length") or 0)
+        if n > BODY_MAX:
+            return None
+        return self.rfile.read(n) if n > 0 else b""
+
+    def _handle(self):
+        api = self.server.api
+        t_recv = time.monotonic()
+        method = self.command
+        path, _, query = self.path.partition("?")
+        auth = self.headers.get("Authorization") or ""
+        token = auth[7:].strip() if auth[:7].lower() == "bearer " else None
+        entry = {"t_recv": t_recv, "t_done": None, "method": method,
+                 "path": path, "query": query, "token": token, "code": None,
+                 "fault": None,
+                 "user_agent": self.headers.get("User-Agent") or ""}
+        try:
+            body = self._read_body()
+        except (ValueError, ConnectionError, OSError):
+            self.close_connection = True
+            return
+        try:
+            self._handle2(api, entry, method, path, query, token, body)
+        finally:
+            entry["t_done"] = time.monotonic()
+            api._log_request(entry)
+
+    def _handle2(self, api, entry, method, path, query, token, body):
+        delay_ms, fault = api._take_faults(token, method, path)
+        if delay_ms:
+            entry["fault"] = "delay"
+            if api._stopping.wait(delay_ms / 1000.0):
+                self.close_connection = True
+                return
+        if fault is not None:
+            entry["fault"] = fault.kind
+            if fault.kind == "drop":
+                self.close_connection = True
+                return
+            if fault.kind == "blackhole":
+                hold = BLACKHOLE_MAX_S
+                if fault.hold_ms is not None:
+                    hold = min(hold, fault.hold_ms / 1000.0)
+                end = time.monotonic() + hold
+                while (not fault.cleared.is_set() and not api._stopping.is_set()
+                       and time.monotonic() < end):
+                    fault.cleared.wait(0.05)
+                self.close_connection = True
+                return
+            if fault.kind == "status":
+                code = fault.status
+                msg = fault.message or ("fakeapi: injected %d" % code)
+                hdrs = {}
+                if fault.retry_after is not None:
+                    hdrs["Retry-After"] = str(fault.retry_after)
+                entry["code"] = code
+                self._send(code, status_body(code, msg), hdrs)
+                return
+        if body is None:
+            entry["code"] = 413
+            self._send(413, status_body(413, "Request entity too large"))
+            self.close_connection = True
+            return
+        if token is None or token not in api.tokens:
+            entry["code"] = 401
+            self._send(401, UNAUTHORIZED)
+            return
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+        if method in ("POST", "PUT") and ctype.lower() != "application/json":
+            entry["code"] = 415
+            self._send(415, status_body(
+                415, "the body of the request was in an unknown format - "
+                "accepted media types include: application/json, "
+                "application/yaml, application/vnd.kubernetes.protobuf",
+                "UnsupportedMediaType"))
+            return
+        code, obj, hdrs = api._route(method, path, query, body, token, entry)
+        entry["code"] = code
+        if fault is not None and fault.kind == "apply_then_close":
+            self.close_connection = True
+            return
+        self._send(code, obj, hdrs)
+
+    def _send(self, code, obj, headers=None):
+        data = json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+        self.send_response(code)
+        self.send_header("Audit-Id", str(uuid.uuid4()))
+        self.send_header("Cache-Control", "no-cache, private")
+        self.send_header("Content-Type", "application/json")
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class FakeAPI:
+    """The test API server.  All public methods are thread-safe."""
+
+    def __init__(self, tokens=(), tls=True, host="127.0.0.1", port=0,
+                 certdir=None, verbose=False, idle_timeout=30.0,
+                 rv_start=1000):
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.verbose = verbose
+        self.idle_timeout = idle_timeout
+        self._tokens = set(tokens)
+        self._lock = threading.RLock()
+        self._leases = {}       # (ns, name) -> stored object (dict)
+        self._rv = rv_start
+        self._history = []
+        self._requests = []
+        self._events = []
+        self._faults = []
+        self._conns = set()
+        self._stopping = threading.Event()
+        self._server = None
+        self._thread = None
+        self._ssl_ctx = None
+        self._own_dir = certdir is None
+        self.dir = certdir or tempfile.mkdtemp(prefix="fakeapi-")
+        self.ca_file = None
+        self.cert_file = None
+        self.key_file = None
+
+    # -- lifecycle ---------------------------------------------------
+
+    def start(self):
+        if self.tls:
+            self.ca_file, self.cert_file, self.key_file = make_certs(self.dir)
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+            ctx.load_cert_chain(self.cert_file, self.key_file)
+            self._ssl_ctx = ctx
+        self._server = _Server((self.host, self.port), self)
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+            name="fakeapi", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        """Stop serving, close every connection, release held requests."""
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        with self._lock:
+            conns = list(self._conns)
+        for s in conns:
+            try:
+                socket.socket.shutdown(s, socket.SHUT_RDWR)
+            except OSError:
+                pass
+        if self._thread is not None:
+            self._thread.join(5)
+        if self._own_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def url(self):
+        return "%s://%s:%d" % ("https" if self.tls else "http", self.host,
+                               self.port)
+
+    def _track(self, sock, add):
+        with self._lock:
+            if add:
+                self._conns.add(sock)
+            else:
+                self._conns.discard(sock)
+
+    def open_connections(self):
+        with self._lock:
+            return len(self._conns)
+
+    # -- tokens --------------------------------------------------------
+
+    @property
+    def tokens(self):
+        with self._lock:
+            return set(self._tokens)
+
+    def add_token(self, token):
+        with self._lock:
+            self._tokens.add(token)
+
+    def revoke_token(self, token):
+        with self._lock:
+            self._tokens.discard(token)
+
+    # -- faults --------------------------------------------------------
+
+    def fault(self, kind, token=None, methods=None, count=None, delay_ms=0,
+              status=503, retry_after=None, hold_ms=None, path_prefix=None,
+              message=None):
+        """Switch a fault on and return it.
+
+        kind: "delay" (wait delay_ms, then handle normally; combines with
+        one other fault), "status" (answer a Status with code `status`,
+        Retry-After: retry_after if given), "drop" (read the request,
+        close without answering or applying), "apply_then_close" (handle
+        the request, apply it, close without answering), "blackhole"
+        (never answer; the connection is closed when the fault is
+        cleared, after hold_ms if given, or on stop).
+        token: only requests with this bearer token (None: all).
+        methods: only these methods.  count: only the next `count`
+        matching requests (None: until cleared).  path_prefix: only
+        paths starting with it.  Faults are checked in the order added.
+        """
+        f = Fault(kind, token=token, methods=methods, count=count,
+                  delay_ms=delay_ms, status=status, retry_after=retry_after,
+                  hold_ms=hold_ms, path_prefix=path_prefix, message=message)
+        with self._lock:
+            self._faults.append(f)
+        return f
+
+    def clear_fault(self, f):
+        with self._lock:
+            if f in self._faults:
+                self._faults.remove(f)
+        f.cleared.set()
+
+    def clear_faults(self, token=Ellipsis):
+        """Clear every fault, or only those targeting `token`."""
+        with self._lock:
+            gone = [f for f in self._faults
+                    if token is Ellipsis or f.token == token]
+            self._faults = [f for f in self._faults if f not in gone]
+        for f in gone:
+            f.cleared.set()
+
+    def faults(self):
+        with self._lock:
+            return list(self._faults)
+
+    def _take_faults(self, token, method, path):
+        with self._lock:
+            delay, action = 0, None
+            for f in list(self._faults):
+                if not f.matches(token, method, path):
+                    continue
+                if f.kind == "delay":
+                    delay += f.delay_ms
+                elif action is None:
+                    action = f
+                else:
+                    continue
+                f.hits += 1
+                if f.count is not None:
+                    f.count -= 1
+                    if f.count <= 0:
+                        # Used up: no longer matches, but a held
+                        # (blackholed) request stays held until cleared.
+                        self._faults.remove(f)
+            return delay, action
+
+    # -- logs ----------------------------------------------------------
+
+    def _log_request(self, entry):
+        with self._lock:
+            self._requests.append(entry)
+
+    def requests(self, token=Ellipsis, method=None, since=None):
+        """Copies of the request log entries (dicts with t_recv, t_done,
+        method, path, token, code (None: no answer), fault)."""
+        with self._lock:
+            out = []
+            for e in self._requests:
+                if token is not Ellipsis and e["token"] != token:
+                    continue
+                if method is not None and e["method"] != method:
+                    continue
+                if since is not None and e["t_recv"] < since:
+                    continue
+                out.append(dict(e))
+            return out
+
+    def history(self, ns=None, name=None, token=Ellipsis, method=None):
+        """Copies of the successful writes: dicts with t (monotonic time
+        the write was applied), t_recv (when its request arrived: an upper
+        bound for the client's send time), method (POST, PUT, DELETE), ns,
+        name, spec (for DELETE: the last one), rv, uid, token (None for
+        the admin calls below), admin, created, unanswered (the answer was
+        never sent: apply_then_close)."""
+        with self._lock:
+            return [copy.deepcopy(h) for h in self._history
+                    if (ns is None or h["ns"] == ns)
+                    and (name is None or h["name"] == name)
+                    and (token is Ellipsis or h["token"] == token)
+                    and (method is None or h["method"] == method)]
+
+    def events(self):
+        with self._lock:
+            return copy.deepcopy(self._events)
+
+    # -- direct access to the store (the "admin") ------------------------
+
+    def get_lease(self, ns, name):
+        with self._lock:
+            obj = self._leases.get((ns, name))
+            return copy.deepcopy(obj) if obj is not None else None
+
+    def delete_lease(self, ns, name):
+        with self._lock:
+            obj = self._leases.pop((ns, name), None)
+            if obj is None:
+                return False
+            self._rv += 1
+            self._record("DELETE", ns, name, None, time.monotonic(), obj,
+                         False, admin=True)
+            return True
+
+    def modify_lease(self, ns, name, fn):
+        """Apply fn(obj) to the stored object as an admin write (new
+        resourceVersion, history entry with admin=True).  fn may edit
+        metadata.labels/annotations and spec.  Returns the new object."""
+        with self._lock:
+            obj = self._leases.get((ns, name))
+            if obj is None:
+                raise KeyError("%s/%s" % (ns, name))
+            obj = copy.deepcopy(obj)
+            fn(obj)
+            self._rv += 1
+            obj["metadata"]["resourceVersion"] = str(self._rv)
+            obj["spec"] = _ordered({k: v for k, v in obj["spec"].items()
+                                    if v is not None}, SPEC_ORDER)
+            self._leases[(ns, name)] = obj
+            self._record("PUT", ns, name, None, time.monotonic(), obj, False,
+                         admin=True)
+            return copy.deepcopy(obj)
+
+    def create_lease(self, ns, name, spec, labels=None, annotations=None):
+        """Create a lease directly, as another client would."""
+        with self._lock:
+            if (ns, name) in self._leases:
+                raise KeyError("%s/%s exists" % (ns, name))
+            meta = {"name": name, "namespace": ns}
+            if labels:
+                meta["labels"] = dict(labels)
+            if annotations:
+                meta["annotations"] = dict(annotations)
+            obj = self._store_new(ns, name, meta, dict(spec), "admin")
+            self._record("POST", ns, name, None, time.monotonic(), obj, True,
+                         admin=True)
+            return copy.deepcopy(obj)
+
+    # -- the API -------------------------------------------------------
+
+    def _record(self, method, ns, name, token, t_recv, obj, created,
+                unanswered=False, admin=False):
+        self._history.append({
+            "t": time.monotonic(), "t_recv": t_recv, "method": method,
+            "ns": ns, "name": name, "token": token,
+            "spec": copy.deepcopy(obj.get("spec", {})),
+            "rv": obj.get("metadata", {}).get("resourceVersion"),
+            "uid": obj.get("metadata", {}).get("uid"),
+            "created": created, "unanswered": unanswered, "admin": admin})
+
+    def _managed(self, manager, operation, spec, old=None):
+        fields = {"f:spec": {"f:" + k: {} for k in spec}}
+        entry = {"manager": manager, "operation": operation,
+                 "apiVersion": LEASE_API, "time": now_rfc3339(),
+                 "fieldsType": "FieldsV1", "fieldsV1": fields}
+        out = [e for e in (old or []) if e.get("manager") != manager]
+        out.append(entry)
+        return out
+
+    def _store_new(self, ns, name, meta, spec, manager):
+        self._rv += 1
+        m = {k: copy.deepcopy(v) for k, v in meta.items()
+             if k in META_ORDER and k not in ("managedFields",)}
+        m["name"] = name
+        m["namespace"] = ns
+        m["uid"] = str(uuid.uuid4())
+        m["resourceVersion"] = str(self._rv)
+        m["creationTimestamp"] = now_rfc3339()
+        m.pop("generateName", None)
+        m["managedFields"] = self._managed(manager, "Update", spec)
+        obj = {"kind": "Lease", "apiVersion": LEASE_API,
+               "metadata": _ordered(m, META_ORDER),
+               "spec": _ordered(spec, SPEC_ORDER)}
+        self._leases[(ns, name)] = obj
+        return obj
+
+    def _route(self, method, path, query, body, token, entry):
+        """Returns (code, response object, extra headers)."""
+        for pfx in EVENT_PREFIXES:
+            if path.startswith(pfx):
+                parts = path[len(pfx):].split("/")
+                if len(parts) == 2 and parts[1] == "events" and parts[0]:
+                    if method != "POST":
+                        return 405, status_body(405, "the server does not "
+                                                "allow this method on the "
+                                                "requested resource"), {}
+                    return self._event(parts[0], body)
+        if not path.startswith(LEASE_PREFIX):
+            return 404, status_body(404, "the server could not find the "
+                                    "requested resource", "NotFound", {}), {}
+        parts = path[len(LEASE_PREFIX):].split("/")
+        if len(parts) not in (2, 3) or parts[1] != "leases" or not parts[0] \
+                or (len(parts) == 3 and not parts[2]):
+            return 404, status_body(404, "the server could not find the "
+                                    "requested resource", "NotFound", {}), {}
+        ns = parts[0]
+        name = parts[2] if len(parts) == 3 else None
+        ua = entry.get("user_agent") or "unknown"
+        manager = ua.split("/")[0] or "unknown"
+        with self._lock:
+            if name is None:
+                if method == "GET":
+                    if "watch=" in query and not re.search(r"watch=(0|false)",
+                                                           query):
+                        return 400, bad_request("fakeapi: watch is not "
+                                                "supported"), {}
+                    items = [copy.deepcopy(o) for (n, _), o in
+                             sorted(self._leases.items()) if n == ns]
+                    for o in items:
+                        o.pop("kind", None)
+                        o.pop("apiVersion", None)
+                    return 200, {"kind": "LeaseList", "apiVersion": LEASE_API,
+                                 "metadata": {"resourceVersion": str(self._rv)},
+                                 "items": items}, {}
+                if method == "POST":
+                    return self._create(ns, body, token, entry, manager)
+                return 405, status_body(405, "the server does not allow this "
+                                        "method on the requested resource"), {}
+            if method == "GET":
+                obj = self._leases.get((ns, name))
+                if obj is None:
+                    return 404, not_found(name), {}
+                return 200, copy.deepcopy(obj), {}
+            if method == "PUT":
+                return self._update(ns, name, body, token, entry, manager)
+            if method == "DELETE":
+                obj = self._leases.pop((ns, name), None)
+                if obj is None:
+                    return 404, not_found(name), {}
+                self._rv += 1
+                self._record("DELETE", ns, name, token, entry["t_recv"], obj,
+                             False, entry.get("fault") == "apply_then_close")
+                det = lease_details(name)
+                det["uid"] = obj["metadata"]["uid"]
+                return 200, {"kind": "Status", "apiVersion": "v1",
+                             "metadata": {}, "status": "Success",
+                             "details": det}, {}
+            return 405, status_body(405, "the server does not allow this "
+                                    "method on the requested resource"), {}
+
+    def _create(self, ns, body, token, entry, manager):
+        try:
+            _, meta, spec = _decode_lease(body)
+        except _DecodeError as e:
+            return 400, bad_request(str(e)), {}
+        bns = meta.get("namespace") or ""
+        if bns and bns != ns:
+            return 400, bad_request("the namespace of the provided object "
+                                    "does not match the namespace sent on "
+                                    "the request"), {}
+        name = meta.get("name") or ""
+        if not name:
+            return 422, status_body(
+                422, 'Lease.coordination.k8s.io "" is invalid: metadata.name: '
+                'Required value: name or generateName is required', "Invalid",
+                {"group": GROUP, "kind": "Lease", "causes": [
+                    {"reason": "FieldValueRequired",
+                     "message": "Required value: name or generateName is "
+                     "required", "field": "metadata.name"}]}), {}
+        causes = _validate(name, spec)
+        if causes:
+            return 422, invalid(name, causes), {}
+        if (ns, name) in self._leases:
+            return 409, already_exists(name), {}
+        obj = self._store_new(ns, name, meta, spec, manager)
+        self._record("POST", ns, name, token, entry["t_recv"], obj, True,
+                     entry.get("fault") == "apply_then_close")
+        return 201, copy.deepcopy(obj), {}
+
+    def _update(self, ns, name, body, token, entry, manager):
+        try:
+            _, meta, spec = _decode_lease(body)
+        except _DecodeError as e:
+            return 400, bad_request(str(e)), {}
+        bname = meta.get("name") or ""
+        if bname != name:
+            return 400, bad_request("the name of the object (%s) does not "
+                                    "match the name on the URL (%s)"
+                                    % (bname, name)), {}
+        bns = meta.get("namespace") or ""
+        if bns and bns != ns:
+            return 400, bad_request("the namespace of the provided object "
+                                    "does not match the namespace sent on "
+                                    "the request"), {}
+        uid = meta.get("uid") or ""
+        rv = meta.get("resourceVersion") or ""
+        if rv and not rv.isdigit():
+            return 400, bad_request('metadata.resourceVersion: Invalid value: '
+                                    '"%s": must be a valid resource version'
+                                    % rv), {}
+        old = self._leases.get((ns, name))
+        # The uid precondition is checked against the stored object (an
+        # empty one when missing), as GuaranteedUpdate does.
+        olduid = old["metadata"]["uid"] if old is not None else ""
+        if uid and uid != olduid:
+            return 409, conflict(name, "Precondition failed: UID in "
+                                 "precondition: %s, UID in object meta: %s"
+                                 % (uid, olduid)), {}
+        if old is None:
+            # AllowCreateOnUpdate: metadata is wiped as on create.
+            causes = _validate(name, spec)
+            if causes:
+                return 422, invalid(name, causes), {}
+            m = dict(meta)
+            m.pop("uid", None)
+            m.pop("resourceVersion", None)
+            m.pop("creationTimestamp", None)
+            obj = self._store_new(ns, name, m, spec, manager)
+            self._record("PUT", ns, name, token, entry["t_recv"], obj, True,
+                         entry.get("fault") == "apply_then_close")
+            return 201, copy.deepcopy(obj), {}
+        if not rv:
+            return 422, invalid(name, [("metadata.resourceVersion", "0",
+                                        "must be specified for an update")],
+                                kind="leases"), {}
+        if rv != old["metadata"]["resourceVersion"]:
+            return 409, conflict(name), {}
+        causes = _validate(name, spec)
+        if causes:
+            return 422, invalid(name, causes), {}
+        self._rv += 1
+        m = {k: copy.deepcopy(v) for k, v in meta.items()
+             if k in META_ORDER and k != "managedFields"}
+        om = old["metadata"]
+        for k in ("name", "namespace", "uid", "creationTimestamp"):
+            m[k] = om[k]
+        m["resourceVersion"] = str(self._rv)
+        m["managedFields"] = self._managed(manager, "Update", spec,
+                                           om.get("managedFields"))
+        obj = {"kind": "Lease", "apiVersion": LEASE_API,
+               "metadata": _ordered(m, META_ORDER),
+               "spec": _ordered(spec, SPEC_ORDER)}
+        self._leases[(ns, name)] = obj
+        self._record("PUT", ns, name, token, entry["t_recv"], obj, False,
+                     entry.get("fault") == "apply_then_close")
+        return 200, copy.deepcopy(obj), {}
+
+    def _event(self, ns, body):
+        try:
+            ev = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as e:
+            return 400, bad_request("couldn't get version/kind; json parse "
+                                    "error: %s" % e), {}
+        if not isinstance(ev, dict):
+            return 400, bad_request("couldn't get version/kind; json parse "
+                                    "error: not an object"), {}
+        with self._lock:
+            self._rv += 1
+            meta = ev.setdefault("metadata", {})
+            if not isinstance(meta, dict):
+                return 400, bad_request("Event in version \"v1\" cannot be "
+                                        "handled as a Event"), {}
+            meta.setdefault("namespace", ns)
+            meta["uid"] = str(uuid.uuid4())
+            meta["resourceVersion"] = str(self._rv)
+            meta["creationTimestamp"] = now_rfc3339()
+            ev.setdefault("kind", "Event")
+            ev.setdefault("apiVersion", "v1")
+            self._events.append(copy.deepcopy(ev))
+        return 201, ev, {}
+
+    # -- clients ---------------------------------------------------------
+
+    def write_kubeconfig(self, path, token=None, token_file=None,
+                         user="leaderd", namespace="default", ca=True,
+                         server=None, ca_file=None):
+        """Write a kubeconfig for this server: certificate-authority is the
+        generated CA file (for TLS; ca_file overrides it, ca=False leaves
+        it out), the user has `token` or `token_file` (tokenFile); server
+        overrides the URL.  Returns path."""
+        q = json.dumps
+        lines = ["apiVersion: v1", "kind: Config", "clusters:",
+                 "- name: fakeapi", "  cluster:",
+                 "    server: %s" % q(server or self.url)]
+        if self.tls and ca:
+            lines.append("    certificate-authority: %s"
+                         % q(ca_file or self.ca_file))
+        lines += ["users:", "- name: %s" % q(user), "  user:"]
+        if token_file is not None:
+            lines.append("    tokenFile: %s" % q(token_file))
+        elif token is not None:
+            lines.append("    token: %s" % q(token))
+        else:
+            lines[-1] = "  user: {}"
+        lines += ["contexts:", "- name: fakeapi", "  context:",
+                  "    cluster: fakeapi", "    user: %s" % q(user)]
+        if namespace:
+            lines.append("    namespace: %s" % q(namespace))
+        lines += ["current-context: fakeapi", ""]
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("\n".join(lines))
+        os.replace(tmp, path)
+        return path
+
+
+def make_certs(d):
+    """A CA and a server certificate for 127.0.0.1 and localhost, made
+    with the openssl tool in directory d (reused if already there).
+    Returns (ca_file, cert_file, key_file)."""
+    ca, cakey = os.path.join(d, "ca.crt"), os.path.join(d, "ca.key")
+    crt, key = os.path.join(d, "server.crt"), os.path.join(d, "server.key")
+    if all(os.path.exists(p) for p in (ca, crt, key)):
+        return ca, crt, key
+    os.makedirs(d, exist_ok=True)
+    csr, ext = os.path.join(d, "server.csr"), os.path.join(d, "server.ext")
+    with open(ext, "w") as f:
+        f.write("basicConstraints=critical,CA:FALSE\n"
+                "keyUsage=critical,digitalSignature,keyEncipherment\n"
+                "extendedKeyUsage=serverAuth\n"
+                "subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+
+    def run(*args):
+        p = subprocess.run(["openssl"] + list(args), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        if p.returncode != 0:
+            raise RuntimeError("openssl %s failed: %s"
+                               % (args[0], p.stderr.decode(errors="replace")))
+
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
+    run("req", "-x509", *ec, "-nodes", "-keyout", cakey, "-out", ca,
+        "-days", "7", "-subj", "/CN=fakeapi test CA",
+        "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    run("req", "-new", *ec, "-nodes", "-keyout", key, "-out", csr,
+        "-subj", "/CN=localhost")
+    run("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", cakey,
+        "-CAcreateserial", "-out", crt, "-days", "7", "-sha256",
+        "-extfile", ext)
+    for p in (cakey, key):
+        os.chmod(p, 0o600)
+    return ca, crt, key
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        description="A test Kubernetes API server with the Lease endpoints.")
+    ap.add_argument("--port", type=int, default=0,
+                    help="TCP port on 127.0.0.1 (default: any free port)")
+    ap.add_argument("--http", action="store_true",
+                    help="plain HTTP instead of HTTPS")
+    ap.add_argument("--token", action="append", default=[],
+                    help="accepted bearer token (repeatable; default "
+                    "'fakeapi-token')")
+    ap.add_argument("--dir", default=None,
+                    help="directory for certificates and the kubeconfig "
+                    "(default: a new temporary directory)")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="log every request on stderr")
+    args = ap.parse_args(argv)
+    tokens = args.token or ["fakeapi-token"]
+    d = args.dir or tempfile.mkdtemp(prefix="fakeapi-")
+    api = FakeAPI(tokens=tokens, tls=not args.http, port=args.port,
+                  certdir=d, verbose=args.verbose).start()
+    kc = api.write_kubeconfig(os.path.join(d, "kubeconfig"), token=tokens[0])
+    print("fakeapi listening on %s" % api.url, flush=True)
+    print("kubeconfig: %s" % kc, flush=True)
+    stop = threading.Event()
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, lambda *_: stop.set())
+    while not stop.wait(0.5):
+        pass
+    api.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

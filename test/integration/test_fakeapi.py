@@ -1,0 +1,518 @@
+"""Self-tests of the test API server (fakeapi.py): its Lease semantics,
+Status bodies, auth and fault switches, checked over HTTPS with urllib.
+These stay in the suite: the leaderd tests are only as good as the
+server they run against."""
+
+import http.client
+import json
+import os
+import re
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+import fakeapi
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NS = "default"
+BASE = "/apis/coordination.k8s.io/v1/namespaces/%s/leases" % NS
+TOK = "token-a"
+MT = "2024-05-06T07:08:09.123456Z"
+
+
+@pytest.fixture
+def api(certdir):
+    a = fakeapi.FakeAPI(tokens=[TOK, "token-b"], certdir=certdir).start()
+    yield a
+    a.stop()
+
+
+def call(api, method, path, body=None, token=TOK, timeout=5, host=None,
+         headers=None):
+    """One request; returns (code, headers, parsed body or raw bytes)."""
+    url = api.url if host is None else api.url.replace("127.0.0.1", host)
+    data = None
+    if body is not None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    req = urllib.request.Request(url + path, data=data, method=method)
+    req.add_header("Accept", "application/json")
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    if token is not None:
+        req.add_header("Authorization", "Bearer " + token)
+    for k, v in (headers or {}).items():
+        req.add_header(k, v)
+    ctx = ssl.create_default_context(cafile=api.ca_file) if api.tls else None
+    try:
+        with urllib.request.urlopen(req, timeout=timeout, context=ctx) as r:
+            raw, code, hdrs = r.read(), r.status, r.headers
+    except urllib.error.HTTPError as e:
+        raw, code, hdrs = e.read(), e.code, e.headers
+    try:
+        return code, hdrs, json.loads(raw)
+    except ValueError:
+        return code, hdrs, raw
+
+
+def lease(name, holder="a", dur=15, rv=None, uid=None, **spec):
+    meta = {"name": name, "namespace": NS}
+    if rv is not None:
+        meta["resourceVersion"] = rv
+    if uid is not None:
+        meta["uid"] = uid
+    s = {"holderIdentity": holder, "leaseDurationSeconds": dur,
+         "acquireTime": MT, "renewTime": MT, "leaseTransitions": 0}
+    s.update(spec)
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": meta, "spec": s}
+
+
+def status(code, message, reason, details=None):
+    b = {"kind": "Status", "apiVersion": "v1", "metadata": {},
+         "status": "Failure", "message": message, "reason": reason}
+    if details is not None:
+        b["details"] = details
+    b["code"] = code
+    return b
+
+
+def det(name, kind="leases"):
+    return {"name": name, "group": "coordination.k8s.io", "kind": kind}
+
+
+def test_tls_verifies_for_ip_and_localhost(api):
+    for host in ("127.0.0.1", "localhost"):
+        code, _, body = call(api, "GET", BASE + "/x", host=host)
+        assert code == 404, body
+    # A client without the CA must refuse the certificate.
+    with pytest.raises(urllib.error.URLError) as ei:
+        urllib.request.urlopen(api.url + BASE + "/x", timeout=5,
+                               context=ssl.create_default_context())
+    assert isinstance(ei.value.reason, ssl.SSLCertVerificationError)
+
+
+def test_unauthorized_exact_body_and_rotation(api):
+    want = {"kind": "Status", "apiVersion": "v1", "metadata": {},
+            "status": "Failure", "message": "Unauthorized",
+            "reason": "Unauthorized", "code": 401}
+    for tok in (None, "nope"):
+        code, _, body = call(api, "GET", BASE + "/x", token=tok)
+        assert (code, body) == (401, want)
+    code, _, _ = call(api, "GET", BASE + "/x", headers={"Authorization":
+                                                         "Basic dTpw"},
+                      token=None)
+    assert code == 401
+    api.add_token("new")
+    assert call(api, "GET", BASE + "/x", token="new")[0] == 404
+    api.revoke_token(TOK)
+    assert call(api, "GET", BASE + "/x", token=TOK)[0] == 401
+    assert call(api, "GET", BASE + "/x", token="new")[0] == 404
+
+
+def test_get_missing_exact_404(api):
+    code, hdrs, body = call(api, "GET", BASE + "/nope")
+    assert code == 404
+    assert hdrs["Content-Type"] == "application/json"
+    assert body == status(404, 'leases.coordination.k8s.io "nope" not found',
+                          "NotFound", det("nope"))
+
+
+def test_create_then_get_and_already_exists(api):
+    code, _, obj = call(api, "POST", BASE, lease("l1"))
+    assert code == 201, obj
+    m = obj["metadata"]
+    assert m["name"] == "l1" and m["namespace"] == NS
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-"
+                        r"[0-9a-f]{12}", m["uid"])
+    assert isinstance(m["resourceVersion"], str) and m["resourceVersion"].isdigit()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", m["creationTimestamp"])
+    assert m["managedFields"][0]["fieldsType"] == "FieldsV1"
+    assert obj["spec"] == lease("l1")["spec"]
+    code, _, got = call(api, "GET", BASE + "/l1")
+    assert code == 200 and got == obj
+    code, _, body = call(api, "POST", BASE, lease("l1", holder="b"))
+    assert code == 409
+    assert body == status(409, 'leases.coordination.k8s.io "l1" already exists',
+                          "AlreadyExists", det("l1"))
+    assert api.get_lease(NS, "l1")["spec"]["holderIdentity"] == "a"
+
+
+def test_resource_versions_are_global_and_increasing(api):
+    rvs = []
+    for n in ("r1", "r2"):
+        rvs.append(int(call(api, "POST", BASE, lease(n))[2]["metadata"]
+                       ["resourceVersion"]))
+    obj = api.get_lease(NS, "r1")
+    code, _, up = call(api, "PUT", BASE + "/r1", lease(
+        "r1", rv=obj["metadata"]["resourceVersion"], uid=obj["metadata"]["uid"]))
+    assert code == 200
+    rvs.append(int(up["metadata"]["resourceVersion"]))
+    assert rvs == sorted(rvs) and len(set(rvs)) == 3
+    assert up["metadata"]["uid"] == obj["metadata"]["uid"]
+    assert up["metadata"]["creationTimestamp"] == obj["metadata"]["creationTimestamp"]
+
+
+def test_put_conflict_on_stale_rv(api):
+    obj = call(api, "POST", BASE, lease("c1"))[2]
+    rv, uid = obj["metadata"]["resourceVersion"], obj["metadata"]["uid"]
+    assert call(api, "PUT", BASE + "/c1", lease("c1", rv=rv, uid=uid,
+                                                 holder="b"))[0] == 200
+    code, _, body = call(api, "PUT", BASE + "/c1", lease("c1", rv=rv, uid=uid,
+                                                          holder="c"))
+    assert code == 409
+    assert body == status(
+        409, 'Operation cannot be fulfilled on leases.coordination.k8s.io '
+        '"c1": the object has been modified; please apply your changes to '
+        'the latest version and try again', "Conflict", det("c1"))
+    assert api.get_lease(NS, "c1")["spec"]["holderIdentity"] == "b"
+
+
+def test_put_without_rv_is_422(api):
+    call(api, "POST", BASE, lease("v1"))
+    code, _, body = call(api, "PUT", BASE + "/v1", lease("v1"))
+    assert code == 422
+    assert body["reason"] == "Invalid"
+    assert body["message"] == ('leases.coordination.k8s.io "v1" is invalid: '
+                               'metadata.resourceVersion: Invalid value: 0: '
+                               'must be specified for an update')
+    assert body["details"]["causes"] == [{
+        "reason": "FieldValueInvalid",
+        "message": "Invalid value: 0: must be specified for an update",
+        "field": "metadata.resourceVersion"}]
+
+
+def test_put_uid_precondition(api):
+    obj = call(api, "POST", BASE, lease("u1"))[2]
+    rv, uid = obj["metadata"]["resourceVersion"], obj["metadata"]["uid"]
+    code, _, body = call(api, "PUT", BASE + "/u1", lease("u1", rv=rv,
+                                                          uid="0000-bad"))
+    assert code == 409 and body["reason"] == "Conflict"
+    assert body["message"] == (
+        'Operation cannot be fulfilled on leases.coordination.k8s.io "u1": '
+        'Precondition failed: UID in precondition: 0000-bad, UID in object '
+        'meta: %s' % uid)
+    # Deleted and recreated: the old uid no longer matches.
+    assert api.delete_lease(NS, "u1")
+    new = call(api, "POST", BASE, lease("u1"))[2]
+    code, _, body = call(api, "PUT", BASE + "/u1", lease("u1", rv=rv, uid=uid))
+    assert code == 409 and "Precondition failed" in body["message"]
+    assert new["metadata"]["uid"] != uid
+
+
+def test_put_missing_creates_without_uid_conflicts_with_uid(api):
+    code, _, body = call(api, "PUT", BASE + "/m1", lease("m1", rv="5",
+                                                          uid="gone-uid"))
+    assert code == 409
+    assert body["message"] == (
+        'Operation cannot be fulfilled on leases.coordination.k8s.io "m1": '
+        'Precondition failed: UID in precondition: gone-uid, UID in object '
+        'meta: ')
+    assert api.get_lease(NS, "m1") is None
+    code, _, obj = call(api, "PUT", BASE + "/m1", lease("m1", rv="5"))
+    assert code == 201
+    assert obj["metadata"]["resourceVersion"] != "5"
+    assert obj["metadata"]["uid"]
+    h = api.history(name="m1")
+    assert [x["method"] for x in h] == ["PUT"] and h[0]["created"]
+
+
+def test_name_and_namespace_mismatch_400(api):
+    call(api, "POST", BASE, lease("n1"))
+    code, _, body = call(api, "PUT", BASE + "/n1", lease("other", rv="1"))
+    assert code == 400
+    assert body == status(400, "the name of the object (other) does not match "
+                          "the name on the URL (n1)", "BadRequest")
+    b = lease("n1", rv="1")
+    b["metadata"]["namespace"] = "kube-system"
+    code, _, body = call(api, "PUT", BASE + "/n1", b)
+    assert code == 400 and "namespace" in body["message"]
+
+
+def test_validation_422_with_causes(api):
+    code, _, body = call(api, "POST", BASE, lease("d0", dur=0))
+    assert code == 422
+    assert body == status(
+        422, 'Lease.coordination.k8s.io "d0" is invalid: '
+        'spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0',
+        "Invalid", dict(det("d0", "Lease"), causes=[{
+            "reason": "FieldValueInvalid",
+            "message": "Invalid value: 0: must be greater than 0",
+            "field": "spec.leaseDurationSeconds"}]))
+    code, _, body = call(api, "POST", BASE, lease("d1", leaseTransitions=-1))
+    assert code == 422 and body["details"]["causes"][0]["field"] == \
+        "spec.leaseTransitions"
+    code, _, body = call(api, "POST", BASE, lease("Bad_Name"))
+    assert code == 422 and body["details"]["causes"][0]["field"] == "metadata.name"
+    # Also on update.
+    obj = call(api, "POST", BASE, lease("d2"))[2]
+    code, _, body = call(api, "PUT", BASE + "/d2", lease(
+        "d2", dur=-3, rv=obj["metadata"]["resourceVersion"]))
+    assert code == 422 and "must be greater than 0" in body["message"]
+
+
+@pytest.mark.parametrize("t", ["2024-05-06T07:08:09Z",
+                               "2024-05-06T07:08:09.123Z",
+                               "2024-05-06T07:08:09.123456789Z",
+                               "2024-05-06T07:08:09.123456z",
+                               "2024-05-06T07:08:09.123456+00:00",
+                               "2024-13-06T07:08:09.123456Z",
+                               "2024-05-06 07:08:09.123456Z"])
+def test_microtime_must_have_six_digits(api, t):
+    for field in ("acquireTime", "renewTime"):
+        code, _, body = call(api, "POST", BASE, lease("t1", **{field: t}))
+        assert code == 400, (t, body)
+        assert body["reason"] == "BadRequest"
+        assert body["message"].startswith('Lease in version "v1" cannot be '
+                                          'handled as a Lease: parsing time')
+    assert api.get_lease(NS, "t1") is None
+
+
+def test_wrong_types_are_400(api):
+    for spec in ({"leaseDurationSeconds": "15"}, {"leaseDurationSeconds": 1.5},
+                 {"holderIdentity": 3}, {"leaseTransitions": True}):
+        code, _, body = call(api, "POST", BASE, lease("w1", **spec))
+        assert code == 400 and body["reason"] == "BadRequest", spec
+    assert call(api, "POST", BASE, b"{not json")[0] == 400
+    b = lease("w2")
+    b["apiVersion"] = "coordination.k8s.io/v1beta1"
+    assert call(api, "POST", BASE, b)[0] == 400
+
+
+def test_nulls_omitted_unknown_fields_dropped_metadata_kept(api):
+    b = lease("k1", acquireTime=None, extra="x")
+    b["metadata"]["labels"] = {"app": "demo"}
+    b["metadata"]["annotations"] = {"note": "keep me"}
+    obj = call(api, "POST", BASE, b)[2]
+    assert "acquireTime" not in obj["spec"] and "extra" not in obj["spec"]
+    assert obj["spec"]["holderIdentity"] == "a"
+    # An update that carries the metadata keeps labels and annotations.
+    b2 = lease("k1", holder="", rv=obj["metadata"]["resourceVersion"],
+               uid=obj["metadata"]["uid"])
+    b2["metadata"]["labels"] = obj["metadata"]["labels"]
+    b2["metadata"]["annotations"] = obj["metadata"]["annotations"]
+    code, _, up = call(api, "PUT", BASE + "/k1", b2)
+    assert code == 200
+    assert up["metadata"]["labels"] == {"app": "demo"}
+    assert up["metadata"]["annotations"] == {"note": "keep me"}
+    assert up["spec"]["holderIdentity"] == ""
+
+
+def test_delete_list_and_history(api):
+    call(api, "POST", BASE, lease("h1"))
+    obj = api.get_lease(NS, "h1")
+    call(api, "PUT", BASE + "/h1", lease("h1", holder="", dur=1,
+                                         rv=obj["metadata"]["resourceVersion"],
+                                         uid=obj["metadata"]["uid"]),
+         token="token-b")
+    code, _, lst = call(api, "GET", BASE)
+    assert code == 200 and lst["kind"] == "LeaseList"
+    assert [i["metadata"]["name"] for i in lst["items"]] == ["h1"]
+    code, _, st = call(api, "DELETE", BASE + "/h1")
+    assert code == 200 and st["status"] == "Success"
+    assert call(api, "DELETE", BASE + "/h1")[0] == 404
+    h = api.history(name="h1")
+    assert [x["method"] for x in h] == ["POST", "PUT", "DELETE"]
+    assert [x["token"] for x in h] == [TOK, "token-b", TOK]
+    assert h[1]["spec"]["holderIdentity"] == "" and \
+        h[1]["spec"]["leaseDurationSeconds"] == 1
+    assert h[0]["t"] <= h[1]["t"] <= h[2]["t"]
+    assert all(x["t_recv"] <= x["t"] for x in h)
+    assert int(h[0]["rv"]) < int(h[1]["rv"])
+
+
+def test_events_accepted(api):
+    ev = {"apiVersion": "v1", "kind": "Event",
+          "metadata": {"name": "l.17", "namespace": NS},
+          "reason": "LeaderElection", "message": "a became leader"}
+    code, _, body = call(api, "POST", "/api/v1/namespaces/%s/events" % NS, ev)
+    assert code == 201 and body["metadata"]["uid"]
+    assert api.events()[0]["message"] == "a became leader"
+
+
+def test_body_must_be_json(api):
+    code, _, body = call(api, "POST", BASE, lease("j1"),
+                         headers={"Content-Type": "text/plain"})
+    assert code == 415 and body["reason"] == "UnsupportedMediaType"
+    code, _, _ = call(api, "POST", BASE, lease("j1"), headers={
+        "Content-Type": "application/json; charset=utf-8"})
+    assert code == 201
+
+
+def test_unknown_path_and_method(api):
+    code, _, body = call(api, "GET", "/api/v1/namespaces/default/pods")
+    assert code == 404 and body["reason"] == "NotFound"
+    assert call(api, "PATCH", BASE + "/x", {})[0] == 405
+
+
+def test_keep_alive_reuses_connection(api):
+    ctx = ssl.create_default_context(cafile=api.ca_file)
+    c = http.client.HTTPSConnection("127.0.0.1", api.port, context=ctx,
+                                    timeout=5)
+    try:
+        for _ in range(3):
+            c.request("GET", BASE + "/x",
+                      headers={"Authorization": "Bearer " + TOK})
+            r = c.getresponse()
+            r.read()
+            assert r.status == 404
+        assert api.open_connections() == 1
+    finally:
+        c.close()
+
+
+def test_fault_delay(api):
+    api.fault("delay", delay_ms=400, count=1)
+    t0 = time.monotonic()
+    assert call(api, "GET", BASE + "/x")[0] == 404
+    assert time.monotonic() - t0 >= 0.4
+    t0 = time.monotonic()
+    assert call(api, "GET", BASE + "/x")[0] == 404
+    assert time.monotonic() - t0 < 0.4
+
+
+def test_fault_status_per_token_method_and_count(api):
+    f = api.fault("status", token=TOK, methods=["GET"], status=503,
+                  retry_after=2, count=2)
+    code, hdrs, body = call(api, "GET", BASE + "/x")
+    assert code == 503 and hdrs["Retry-After"] == "2"
+    assert body["reason"] == "ServiceUnavailable" and body["code"] == 503
+    assert call(api, "GET", BASE + "/x", token="token-b")[0] == 404
+    assert call(api, "POST", BASE, lease("s1"))[0] == 201
+    assert call(api, "GET", BASE + "/x")[0] == 503
+    assert call(api, "GET", BASE + "/x")[0] == 404
+    assert f.hits == 2
+    g = api.fault("status", status=429)
+    assert call(api, "GET", BASE + "/x", token="token-b")[0] == 429
+    api.clear_fault(g)
+    assert call(api, "GET", BASE + "/x", token="token-b")[0] == 404
+
+
+def test_fault_drop_does_not_apply(api):
+    api.fault("drop", methods=["POST"], count=1)
+    with pytest.raises((http.client.RemoteDisconnected, ConnectionError,
+                        urllib.error.URLError, ssl.SSLError)):
+        call(api, "POST", BASE, lease("x1"))
+    assert api.get_lease(NS, "x1") is None
+    assert api.history(name="x1") == []
+    assert call(api, "POST", BASE, lease("x1"))[0] == 201
+
+
+def test_fault_apply_then_close_applies(api):
+    obj = call(api, "POST", BASE, lease("a1"))[2]
+    api.fault("apply_then_close", token=TOK, methods=["PUT"], count=1)
+    b = lease("a1", holder="a", rv=obj["metadata"]["resourceVersion"],
+              uid=obj["metadata"]["uid"], renewTime="2024-05-06T07:08:10.000001Z")
+    with pytest.raises((http.client.RemoteDisconnected, ConnectionError,
+                        urllib.error.URLError, ssl.SSLError)):
+        call(api, "PUT", BASE + "/a1", b)
+    stored = api.get_lease(NS, "a1")
+    assert stored["spec"]["renewTime"] == "2024-05-06T07:08:10.000001Z"
+    h = api.history(name="a1", method="PUT")
+    assert len(h) == 1 and h[0]["unanswered"]
+    # The retry with the old resourceVersion now conflicts.
+    code, _, body = call(api, "PUT", BASE + "/a1", b)
+    assert code == 409 and body["reason"] == "Conflict"
+
+
+def test_fault_blackhole_until_cleared(api):
+    f = api.fault("blackhole", token=TOK)
+    t0 = time.monotonic()
+    with pytest.raises((socket.timeout, TimeoutError, urllib.error.URLError)):
+        call(api, "GET", BASE + "/x", timeout=0.5)
+    assert time.monotonic() - t0 >= 0.5
+    assert call(api, "GET", BASE + "/x", token="token-b")[0] == 404
+    # A held request is released (closed, unanswered) when cleared.
+    done = {}
+
+    def hold():
+        try:
+            call(api, "GET", BASE + "/x", timeout=10)
+            done["r"] = "answered"
+        except Exception as e:  # noqa: BLE001
+            done["r"] = type(e).__name__
+    th = threading.Thread(target=hold)
+    th.start()
+    time.sleep(0.3)
+    assert th.is_alive()
+    api.clear_fault(f)
+    th.join(5)
+    assert not th.is_alive() and done["r"] != "answered"
+    assert call(api, "GET", BASE + "/x")[0] == 404
+    assert [e["fault"] for e in api.requests(token=TOK)][:2] == \
+        ["blackhole", "blackhole"]
+
+
+def test_stop_releases_held_requests(certdir):
+    a = fakeapi.FakeAPI(tokens=[TOK], certdir=certdir).start()
+    a.fault("blackhole")
+    th = threading.Thread(target=lambda: pytest.raises(
+        Exception, call, a, "GET", BASE + "/x", timeout=30))
+    th.start()
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    a.stop()
+    th.join(5)
+    assert not th.is_alive()
+    assert time.monotonic() - t0 < 5
+
+
+def test_request_log(api):
+    t0 = time.monotonic()
+    call(api, "GET", BASE + "/x", token="token-b")
+    (e,) = api.requests(token="token-b")
+    assert e["method"] == "GET" and e["code"] == 404
+    assert t0 <= e["t_recv"] <= e["t_done"] <= time.monotonic()
+
+
+def test_plain_http(certdir):
+    with fakeapi.FakeAPI(tokens=[TOK], tls=False) as a:
+        assert a.url.startswith("http://")
+        assert call(a, "GET", BASE + "/x")[0] == 404
+
+
+def test_kubeconfig_text(api, tmp_path):
+    p = api.write_kubeconfig(str(tmp_path / "kc"), token="tok\"x")
+    text = open(p).read()
+    assert 'server: "%s"' % api.url in text
+    assert 'certificate-authority: "%s"' % api.ca_file in text
+    assert 'token: "tok\\"x"' in text
+    assert "current-context: fakeapi" in text
+    p = api.write_kubeconfig(str(tmp_path / "kc2"), token_file="/t/f")
+    assert 'tokenFile: "/t/f"' in open(p).read()
+
+
+def test_cli_prints_url_and_kubeconfig(tmp_path):
+    p = subprocess.Popen([sys.executable, os.path.join(HERE, "fakeapi.py"),
+                          "--dir", str(tmp_path), "--token", "cli-tok"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        l1 = p.stdout.readline()
+        l2 = p.stdout.readline()
+        m = re.match(r"fakeapi listening on (https://127\.0\.0\.1:(\d+))$",
+                     l1.strip())
+        assert m, l1
+        kc = l2.strip().split(": ", 1)[1]
+        assert os.path.exists(kc) and m.group(1) in open(kc).read()
+        ctx = ssl.create_default_context(cafile=str(tmp_path / "ca.crt"))
+        req = urllib.request.Request(m.group(1) + BASE + "/x",
+                                     headers={"Authorization": "Bearer cli-tok"})
+        with pytest.raises(urllib.error.HTTPError) as ei:
+            urllib.request.urlopen(req, timeout=5, context=ctx)
+        assert ei.value.code == 404
+    finally:
+        p.terminate()
+        try:
+            assert p.wait(5) == 0
+        finally:
+            if p.poll() is None:
+                p.kill()
+            p.stdout.close()
+            p.stderr.close()
