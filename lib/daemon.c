@@ -33,6 +33,7 @@ struct daemon {
 	struct elector		 el;
 	struct curlev		*cv;
 	struct kube		*kube;
+	struct kube		*events;	/* a second client, for Events */
 	struct httpd		*httpd;
 	ev_timer		 wake;		/* the elector's wake time */
 	ev_timer		 hard_stop;	/* exit even if the API hangs */
@@ -48,6 +49,7 @@ struct daemon {
 	uint64_t		 written_ms;	/* last successful write */
 	char			 lock[2 * CONFIG_STR_MAX + 2]; /* "ns/name" */
 	char			 api_err[768];	/* last API error logged */
+	char			 ev_err[768];	/* last Event error logged */
 	int			 stopping;	/* a signal arrived */
 };
 
@@ -203,6 +205,48 @@ api_ok(struct daemon *d)
 }
 
 static void
+event_done_cb(const struct kube_result *res, void *arg)
+{
+	struct daemon	*d = arg;
+	char		 line[sizeof(d->ev_err)];
+
+	if (res->outcome == KUBE_OK) {
+		d->ev_err[0] = '\0';
+		return;
+	}
+	snprintf(line, sizeof(line), "%ld %s: %s", res->status, res->reason,
+	    res->message);
+	if (strcmp(line, d->ev_err) == 0)
+		return;
+	memcpy(d->ev_err, line, sizeof(line));
+	log_warnx("lease %s: cannot record an Event: %s", d->lock, line);
+}
+
+/*
+ * Record "<identity> became leader" or "... stopped leading" as a
+ * Kubernetes Event on the Lease, as client-go does (ref 3.2).  Events are
+ * best effort: one at a time, dropped while one is in flight, never
+ * waited for.
+ */
+static void
+record_event(struct daemon *d, const char *what)
+{
+	char	*body, msg[CONFIG_STR_MAX + 32];
+
+	if (d->events == NULL || kube_busy(d->events)) {
+		log_debug("lease %s: Event \"%s\" dropped", d->lock, what);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "%s %s", d->conf->identity, what);
+	body = lease_encode_event(d->conf->lock_namespace, d->conf->lock_name,
+	    &d->el.observed, d->conf->identity, msg, wall_us());
+	if (kube_event_create(d->events, d->conf->lock_namespace, body,
+	    d->conf->request_timeout_ms, event_done_cb, d) == -1)
+		log_debug("lease %s: Event \"%s\" not sent", d->lock, what);
+	free(body);
+}
+
+static void
 keep_body(struct daemon *d, const struct kube_result *res)
 {
 	free(d->body);
@@ -322,12 +366,16 @@ log_events(struct daemon *d, unsigned ev)
 
 	if (ev & ELECTOR_EV_OBSERVED)
 		d->ready = 1;
-	if (ev & ELECTOR_EV_LOST)
+	if (ev & ELECTOR_EV_LOST) {
 		log_warnx("stopped leading lease %s: %s", d->lock,
 		    d->el.why != NULL ? d->el.why : "unknown");
-	if (ev & ELECTOR_EV_LEADING)
+		record_event(d, "stopped leading");
+	}
+	if (ev & ELECTOR_EV_LEADING) {
 		log_info("became leader of lease %s (transitions %d)",
 		    d->lock, o->transitions);
+		record_event(d, "became leader");
+	}
 	if ((ev & ELECTOR_EV_NEW_LEADER) && !(ev & ELECTOR_EV_RELEASED)) {
 		if (o->holder[0] == '\0')
 			log_info("lease %s is free", d->lock);
@@ -611,6 +659,11 @@ daemon_setup(struct daemon *d, const struct config *c,
 		log_warnx("%s", err);
 		return -1;
 	}
+	if ((d->events = kube_new(d->cv, creds, ua, err, sizeof(err))) ==
+	    NULL) {
+		log_warnx("%s", err);
+		return -1;
+	}
 	d->httpd = httpd_new(d->loop, http_cb, d);
 	if (c->listen_http[0] != '\0' &&
 	    httpd_listen_tcp(d->httpd, c->listen_http, err, sizeof(err)) ==
@@ -669,6 +722,8 @@ daemon_run(const struct config *c, const struct kube_creds *creds)
 		httpd_free(d.httpd);
 	if (d.kube != NULL)
 		kube_free(d.kube);
+	if (d.events != NULL)
+		kube_free(d.events);
 	if (d.cv != NULL)
 		curlev_free(d.cv);
 	ev_signal_stop(d.loop, &d.sigterm);

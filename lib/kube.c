@@ -512,27 +512,42 @@ done_cb(CURL *easy, CURLcode rc, void *arg)
 		kube_free(k);
 }
 
-static int
-start(struct kube *k, const char *method, const char *ns, const char *name,
-    const char *body, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+/* The URL of the Lease ns/name, or of the Lease collection (name NULL). */
+static char *
+lease_url(struct kube *k, const char *ns, const char *name)
 {
-	CURL	*e = k->easy;
-	char	*ens, *ename = NULL;
-	long	 t, ct;
+	char	*ens, *ename = NULL, *url = NULL;
 
-	if (k->busy || k->dead)
-		return -1;
-	refresh_token(k);
-	if ((ens = curl_easy_escape(e, ns, 0)) == NULL)
-		return -1;
-	if (name != NULL && (ename = curl_easy_escape(e, name, 0)) == NULL) {
+	if ((ens = curl_easy_escape(k->easy, ns, 0)) == NULL)
+		return NULL;
+	if (name != NULL &&
+	    (ename = curl_easy_escape(k->easy, name, 0)) == NULL) {
 		curl_free(ens);
-		return -1;
+		return NULL;
 	}
-	xasprintf(&k->url, "%s" LEASES_PATH "%s/leases%s%s", k->server, ens,
+	xasprintf(&url, "%s" LEASES_PATH "%s/leases%s%s", k->server, ens,
 	    name != NULL ? "/" : "", name != NULL ? ename : "");
 	curl_free(ens);
 	curl_free(ename);
+	return url;
+}
+
+/* Start method on url (steals it). */
+static int
+start(struct kube *k, const char *method, char *url, const char *body,
+    uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	CURL	*e = k->easy;
+	long	 t, ct;
+
+	if (url == NULL)
+		return -1;
+	if (k->busy || k->dead) {
+		free(url);
+		return -1;
+	}
+	refresh_token(k);
+	k->url = url;
 	if ((k->headers = make_headers(k, body != NULL)) == NULL) {
 		request_end(k);
 		return -1;
@@ -579,21 +594,37 @@ int
 kube_lease_get(struct kube *k, const char *ns, const char *name,
     uint64_t timeout_ms, kube_done_cb cb, void *arg)
 {
-	return start(k, "GET", ns, name, NULL, timeout_ms, cb, arg);
+	return start(k, "GET", lease_url(k, ns, name), NULL, timeout_ms, cb,
+	    arg);
 }
 
 int
 kube_lease_create(struct kube *k, const char *ns, const char *body,
     uint64_t timeout_ms, kube_done_cb cb, void *arg)
 {
-	return start(k, "POST", ns, NULL, body, timeout_ms, cb, arg);
+	return start(k, "POST", lease_url(k, ns, NULL), body, timeout_ms, cb,
+	    arg);
+}
+
+int
+kube_event_create(struct kube *k, const char *ns, const char *body,
+    uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	char	*ens, *url;
+
+	if ((ens = curl_easy_escape(k->easy, ns, 0)) == NULL)
+		return -1;
+	xasprintf(&url, "%s/api/v1/namespaces/%s/events", k->server, ens);
+	curl_free(ens);
+	return start(k, "POST", url, body, timeout_ms, cb, arg);
 }
 
 int
 kube_lease_update(struct kube *k, const char *ns, const char *name,
     const char *body, uint64_t timeout_ms, kube_done_cb cb, void *arg)
 {
-	return start(k, "PUT", ns, name, body, timeout_ms, cb, arg);
+	return start(k, "PUT", lease_url(k, ns, name), body, timeout_ms, cb,
+	    arg);
 }
 
 void

@@ -63,6 +63,13 @@ int	kube_lease_update(struct kube *k, const char *ns, const char *name,
 	    const char *body, uint64_t timeout_ms, kube_done_cb done_cb,
 	    void *arg);
 
+/*
+ * POST body (a core/v1 Event) to the events of namespace ns; same rules
+ * as the Lease requests.
+ */
+int	kube_event_create(struct kube *k, const char *ns, const char *body,
+	    uint64_t timeout_ms, kube_done_cb done_cb, void *arg);
+
 /* Abort the running request, if any; its done_cb does not run. */
 void	kube_cancel(struct kube *k);
 

@@ -396,9 +396,10 @@ lease_decode(const char *buf, size_t len, struct lease *out, char *err,
 
 	memset(&l, 0, sizeof(l));
 	meta = json_object_get(root, "metadata");
-	if (json_is_object(meta) && get_string(meta, "resourceVersion",
+	if (json_is_object(meta) && (get_string(meta, "resourceVersion",
 	    "metadata.resourceVersion", l.rv, sizeof(l.rv), err,
-	    errlen) == -1)
+	    errlen) == -1 || get_string(meta, "uid", "metadata.uid", l.uid,
+	    sizeof(l.uid), err, errlen) == -1))
 		goto out;
 	spec = json_object_get(root, "spec");
 	if (json_is_object(spec) &&
@@ -548,6 +549,53 @@ lease_encode_create(const char *ns, const char *name,
 	json_object_set_new(meta, "namespace", jstring(ns));
 	json_object_set_new(root, "metadata", meta);
 	json_object_set_new(root, "spec", encode_spec(rec));
+	return dump(root);
+}
+
+char *
+lease_encode_event(const char *ns, const char *name, const struct lease *rec,
+    const char *identity, const char *message, int64_t now_us)
+{
+	json_t	*root, *meta, *obj, *src;
+	char	 ts[LEASE_MICROTIME_LEN], *evname;
+
+	lease_init();
+	/* Events carry metav1.Time: RFC 3339 at second precision. */
+	lease_format_microtime(now_us - now_us % US_PER_S, ts);
+	memcpy(ts + 19, "Z", 2);
+	xasprintf(&evname, "%s.%llx", name,
+	    (unsigned long long)now_us * 1000ULL);
+	root = json_object();
+	json_object_set_new(root, "apiVersion", json_string("v1"));
+	json_object_set_new(root, "kind", json_string("Event"));
+	meta = json_object();
+	json_object_set_new(meta, "name", jstring(evname));
+	json_object_set_new(meta, "namespace", jstring(ns));
+	json_object_set_new(root, "metadata", meta);
+	obj = json_object();
+	json_object_set_new(obj, "apiVersion", json_string(LEASE_API_VERSION));
+	json_object_set_new(obj, "kind", json_string("Lease"));
+	json_object_set_new(obj, "name", jstring(name));
+	json_object_set_new(obj, "namespace", jstring(ns));
+	if (rec->uid[0] != '\0')
+		json_object_set_new(obj, "uid", jstring(rec->uid));
+	if (rec->rv[0] != '\0')
+		json_object_set_new(obj, "resourceVersion", jstring(rec->rv));
+	json_object_set_new(root, "involvedObject", obj);
+	json_object_set_new(root, "reason", json_string("LeaderElection"));
+	json_object_set_new(root, "message", jstring(message));
+	json_object_set_new(root, "type", json_string("Normal"));
+	json_object_set_new(root, "firstTimestamp", json_string(ts));
+	json_object_set_new(root, "lastTimestamp", json_string(ts));
+	json_object_set_new(root, "count", json_integer(1));
+	src = json_object();
+	json_object_set_new(src, "component", json_string("leaderd"));
+	json_object_set_new(src, "host", jstring(identity));
+	json_object_set_new(root, "source", src);
+	json_object_set_new(root, "reportingComponent",
+	    json_string("leaderd"));
+	json_object_set_new(root, "reportingInstance", jstring(identity));
+	free(evname);
 	return dump(root);
 }
 

@@ -33,6 +33,7 @@ struct lease {
 	char	 strategy[LEASE_STRATEGY_MAX];	/* spec.strategy (CLE), kept */
 	char	 preferred[LEASE_HOLDER_MAX];	/* spec.preferredHolder (CLE) */
 	char	 rv[LEASE_RV_MAX];	/* metadata.resourceVersion */
+	char	 uid[LEASE_RV_MAX];	/* metadata.uid */
 };
 
 /*
@@ -62,6 +63,18 @@ char	*lease_encode_create(const char *ns, const char *name,
  */
 char	*lease_encode_update(const char *base, size_t baselen,
 	    const struct lease *rec, char *err, size_t errlen);
+
+/*
+ * Encode a core/v1 Event about the Lease ns/name, as client-go's event
+ * recorder writes for its lock (ref 3.2): reason "LeaderElection", type
+ * Normal, the given message ("<identity> became leader"), the Lease as
+ * involvedObject (with rec's uid and resourceVersion), source and
+ * reporting instance identity.  now_us (wall clock) names the event
+ * "<name>.<hex ns>" and stamps it.  Returns a string the caller frees.
+ */
+char	*lease_encode_event(const char *ns, const char *name,
+	    const struct lease *rec, const char *identity,
+	    const char *message, int64_t now_us);
 
 /*
  * Whether two records are the same as client-go sees them: holder,

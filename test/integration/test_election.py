@@ -425,3 +425,34 @@ def test_tls_is_verified(cluster, api, tmp_path):
     wait_until(good.is_leader, JITTER * RP + SLACK + 2.0,
                what="the instance using https://localhost to lead")
     assert bad.alive()
+
+
+def test_leadership_events_recorded_on_the_lease(cluster, api):
+    """Like client-go, the leader records "<id> became leader" and, when
+    it loses the lease, "<id> stopped leading" as core/v1 Events whose
+    involvedObject is the Lease."""
+    a = cluster.start("a")
+    wait_until(a.is_leader, JITTER * RP + SLACK + 2.0, what="a to lead")
+    uid = cluster.lease()["metadata"]["uid"]
+
+    def mine(what):
+        return [e for e in api.events()
+                if e.get("message") == "%s %s" % (a.identity, what)]
+    ev = wait_until(lambda: mine("became leader"), 2.0,
+                    what="the became-leader Event")[0]
+    assert ev["reason"] == "LeaderElection" and ev["type"] == "Normal"
+    obj = ev["involvedObject"]
+    assert (obj["kind"], obj["apiVersion"], obj["name"], obj["namespace"],
+            obj["uid"]) == ("Lease", "coordination.k8s.io/v1", cluster.lock,
+                            NS, uid)
+    assert ev["metadata"]["name"].startswith(cluster.lock + ".")
+    assert ev["source"]["component"] == "leaderd"
+    # Losing it to the deadline (API failures) records the other Event;
+    # only the Lease requests fail, the Event goes through.
+    f = api.fault("status", token=a.token, status=503,
+                  path_prefix="/apis/coordination.k8s.io/")
+    wait_until(lambda: not a.is_leader(), RD + RP + SLACK,
+               what="a to step down")
+    wait_until(lambda: mine("stopped leading"), 2.0,
+               what="the stopped-leading Event")
+    api.clear_fault(f)
