@@ -160,7 +160,7 @@ deploy-test: leaderd
 	cd test/deploy && LEADERD=$(CURDIR)/leaderd \
 		$(PYTHON) -m pytest -q -p no:cacheprovider .
 
-test: leaderd unit fuzz-replay integration deploy-test
+test: leaderd unit fuzz-replay integration deploy-test e2e
 
 # Figures, printed: memory, CPU, API request rate, local API latency,
 # handover times.  Not part of make test.

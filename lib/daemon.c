@@ -48,8 +48,8 @@ struct daemon {
 	int			 ready;		/* lock observed once */
 	uint64_t		 written_ms;	/* last successful write */
 	char			 lock[2 * CONFIG_STR_MAX + 2]; /* "ns/name" */
-	char			 api_err[768];	/* last API error logged */
-	char			 ev_err[768];	/* last Event error logged */
+	char			 api_err[4][768]; /* last error logged, by
+						    request kind; 0: Events */
 	int			 stopping;	/* a signal arrived */
 };
 
@@ -169,13 +169,15 @@ wall_us(void)
 }
 
 /*
- * Log an API error once per change of what the server says, so a long
- * outage is one line, not one per retry.
+ * Log an API error once per change of what the server says for that kind
+ * of request (slot: an elector_action_kind, or 0 for Events), so a long
+ * outage, or a GET that works beside a PUT that is forbidden, is one
+ * line and not one per retry.
  */
 static void
-api_error(struct daemon *d, const struct kube_result *res, const char *what)
+api_error(struct daemon *d, int slot, const struct kube_result *res)
 {
-	char	 line[sizeof(d->api_err)];
+	char	 line[sizeof(d->api_err[0])];
 
 	if (res->status != 0)
 		snprintf(line, sizeof(line), "%ld %s: %s", res->status,
@@ -183,10 +185,15 @@ api_error(struct daemon *d, const struct kube_result *res, const char *what)
 	else
 		snprintf(line, sizeof(line), "%s: %s", res->reason,
 		    res->message);
-	log_debug("lease %s: %s failed: %s", d->lock, what, line);
-	if (strcmp(line, d->api_err) == 0)
+	log_debug("lease %s: request %d failed: %s", d->lock, slot, line);
+	if (strcmp(line, d->api_err[slot]) == 0)
 		return;
-	memcpy(d->api_err, line, sizeof(line));
+	memcpy(d->api_err[slot], line, sizeof(line));
+	if (slot == 0) {
+		log_warnx("lease %s: cannot record an Event: %s", d->lock,
+		    line);
+		return;
+	}
 	log_warnx("lease %s: API error: %s", d->lock, line);
 	if (res->status == 403)
 		log_warnx("lease %s: leaderd needs get, update and create on "
@@ -196,11 +203,13 @@ api_error(struct daemon *d, const struct kube_result *res, const char *what)
 }
 
 static void
-api_ok(struct daemon *d)
+api_ok(struct daemon *d, int slot)
 {
-	if (d->api_err[0] != '\0') {
-		log_info("lease %s: API requests succeed again", d->lock);
-		d->api_err[0] = '\0';
+	if (d->api_err[slot][0] != '\0') {
+		if (slot != 0)
+			log_info("lease %s: API requests succeed again",
+			    d->lock);
+		d->api_err[slot][0] = '\0';
 	}
 }
 
@@ -208,18 +217,11 @@ static void
 event_done_cb(const struct kube_result *res, void *arg)
 {
 	struct daemon	*d = arg;
-	char		 line[sizeof(d->ev_err)];
 
-	if (res->outcome == KUBE_OK) {
-		d->ev_err[0] = '\0';
-		return;
-	}
-	snprintf(line, sizeof(line), "%ld %s: %s", res->status, res->reason,
-	    res->message);
-	if (strcmp(line, d->ev_err) == 0)
-		return;
-	memcpy(d->ev_err, line, sizeof(line));
-	log_warnx("lease %s: cannot record an Event: %s", d->lock, line);
+	if (res->outcome == KUBE_OK)
+		api_ok(d, 0);
+	else
+		api_error(d, 0, res);
 }
 
 /*
@@ -263,11 +265,8 @@ api_done_cb(const struct kube_result *res, void *arg)
 	struct lease		 rec;
 	enum elector_action_kind req = d->req;
 	char			 err[256];
-	const char		*what;
 
 	d->req = ELECTOR_DO_NOTHING;
-	what = req == ELECTOR_DO_GET ? "get" :
-	    req == ELECTOR_DO_CREATE ? "create" : "update";
 	switch (res->outcome) {
 	case KUBE_OK:
 		if (lease_decode(res->body, res->len, &rec, err,
@@ -276,11 +275,11 @@ api_done_cb(const struct kube_result *res, void *arg)
 
 			snprintf(bad.reason, sizeof(bad.reason), "BadLease");
 			snprintf(bad.message, sizeof(bad.message), "%s", err);
-			api_error(d, &bad, what);
+			api_error(d, req, &bad);
 			step(d, ELECTOR_IN_FAILED, NULL);
 			return;
 		}
-		api_ok(d);
+		api_ok(d, req);
 		keep_body(d, res);
 		if (req != ELECTOR_DO_GET)
 			d->written_ms = mono_ms();
@@ -288,10 +287,10 @@ api_done_cb(const struct kube_result *res, void *arg)
 		    ELECTOR_IN_WRITTEN, &rec);
 		return;
 	case KUBE_NOTFOUND:
-		api_ok(d);
+		api_ok(d, req);
 		if (req != ELECTOR_DO_GET) {
 			/* A write to a missing namespace or a bad path. */
-			api_error(d, res, what);
+			api_error(d, req, res);
 			step(d, ELECTOR_IN_FAILED, NULL);
 			return;
 		}
@@ -299,15 +298,14 @@ api_done_cb(const struct kube_result *res, void *arg)
 		step(d, ELECTOR_IN_NOTFOUND, NULL);
 		return;
 	case KUBE_CONFLICT:
-		api_ok(d);
-		log_debug("lease %s: %s conflict: %s", d->lock, what,
-		    res->message);
+		api_ok(d, req);
+		log_debug("lease %s: conflict: %s", d->lock, res->message);
 		step(d, ELECTOR_IN_CONFLICT, NULL);
 		return;
 	case KUBE_FAILED:
 		if (res->status == 401)
 			kube_token_stale(d->kube);
-		api_error(d, res, what);
+		api_error(d, req, res);
 		step(d, ELECTOR_IN_FAILED, NULL);
 		return;
 	}

@@ -1,0 +1,101 @@
+# test/e2e/e2e.mk -- end-to-end tests against a real kube-apiserver.
+# Included by the top Makefile (`-include test/e2e/e2e.mk`).
+#
+#   make e2e            build the harness (kube-apiserver + embedded etcd,
+#                       kubectl and the client-go elector, from the Go
+#                       module proxy; cached in build/e2e), then run
+#                       pytest test/e2e against it
+#   KUBECONFIG=... [E2E_NAMESPACE=ns] make e2e-cluster
+#                       the same tests against an existing cluster, without
+#                       the harness (users are ServiceAccounts there)
+#
+# Go builds are niced and run with -p 2 (the machine has 2 cores).  The
+# build cache is build/e2e/gocache (E2E_GOCACHE= to move it, e.g. to a
+# directory that outlives a fresh clone); modules come from the Go module
+# proxy into the default GOMODCACHE (~/go/pkg/mod), which is shared by
+# every clone on the machine.
+
+E2E_BUILD	?= $(CURDIR)/build/e2e
+E2E_BIN		 = $(E2E_BUILD)/bin
+E2E_GOCACHE	?= $(E2E_BUILD)/gocache
+GO		?= go
+E2E_GOENV	 = GOCACHE=$(E2E_GOCACHE) GOFLAGS=-mod=mod GOMAXPROCS=2
+# The Kubernetes release pinned in test/e2e/apiserver/go.mod; stamped into
+# the binaries as k8s's own build does (otherwise they say v0.0.0-master).
+E2E_KUBE_VERSION := $(shell sed -n 's/^[[:space:]]*k8s.io\/kubernetes \(v[0-9.]*\)$$/\1/p' test/e2e/apiserver/go.mod)
+E2E_KUBE_MINOR	 := $(word 2,$(subst ., ,$(E2E_KUBE_VERSION)))
+E2E_LDFLAGS	 = $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
+		   -X $(p).gitVersion=$(E2E_KUBE_VERSION) -X $(p).gitMajor=1 \
+		   -X $(p).gitMinor=$(E2E_KUBE_MINOR) -X $(p).gitTreeState=clean)
+E2E_GOBUILD	 = $(E2E_GOENV) nice -n 10 $(GO) build -p 2 -ldflags '$(E2E_LDFLAGS)'
+E2E_PYTEST	?= $(PYTHON) -m pytest -q -p no:cacheprovider -rfEs
+
+E2E_KAS_SRCS	 = $(wildcard test/e2e/apiserver/*.go) test/e2e/apiserver/go.mod test/e2e/apiserver/go.sum test/e2e/e2e.mk
+E2E_ELECT_SRCS	 = $(wildcard test/e2e/clientgo-elector/*.go) test/e2e/clientgo-elector/go.mod test/e2e/clientgo-elector/go.sum test/e2e/e2e.mk
+
+.PHONY: e2e e2e-cluster e2e-bins e2e-go-check
+
+# One clear line when the toolchain or the module proxy is missing (make's
+# own "*** ... Stop." line, nothing else).  The recipe's lines are expanded
+# in order, so the $(eval) runs before the $(if) below it.
+E2E_NOGO_MSG	 = the Go toolchain ($(GO)) is not installed: Go 1.26 or newer is needed to build the kube-apiserver harness
+E2E_NOPROXY_MSG	 = cannot fetch the harness's Go modules from the Go module proxy ($(shell $(GO) env GOPROXY 2>/dev/null)): $(E2E_DL_ERR)
+e2e-go-check:
+	$(if $(shell command -v $(GO) 2>/dev/null),,$(error make e2e: $(E2E_NOGO_MSG)))
+	$(eval E2E_DL_ERR := $(shell for m in apiserver clientgo-elector; do \
+		out=$$(cd test/e2e/$$m && $(E2E_GOENV) $(GO) mod download 2>&1) || \
+		{ echo "$$out" | grep -v '^go: downloading' | head -n 1; break; }; done))
+	$(if $(E2E_DL_ERR),$(error make e2e: $(E2E_NOPROXY_MSG)))
+	@:
+
+# Built once; make rebuilds only when the sources, go.mod/go.sum or this
+# file change.  Each build prints its time; the first one in this build
+# directory is kept in build/e2e/*.build-time and printed on every run.
+$(E2E_BIN)/kasbox: $(E2E_KAS_SRCS) | e2e-go-check
+	@mkdir -p $(@D)
+	@echo "e2e: building kasbox (kube-apiserver $(E2E_KUBE_VERSION) + embedded etcd); the first build takes several minutes"
+	@t0=$$(date +%s); \
+	cd test/e2e/apiserver && $(E2E_GOBUILD) -o $@.tmp . && mv $@.tmp $@ && \
+	t=$$(( $$(date +%s) - t0 )); echo "e2e: built kasbox in $${t}s"; \
+	test -f $(E2E_BUILD)/kasbox.build-time || echo "$$t" > $(E2E_BUILD)/kasbox.build-time
+
+$(E2E_BIN)/kubectl: test/e2e/apiserver/go.mod test/e2e/apiserver/go.sum test/e2e/e2e.mk | e2e-go-check
+	@mkdir -p $(@D)
+	@t0=$$(date +%s); \
+	cd test/e2e/apiserver && $(E2E_GOBUILD) -o $@.tmp k8s.io/kubernetes/cmd/kubectl && mv $@.tmp $@ && \
+	t=$$(( $$(date +%s) - t0 )); echo "e2e: built kubectl in $${t}s"; \
+	test -f $(E2E_BUILD)/kubectl.build-time || echo "$$t" > $(E2E_BUILD)/kubectl.build-time
+
+$(E2E_BIN)/clientgo-elector: $(E2E_ELECT_SRCS) | e2e-go-check
+	@mkdir -p $(@D)
+	@t0=$$(date +%s); \
+	cd test/e2e/clientgo-elector && $(E2E_GOBUILD) -o $@.tmp . && mv $@.tmp $@ && \
+	t=$$(( $$(date +%s) - t0 )); echo "e2e: built clientgo-elector in $${t}s"; \
+	test -f $(E2E_BUILD)/clientgo-elector.build-time || echo "$$t" > $(E2E_BUILD)/clientgo-elector.build-time
+
+e2e-bins: $(E2E_BIN)/kasbox $(E2E_BIN)/kubectl $(E2E_BIN)/clientgo-elector
+	@for b in kasbox kubectl clientgo-elector; do \
+		test -f $(E2E_BUILD)/$$b.build-time && \
+		echo "e2e: $$b: first build took $$(cat $(E2E_BUILD)/$$b.build-time)s (now cached in $(E2E_BIN))"; \
+	done; true
+
+E2E_LEADERD ?= $(CURDIR)/leaderd
+E2E_ENV = LEADERD=$(E2E_LEADERD) KASBOX=$(E2E_BIN)/kasbox \
+	  CLIENTGO_ELECTOR=$(E2E_BIN)/clientgo-elector REPO=$(CURDIR) \
+	  E2E_WORK=$(E2E_BUILD)/run
+
+e2e: leaderd e2e-bins
+	@rm -rf $(E2E_BUILD)/run && mkdir -p $(E2E_BUILD)/run
+	cd test/e2e && $(E2E_ENV) KUBECTL=$(E2E_BIN)/kubectl $(E2E_PYTEST) .
+
+# Against an existing cluster: KUBECONFIG names it (its current context
+# and a namespace where that user may manage Leases, Roles and
+# RoleBindings; E2E_NAMESPACE, default the context's or "default").
+# kubectl comes from PATH if there is one.
+E2E_KUBECTL_CLUSTER = $(shell command -v kubectl 2>/dev/null)
+e2e-cluster: leaderd $(E2E_BIN)/clientgo-elector $(if $(E2E_KUBECTL_CLUSTER),,$(E2E_BIN)/kubectl)
+	@test -n "$(KUBECONFIG)" || { echo "make e2e-cluster: FAILED: set KUBECONFIG=path to an existing cluster's kubeconfig"; exit 1; }
+	@rm -rf $(E2E_BUILD)/run && mkdir -p $(E2E_BUILD)/run
+	cd test/e2e && $(E2E_ENV) E2E_CLUSTER_KUBECONFIG=$(abspath $(KUBECONFIG)) \
+		E2E_NAMESPACE=$(E2E_NAMESPACE) \
+		KUBECTL=$(or $(E2E_KUBECTL_CLUSTER),$(E2E_BIN)/kubectl) $(E2E_PYTEST) .
