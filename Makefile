@@ -18,9 +18,30 @@ ifeq ($(CI),true)
 WARN	+= -Werror
 endif
 ifneq ($(SANITIZE),)
-SANFLAGS = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+SANFLAGS = -fsanitize=$(SANITIZE) -fno-sanitize-recover=all \
+	   -fno-omit-frame-pointer
 BUILD	:= $(BUILD)/san
+# Every sanitizer report fails the program that hit it: the first UBSan
+# error aborts, and LeakSanitizer makes the exit status non-zero (here:
+# SIGABRT) when a leak is found at exit, so a daemon that leaks fails
+# "exit 0 after SIGTERM".  Exported to every test program.
+ASAN_OPTIONS	?= detect_leaks=1:abort_on_error=1
+UBSAN_OPTIONS	?= halt_on_error=1:print_stacktrace=1
+export ASAN_OPTIONS UBSAN_OPTIONS
+# The daemon the tests run.  A sanitized build never replaces ./leaderd
+# (the binary that is shipped and packaged): it stays $(BUILD)/leaderd.
+LEADERD_TARGET = $(BUILD)/leaderd
+# The tests' daemons write their stderr under one --basetemp, which is
+# scanned for sanitizer reports afterwards (a report fails the run even
+# where a test ignored the exit status).
+SAN_PYTEST = --basetemp=$(CURDIR)/$(BUILD)/pytest-$@
+SAN_SCAN   = sh test/hygiene/sanscan.sh $(BUILD)/pytest-$@
+else
+LEADERD_TARGET = leaderd
+SAN_PYTEST =
+SAN_SCAN   = @:
 endif
+LEADERD_BIN = $(CURDIR)/$(LEADERD_TARGET)
 
 # libev ships no .pc file on Debian; fall back to plain -lev.
 PKG_CFLAGS := $(shell pkg-config --cflags $(filter-out libev,$(PKGS)) 2>/dev/null)
@@ -35,9 +56,9 @@ LDFLAGS	+= $(SANFLAGS)
 LIB_SRCS = $(wildcard lib/*.c)
 LIB_OBJS = $(LIB_SRCS:lib/%.c=$(BUILD)/lib/%.o)
 
-.PHONY: bench all deps test unit integration deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
+.PHONY: sanitize bench all deps test unit integration deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
 
-all: leaderd
+all: $(LEADERD_TARGET)
 
 $(BUILD)/lib/%.o: lib/%.c lib/*.h
 	@mkdir -p $(@D)
@@ -58,14 +79,19 @@ $(BUILD)/leaderd-testhooks: cmd/leaderd/main.c $(LIB_SRCS) lib/*.h
 	$(CC) $(CFLAGS) -DLEADERD_TEST_HOOKS -o $@ cmd/leaderd/main.c \
 		$(LIB_SRCS) $(LDFLAGS) $(PKG_LIBS) -lm
 
+ifeq ($(SANITIZE),)
 leaderd: $(BUILD)/leaderd
 	cp $< $@.tmp && mv -f $@.tmp $@
+else
+leaderd: $(BUILD)/leaderd
+	@echo "make: the sanitized daemon is $(BUILD)/leaderd; ./leaderd is left as it is"
+endif
 
 # Debian packages for the build and the tests.  Quiet and quick when all
 # are present already.
 DEB_PKGS = build-essential pkg-config libev-dev libcurl4-openssl-dev \
 	   libjansson-dev libyaml-dev libcmocka-dev openssl curl \
-	   python3 python3-pytest
+	   python3 python3-pytest valgrind
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
@@ -152,25 +178,36 @@ fuzz-run:
 		    grep -E '^(#[0-9]+.*DONE|Done|==[0-9]+==ERROR|SUMMARY)' || true; \
 	done
 
-integration: leaderd
-	cd test/integration && LEADERD=$(CURDIR)/leaderd \
-		$(PYTHON) -m pytest -q -x -p no:cacheprovider .
+integration: $(LEADERD_TARGET)
+	cd test/integration && LEADERD=$(LEADERD_BIN) \
+		$(PYTHON) -m pytest -q -x -p no:cacheprovider $(SAN_PYTEST) .
+	$(SAN_SCAN)
 
 deploy-test: leaderd
 	cd test/deploy && LEADERD=$(CURDIR)/leaderd \
 		$(PYTHON) -m pytest -q -p no:cacheprovider .
 
-test: leaderd unit fuzz-replay integration deploy-test e2e
+# The deploy tests check the shipped image (its file set and size, the
+# binary in a chroot without /proc), and the end-to-end tests a real
+# cluster's view of it, so both run on the plain build only.
+# The plain `make test` also runs the hygiene tests (valgrind, fd soak)
+# and the sanitizer pass, so CI runs them with the README's command.
+test: $(LEADERD_TARGET) unit fuzz-replay integration \
+	$(if $(SANITIZE),,deploy-test e2e hygiene sanitize)
+
+sanitize:
+	$(MAKE) --no-print-directory SANITIZE=address,undefined test
 
 # Figures, printed: memory, CPU, API request rate, local API latency,
 # handover times.  Not part of make test.
 bench: leaderd
 	$(PYTHON) test/bench/bench.py --leaderd $(CURDIR)/leaderd
 
-demo: leaderd
-	$(PYTHON) test/integration/demo.py --leaderd $(CURDIR)/leaderd
+demo: $(LEADERD_TARGET)
+	$(PYTHON) test/integration/demo.py --leaderd $(LEADERD_BIN)
 
 clean:
 	rm -rf $(BUILD) leaderd
 
 -include test/e2e/e2e.mk
+-include test/hygiene/hygiene.mk

@@ -144,10 +144,19 @@ class Cluster:
         return self.api.get_lease("default", self.lock)
 
     def close(self):
+        """Stop every instance.  One that was still running must exit 0
+        on SIGTERM (the contract; under sanitizers a leak or error report
+        makes it exit non-zero): anything else fails the test."""
         for c in self.checkers:
             c.stop()
+        bad = []
         for i in self.instances:
-            i.cleanup()
+            rc = i.cleanup(grace=harness.REQUEST_TIMEOUT + 4.0)
+            if rc not in (None, 0):
+                bad.append("%s exited %s after SIGTERM at teardown (log %s)"
+                           % (i.name, rc, i.stderr_path))
+        if bad:
+            pytest.fail("\n".join(bad), pytrace=False)
 
 
 @pytest.fixture

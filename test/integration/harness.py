@@ -283,19 +283,25 @@ class Leaderd:
             return None
 
     def cleanup(self, grace=3.0):
-        """SIGTERM, then SIGKILL after a bounded wait."""
+        """SIGTERM, then SIGKILL after a bounded wait.  Returns the exit
+        status when this call stopped a running daemon (-9: it had to be
+        killed), None when it was not running."""
         if self.proc is None:
-            return
+            return None
+        rc = None
         if self.alive():
             self.terminate()
-            if self.wait(grace) is None:
+            rc = self.wait(grace)
+            if rc is None:
                 self.proc.kill()
                 self.proc.wait(5)
+                rc = -9
         for f in (self._err, self._out):
             try:
                 f.close()
             except OSError:
                 pass
+        return rc
 
     def log(self):
         try:
