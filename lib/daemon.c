@@ -15,17 +15,16 @@
 
 #include <ev.h>
 
-#include "buf.h"
+#include "clock.h"
 #include "config.h"
 #include "daemon.h"
 #include "elector.h"
 #include "httpd.h"
 #include "kube.h"
+#include "localapi.h"
 #include "lease.h"
 #include "log.h"
 #include "xmalloc.h"
-
-#define STUCK_SLACK_MS	5000	/* a timer this late means a stuck loop */
 
 struct daemon {
 	struct ev_loop		*loop;
@@ -40,13 +39,10 @@ struct daemon {
 	ev_signal		 sigterm;
 	ev_signal		 sigint;
 	ev_signal		 sighup;
-	uint64_t		 wake_ms;	/* armed wake time, 0 = none */
+	struct localapi_state	 st;		/* what the local API reports */
 	enum elector_action_kind req;		/* request in flight */
-	uint64_t		 req_deadline_ms; /* when it must have ended */
 	char			*body;		/* last Lease body, for PUT */
 	size_t			 bodylen;
-	int			 ready;		/* lock observed once */
-	uint64_t		 written_ms;	/* last successful write */
 	char			 lock[2 * CONFIG_STR_MAX + 2]; /* "ns/name" */
 	char			 api_err[4][768]; /* last error logged, by
 						    request kind; 0: Events */
@@ -55,118 +51,6 @@ struct daemon {
 
 static void	step(struct daemon *, enum elector_input_kind,
 		    const struct lease *);
-
-#ifdef LEADERD_TEST_HOOKS
-/*
- * Test builds only (make build/leaderd-testhooks): the file named by
- * $LEADERD_TEST_CLOCK holds "RATE OFFSET_S".  The monotonic clock the
- * daemon sees runs at RATE times the real one (F19, a clock that runs
- * slow or fast) and the wall clock is shifted by OFFSET_S seconds (F18,
- * a wall-clock jump).  The file is re-read when it changes, and the
- * scaled clock stays continuous across a change of rate.
- */
-#include <sys/stat.h>
-
-static struct {
-	double		 rate;		/* scaled ms per real ms */
-	int64_t		 offset_us;	/* added to the wall clock */
-	uint64_t	 raw_base_ms;	/* real time of the last rate change */
-	uint64_t	 base_ms;	/* scaled time at that moment */
-	struct timespec	 mtime;		/* of the file when last read */
-} hook = { 1.0, 0, 0, 0, { 0, 0 } };
-
-static uint64_t
-raw_mono_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static uint64_t
-hook_scaled(uint64_t raw_ms)
-{
-	return hook.base_ms + (uint64_t)((double)(raw_ms - hook.raw_base_ms) *
-	    hook.rate);
-}
-
-static void
-hook_reload(void)
-{
-	const char	*path = getenv("LEADERD_TEST_CLOCK");
-	struct stat	 st;
-	FILE		*f;
-	double		 rate, off;
-	uint64_t	 raw;
-
-	if (path == NULL || stat(path, &st) == -1 ||
-	    (st.st_mtim.tv_sec == hook.mtime.tv_sec &&
-	    st.st_mtim.tv_nsec == hook.mtime.tv_nsec))
-		return;
-	hook.mtime = st.st_mtim;
-	if ((f = fopen(path, "r")) == NULL)
-		return;
-	if (fscanf(f, "%lf %lf", &rate, &off) == 2 && rate > 0) {
-		raw = raw_mono_ms();
-		if (hook.raw_base_ms == 0)
-			hook.base_ms = hook.raw_base_ms = raw;
-		hook.base_ms = hook_scaled(raw);
-		hook.raw_base_ms = raw;
-		hook.rate = rate;
-		hook.offset_us = (int64_t)(off * 1e6);
-	}
-	fclose(f);
-}
-
-static uint64_t
-mono_ms(void)
-{
-	uint64_t	 raw = raw_mono_ms();
-
-	hook_reload();
-	if (hook.raw_base_ms == 0)
-		return raw;
-	return hook_scaled(raw);
-}
-
-/* Real seconds until the scaled clock has advanced by ms. */
-static double
-timer_seconds(uint64_t ms)
-{
-	return (double)ms / hook.rate / 1000.0;
-}
-#else
-static uint64_t
-mono_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static double
-timer_seconds(uint64_t ms)
-{
-	return (double)ms / 1000.0;
-}
-#endif
-
-static int64_t
-wall_us(void)
-{
-	struct timespec	 ts;
-	int64_t		 us;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-#ifdef LEADERD_TEST_HOOKS
-	hook_reload();
-	us += hook.offset_us;
-#endif
-	return us;
-}
 
 /*
  * Log an API error once per change of what the server says for that kind
@@ -241,7 +125,7 @@ record_event(struct daemon *d, const char *what)
 	}
 	snprintf(msg, sizeof(msg), "%s %s", d->conf->identity, what);
 	body = lease_encode_event(d->conf->lock_namespace, d->conf->lock_name,
-	    &d->el.observed, d->conf->identity, msg, wall_us());
+	    &d->el.observed, d->conf->identity, msg, clock_wall_us());
 	if (kube_event_create(d->events, d->conf->lock_namespace, body,
 	    d->conf->request_timeout_ms, event_done_cb, d) == -1)
 		log_debug("lease %s: Event \"%s\" not sent", d->lock, what);
@@ -267,6 +151,7 @@ api_done_cb(const struct kube_result *res, void *arg)
 	char			 err[256];
 
 	d->req = ELECTOR_DO_NOTHING;
+	d->st.req_deadline_ms = 0;
 	switch (res->outcome) {
 	case KUBE_OK:
 		if (lease_decode(res->body, res->len, &rec, err,
@@ -282,7 +167,7 @@ api_done_cb(const struct kube_result *res, void *arg)
 		api_ok(d, req);
 		keep_body(d, res);
 		if (req != ELECTOR_DO_GET)
-			d->written_ms = mono_ms();
+			d->st.written_ms = clock_mono_ms();
 		step(d, req == ELECTOR_DO_GET ? ELECTOR_IN_GOT :
 		    ELECTOR_IN_WRITTEN, &rec);
 		return;
@@ -320,7 +205,7 @@ send_request(struct daemon *d, const struct elector_action *act)
 	int			 rv = -1;
 
 	d->req = act->kind;
-	d->req_deadline_ms = mono_ms() + act->timeout_ms;
+	d->st.req_deadline_ms = clock_mono_ms() + act->timeout_ms;
 	switch (act->kind) {
 	case ELECTOR_DO_GET:
 		rv = kube_lease_get(d->kube, c->lock_namespace, c->lock_name,
@@ -352,8 +237,10 @@ send_request(struct daemon *d, const struct elector_action *act)
 		rv = 0;
 		break;
 	}
-	if (rv == -1)
+	if (rv == -1) {
 		d->req = ELECTOR_DO_NOTHING;
+		d->st.req_deadline_ms = 0;
+	}
 	return rv;
 }
 
@@ -363,7 +250,7 @@ log_events(struct daemon *d, unsigned ev)
 	const struct lease	*o = &d->el.observed;
 
 	if (ev & ELECTOR_EV_OBSERVED)
-		d->ready = 1;
+		d->st.ready = 1;
 	if (ev & ELECTOR_EV_LOST) {
 		log_warnx("stopped leading lease %s: %s", d->lock,
 		    d->el.why != NULL ? d->el.why : "unknown");
@@ -391,13 +278,13 @@ arm_wake(struct daemon *d, uint64_t wake_ms)
 	uint64_t	 now_ms;
 
 	ev_timer_stop(d->loop, &d->wake);
-	d->wake_ms = wake_ms;
+	d->st.wake_ms = wake_ms;
 	if (wake_ms == 0)
 		return;
 	ev_now_update(d->loop);
-	now_ms = mono_ms();
+	now_ms = clock_mono_ms();
 	ev_timer_set(&d->wake, wake_ms > now_ms ?
-	    timer_seconds(wake_ms - now_ms) : 0., 0.);
+	    clock_timer_seconds(wake_ms - now_ms) : 0., 0.);
 	ev_timer_start(d->loop, &d->wake);
 }
 
@@ -415,14 +302,15 @@ step(struct daemon *d, enum elector_input_kind kind, const struct lease *rec)
 	for (;;) {
 		memset(&in, 0, sizeof(in));
 		in.kind = kind;
-		in.now_ms = mono_ms();
-		in.wall_us = wall_us();
+		in.now_ms = clock_mono_ms();
+		in.wall_us = clock_wall_us();
 		in.record = rec;
 		elector_step(&d->el, &in, &act);
 		log_events(d, act.events);
 		if (d->el.state == ELECTOR_STOPPED) {
 			kube_cancel(d->kube);
 			d->req = ELECTOR_DO_NOTHING;
+			d->st.req_deadline_ms = 0;
 			ev_timer_stop(d->loop, &d->wake);
 			ev_break(d->loop, EVBREAK_ALL);
 			return;
@@ -442,7 +330,7 @@ wake_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	d->wake_ms = 0;
+	d->st.wake_ms = 0;
 	step(d, ELECTOR_IN_TICK, NULL);
 }
 
@@ -483,149 +371,12 @@ signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	step(d, ELECTOR_IN_STOP, NULL);
 }
 
-/*
- * Why the daemon is unhealthy, or NULL: the loop has stalled (a timer or
- * request far past its time), or we hold the lease but have not renewed
- * it within lease_duration (client-go's HealthzAdaptor, 2.8).
- */
-static const char *
-unhealthy(struct daemon *d, uint64_t now_ms, char *why, size_t len)
-{
-	if (d->wake_ms != 0 && now_ms > d->wake_ms + STUCK_SLACK_MS) {
-		snprintf(why, len, "election loop is stuck: a timer is %llu "
-		    "ms late", (unsigned long long)(now_ms - d->wake_ms));
-		return why;
-	}
-	if (d->req != ELECTOR_DO_NOTHING &&
-	    now_ms > d->req_deadline_ms + STUCK_SLACK_MS) {
-		snprintf(why, len, "election loop is stuck: a request is "
-		    "%llu ms past its timeout",
-		    (unsigned long long)(now_ms - d->req_deadline_ms));
-		return why;
-	}
-	if (d->el.have_observed && d->el.ours && d->written_ms != 0 &&
-	    d->el.state != ELECTOR_STOPPING &&
-	    now_ms > d->written_ms + d->conf->lease_duration_ms) {
-		snprintf(why, len, "leader has not renewed lease %s for "
-		    "%llu ms (lease_duration %llu ms)", d->lock,
-		    (unsigned long long)(now_ms - d->written_ms),
-		    (unsigned long long)d->conf->lease_duration_ms);
-		return why;
-	}
-	return NULL;
-}
-
-static void
-json_time(struct buf *b, const char *key, int64_t us)
-{
-	char	 t[LEASE_MICROTIME_LEN];
-
-	buf_printf(b, ",\"%s\":", key);
-	if (us == 0) {
-		buf_add(b, "null", 4);
-		return;
-	}
-	lease_format_microtime(us, t);
-	buf_json_str(b, t);
-}
-
-static void
-reply_json(struct httpd_reply *reply, int status, struct buf *b)
-{
-	reply->status = status;
-	reply->content_type = "application/json";
-	buf_add(b, "\n", 1);
-	reply->body = buf_steal(b, &reply->len);
-}
-
-static void
-reply_status(struct httpd_reply *reply, int status, const char *key,
-    const char *value, const char *reason)
-{
-	struct buf	 b = { 0 };
-
-	buf_printf(&b, "{\"%s\":", key);
-	buf_json_str(&b, value);
-	if (reason != NULL) {
-		buf_add(&b, ",\"reason\":", 10);
-		buf_json_str(&b, reason);
-	}
-	buf_add(&b, "}", 1);
-	reply_json(reply, status, &b);
-}
-
-static void
-reply_leader(struct daemon *d, const struct http_request *req,
-    uint64_t now_ms, struct httpd_reply *reply)
-{
-	const struct lease	*o = &d->el.observed;
-	const char		*holder = elector_holder(&d->el);
-	struct buf		 b = { 0 };
-	int			 leading = elector_is_leader(&d->el, now_ms);
-
-	if (req->accept_text) {
-		buf_printf(&b, "%s\n", holder);
-		reply->status = 200;
-		reply->content_type = "text/plain; charset=utf-8";
-		reply->body = buf_steal(&b, &reply->len);
-		return;
-	}
-	buf_add(&b, "{\"name\":", 8);
-	buf_json_str(&b, holder);
-	buf_printf(&b, ",\"is_leader\":%s,\"identity\":",
-	    leading ? "true" : "false");
-	buf_json_str(&b, d->conf->identity);
-	buf_printf(&b, ",\"lock\":\"leases/%s/%s\",\"state\":\"%s\"",
-	    d->conf->lock_namespace, d->conf->lock_name,
-	    elector_state_name(d->el.state));
-	buf_printf(&b, ",\"transitions\":%d", o->transitions);
-	json_time(&b, "acquire_time", o->acquire_us);
-	json_time(&b, "renew_time", o->renew_us);
-	buf_printf(&b, ",\"lease_duration_seconds\":%d,\"valid_for_ms\":%llu}",
-	    o->duration_s, leading ?
-	    (unsigned long long)(d->el.lead_until_ms - now_ms) : 0ULL);
-	reply_json(reply, 200, &b);
-}
-
 static void
 http_cb(const struct http_request *req, struct httpd_reply *reply, void *arg)
 {
 	struct daemon	*d = arg;
-	uint64_t	 now_ms = mono_ms();
-	char		 why[1024];
-	struct buf	 b = { 0 };
 
-	if (strcmp(req->method, "GET") != 0 &&
-	    strcmp(req->method, "HEAD") != 0) {
-		reply->allow = "GET, HEAD";
-		buf_add(&b, "{\"error\":\"method not allowed\",\"status\":405}",
-		    43);
-		reply_json(reply, 405, &b);
-		return;
-	}
-	if (strcmp(req->path, "/leader") == 0)
-		reply_leader(d, req, now_ms, reply);
-	else if (strcmp(req->path, "/") == 0)
-		reply_status(reply, 200, "name", elector_holder(&d->el), NULL);
-	else if (strcmp(req->path, "/healthz") == 0) {
-		if (unhealthy(d, now_ms, why, sizeof(why)) != NULL)
-			reply_status(reply, 503, "status", "unhealthy", why);
-		else
-			reply_status(reply, 200, "status", "ok", NULL);
-	} else if (strcmp(req->path, "/readyz") == 0) {
-		if (!d->ready)
-			reply_status(reply, 503, "status", "not ready",
-			    "the lease has not been read yet");
-		else if (d->conf->readyz_leader_only &&
-		    !elector_is_leader(&d->el, now_ms))
-			reply_status(reply, 503, "status", "not ready",
-			    "not the leader");
-		else
-			reply_status(reply, 200, "status", "ready", NULL);
-	} else {
-		buf_add(&b, "{\"error\":\"not found\",\"status\":404}", 34);
-		reply_json(reply, 404, &b);
-	}
+	localapi_reply(&d->st, req, clock_mono_ms(), reply);
 }
 
 static int
@@ -642,8 +393,8 @@ daemon_setup(struct daemon *d, const struct config *c,
 	ec.retry_period_ms = c->retry_period_ms;
 	ec.request_timeout_ms = c->request_timeout_ms;
 	ec.release_on_cancel = c->release_on_cancel;
-	ec.seed = (uint64_t)wall_us() ^ ((uint64_t)getpid() << 32);
-	if (elector_init(&d->el, &ec, mono_ms(), err, sizeof(err)) == -1) {
+	ec.seed = (uint64_t)clock_wall_us() ^ ((uint64_t)getpid() << 32);
+	if (elector_init(&d->el, &ec, clock_mono_ms(), err, sizeof(err)) == -1) {
 		log_warnx("%s", err);
 		return -1;
 	}
@@ -686,6 +437,8 @@ daemon_run(const struct config *c, const struct kube_creds *creds)
 
 	memset(&d, 0, sizeof(d));
 	d.conf = c;
+	d.st.conf = c;
+	d.st.el = &d.el;
 	snprintf(d.lock, sizeof(d.lock), "%s/%s", c->lock_namespace,
 	    c->lock_name);
 	signal(SIGPIPE, SIG_IGN);
