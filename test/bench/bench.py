@@ -19,6 +19,7 @@ import argparse
 import os
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +37,23 @@ def proc_status(pid, key):
             if line.startswith(key + ":"):
                 return int(line.split()[1])  # kB
     return 0
+
+
+def clientgo_elector(api, work, lock, n):
+    """Start the e2e suite's client-go elector (if it was built) on the
+    same Lease, to compare footprints; None when it is not there."""
+    binary = os.environ.get("CLIENTGO_ELECTOR") or os.path.join(
+        HERE, "..", "..", "build", "e2e", "bin", "clientgo-elector")
+    if not os.path.exists(binary):
+        return None
+    token = "bench-clientgo-%d" % n
+    api.add_token(token)
+    kc = os.path.join(work, "clientgo-%d.kubeconfig" % n)
+    api.write_kubeconfig(kc, token=token)
+    return subprocess.Popen([binary, "-kubeconfig", kc, "-name", lock,
+                             "-id", "clientgo-%d" % n],
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
 
 
 def cpu_ms(pid):
@@ -86,6 +104,7 @@ def steady(args, work):
         for i in insts:
             i.start()
         wait_until(lambda: leader_of(insts), 10, what="a leader")
+        gop = clientgo_elector(api, work, "bench-steady", 0)
         rss0 = [proc_status(i.pid, "VmRSS") for i in insts]
         cpu0 = [cpu_ms(i.pid) for i in insts]
         n0 = {i.token: len(api.requests(token=i.token)) for i in insts}
@@ -96,12 +115,21 @@ def steady(args, work):
         print("steady state, 3 instances, 15s/10s/2s, %.0f s idle:" % dt)
         for k, i in enumerate(insts):
             reqs = len(api.requests(token=i.token)) - n0[i.token]
-            print("  %-9s %-8s VmRSS %5d kB (at start %5d kB), VmHWM %5d "
-                  "kB, CPU %6.1f ms/min, %5.1f API requests/min" % (
+            print("  %-9s %-8s VmRSS %5d kB (private %5d kB, at start "
+                  "%5d kB), VmHWM %5d kB, CPU %6.1f ms/min, %5.1f API "
+                  "requests/min" % (
                       i.name, "leader" if i is lead else "follower",
-                      proc_status(i.pid, "VmRSS"), rss0[k],
+                      proc_status(i.pid, "VmRSS"),
+                      proc_status(i.pid, "RssAnon"), rss0[k],
                       proc_status(i.pid, "VmHWM"),
                       (cpu_ms(i.pid) - cpu0[k]) * 60 / dt, reqs * 60 / dt))
+        if gop is not None:
+            print("  client-go v0.36.3 elector (test/e2e), follower on the "
+                  "same Lease: VmRSS %d kB (private %d kB)" % (
+                      proc_status(gop.pid, "VmRSS"),
+                      proc_status(gop.pid, "RssAnon")))
+            gop.terminate()
+            gop.wait(10)
         p50, p99, mx = http_latency(lead.port, 2000)
         print("  /leader over one keep-alive connection, 2000 GETs: "
               "p50 %.0f us, p99 %.0f us, max %.0f us" % (p50, p99, mx))
