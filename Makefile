@@ -190,10 +190,11 @@ deploy-test: leaderd
 # The deploy tests check the shipped image (its file set and size, the
 # binary in a chroot without /proc), and the end-to-end tests a real
 # cluster's view of it, so both run on the plain build only.
-# The plain `make test` also runs the hygiene tests (valgrind, fd soak)
-# and the sanitizer pass, so CI runs them with the README's command.
+# The plain `make test` also runs the fault suite, the hygiene tests
+# (valgrind, fd soak) and the sanitizer pass, so CI runs them with the
+# README's command.
 test: $(LEADERD_TARGET) unit fuzz-replay integration \
-	$(if $(SANITIZE),,deploy-test e2e hygiene sanitize)
+	$(if $(SANITIZE),,faults deploy-test e2e hygiene sanitize)
 
 sanitize:
 	$(MAKE) --no-print-directory SANITIZE=address,undefined test
@@ -211,3 +212,4 @@ clean:
 
 -include test/e2e/e2e.mk
 -include test/hygiene/hygiene.mk
+-include test/faults/faults.mk

@@ -135,17 +135,25 @@ is_ours(const struct elector *e, const struct lease *rec)
 	    rec->transitions == e->term_transitions;
 }
 
-/* The send time of our write that carried renew_us, or 0 if unknown. */
+/*
+ * The earliest send time of our writes whose renewTime falls in the same
+ * second as renew_us, or 0 if none is remembered.  client-go followers
+ * compare records at one-second precision (2.4), so a renew in the same
+ * second as the one before it is invisible to them: leadership counts
+ * from the first write of that second, never from a later one.
+ */
 static uint64_t
 send_time(const struct elector *e, int64_t renew_us)
 {
 	unsigned	 i, n;
+	uint64_t	 t = 0;
 
 	n = e->nsends < ELECTOR_SENDS ? e->nsends : ELECTOR_SENDS;
 	for (i = 0; i < n; i++)
-		if (e->sends[i].renew_us == renew_us)
-			return e->sends[i].sent_ms;
-	return 0;
+		if (e->sends[i].renew_us / US_PER_S == renew_us / US_PER_S &&
+		    (t == 0 || e->sends[i].sent_ms < t))
+			t = e->sends[i].sent_ms;
+	return t;
 }
 
 static void
@@ -158,14 +166,21 @@ report_holder(struct elector *e, struct elector_action *act)
 }
 
 /*
- * Take in a record read or written.  observed_ms moves only when the
- * record changed as client-go compares it (2.4 step 3).
+ * Take in a record read or written.  observed_ms moves when the record
+ * changed as client-go compares it (2.4 step 3), or its version did.
  */
 static void
 observe(struct elector *e, const struct lease *rec, uint64_t now_ms,
     struct elector_action *act)
 {
-	if (!e->have_observed || !lease_same_record(&e->observed, rec))
+	/*
+	 * A new resourceVersion counts as a change too: any write is a sign
+	 * of life, even one whose record looks the same (a renew in the same
+	 * second, or an answer with renewTime missing, F23).  Waiting longer
+	 * than client-go would is safe.
+	 */
+	if (!e->have_observed || !lease_same_record(&e->observed, rec) ||
+	    strcmp(e->observed.rv, rec->rv) != 0)
 		e->observed_ms = now_ms;
 	if (!e->have_observed)
 		act->events |= ELECTOR_EV_OBSERVED;
@@ -328,6 +343,8 @@ static void
 on_written(struct elector *e, const struct elector_input *in, int release,
     struct elector_action *act)
 {
+	uint64_t	 sent;
+
 	e->conflicts = 0;
 	if (!release && !is_self(e, in->record)) {
 		/* A write answered with a foreign record: trust the record. */
@@ -346,8 +363,11 @@ on_written(struct elector *e, const struct elector_input *in, int release,
 		stopped(e, act);
 		return;
 	}
-	if (e->sent_ms + e->conf.renew_deadline_ms > e->lead_until_ms)
-		e->lead_until_ms = e->sent_ms + e->conf.renew_deadline_ms;
+	if ((sent = send_time(e, in->record->renew_us)) == 0 ||
+	    sent > e->sent_ms)
+		sent = e->sent_ms;
+	if (sent + e->conf.renew_deadline_ms > e->lead_until_ms)
+		e->lead_until_ms = sent + e->conf.renew_deadline_ms;
 	if (e->state == ELECTOR_STOPPING) {
 		/* A renew landed after STOP: hand the lease back now. */
 		schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
@@ -450,14 +470,6 @@ make_record(struct elector *e, const struct elector_input *in,
 		/* A renew keeps acquireTime and leaseTransitions (2.4). */
 		rec->acquire_us = e->observed.acquire_us;
 		rec->transitions = e->observed.transitions;
-		/*
-		 * client-go followers see a change only at one-second
-		 * granularity (2.4): a renew in the same second as the last
-		 * would go unseen, so it moves to the next second.
-		 */
-		if (wall_us / US_PER_S == e->observed.renew_us / US_PER_S)
-			wall_us = (e->observed.renew_us / US_PER_S + 1) *
-			    US_PER_S;
 		rec->renew_us = wall_us;
 	} else {
 		/* A takeover: a new term (2.4 step 4). */

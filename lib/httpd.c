@@ -2,8 +2,12 @@
  * httpd.c -- the local HTTP/1.1 server on the daemon's libev loop.
  *
  * Listeners accept a few connections per wakeup (redis'
- * max_new_conns_per_cycle), and pause at HTTPD_MAX_CONNS or on
- * EMFILE/ENFILE until a connection closes (OpenSMTPD control_accept).
+ * max_new_conns_per_cycle).  At HTTPD_MAX_CONNS the connection that has
+ * waited longest in its current phase (idle since its last reply, or in
+ * a request since its first byte) is closed to make room, so a flood of
+ * idle or slowloris connections cannot lock out a probe (F24).  On
+ * EMFILE/ENFILE accept pauses until a connection closes (OpenSMTPD
+ * control_accept).
  * Each connection reads into a small buffer, feeds http_parse, answers
  * each complete request through the handler and writes the reply
  * without blocking.  While a reply is unsent, the connection reads no
@@ -67,6 +71,7 @@ struct httpd_conn {
 	int			 eof;		/* the peer sent EOF */
 	int			 lingering;	/* reply sent, draining input */
 	size_t			 drained;	/* bytes drained meanwhile */
+	ev_tstamp		 phase_at;	/* opened, or last reply queued */
 	struct httpd_conn	*prev, *next;
 };
 
@@ -225,6 +230,7 @@ handle_request(struct httpd_conn *c)
 	    reply.body != NULL ? reply.body : "", reply.body != NULL ?
 	    reply.len : 0, head, req->keep_alive);
 	free(reply.body);
+	c->phase_at = ev_now(h->loop);
 	if (!req->keep_alive)
 		c->closing = 1;
 }
@@ -433,6 +439,7 @@ conn_new(struct httpd *h, int fd)
 		h->conns->prev = c;
 	h->conns = c;
 	h->nconns++;
+	c->phase_at = ev_now(h->loop);
 	ev_io_start(h->loop, &c->rio);
 	ev_timer_again(h->loop, &c->timer);
 }
@@ -452,7 +459,7 @@ resume_accept(struct httpd *h)
 {
 	int	 i;
 
-	if (!h->paused || h->nconns >= HTTPD_MAX_CONNS)
+	if (!h->paused)
 		return;
 	ev_timer_stop(h->loop, &h->retry);
 	for (i = 0; i < h->nls; i++)
@@ -480,6 +487,22 @@ may_warn(struct httpd *h)
 	return 1;
 }
 
+/* Close the connection longest in its current phase, to make room. */
+static void
+evict_oldest(struct httpd *h)
+{
+	struct httpd_conn	*c, *old = NULL;
+
+	for (c = h->conns; c != NULL; c = c->next)
+		if (old == NULL || c->phase_at <= old->phase_at)
+			old = c;
+	if (old != NULL) {
+		log_debug("http: %d connections; closing the oldest",
+		    h->nconns);
+		conn_close(old);
+	}
+}
+
 static void
 accept_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 {
@@ -489,14 +512,6 @@ accept_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 
 	(void)revents;
 	for (i = 0; i < ACCEPT_PER_CYCLE; i++) {
-		if (h->nconns >= HTTPD_MAX_CONNS) {
-			if (may_warn(h))
-				log_warnx("%d local API connections open; "
-				    "not accepting more until one closes",
-				    HTTPD_MAX_CONNS);
-			pause_accept(h);
-			return;
-		}
 		fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd == -1) {
 			switch (errno) {
@@ -524,6 +539,13 @@ accept_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 				log_warn("accept");
 				return;
 			}
+		}
+		if (h->nconns >= HTTPD_MAX_CONNS) {
+			if (may_warn(h))
+				log_warnx("%d local API connections open; "
+				    "closing the oldest to make room",
+				    HTTPD_MAX_CONNS);
+			evict_oldest(h);
 		}
 		if (!l->is_unix)
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,

@@ -407,7 +407,11 @@ test_records(void **state)
 	elector_step(&e, &in, &act);
 	assert_int_equal(elector_is_leader(&e, 20), 1);
 
-	/* Renew in the same second: renewTime moves to the next second. */
+	/*
+	 * A renew in the same second as the write before it: renewTime is
+	 * the wall clock, but leadership does not count from it, since
+	 * client-go followers cannot see it (2.4).
+	 */
 	in.kind = ELECTOR_IN_TICK;
 	in.now_ms = 2020;
 	in.wall_us = WALL0 + 20000;
@@ -416,16 +420,46 @@ test_records(void **state)
 	assert_int_equal(act.kind, UPDATE);
 	assert_int_equal(act.record.acquire_us, WALL0 + 10000);
 	assert_int_equal(act.record.transitions, 4);
-	assert_int_equal(act.record.renew_us, WALL0 + US);
-	/* A leader's request never outlives its leadership. */
+	assert_int_equal(act.record.renew_us, WALL0 + 20000);
 	assert_int_equal(act.timeout_ms, 5000);
-
 	stored = act.record;
 	strcpy(stored.rv, "8");
+	in.kind = ELECTOR_IN_WRITTEN;
+	in.now_ms = 2030;
+	in.record = &stored;
+	elector_step(&e, &in, &act);
+	assert_int_equal(e.lead_until_ms, 10 + 10000);
+
+	/* The next second: it counts from its send time. */
+	in.kind = ELECTOR_IN_TICK;
+	in.now_ms = 4030;
+	in.wall_us = WALL0 + 1200000;
+	in.record = NULL;
+	elector_step(&e, &in, &act);
+	assert_int_equal(act.record.renew_us, WALL0 + 1200000);
+	stored = act.record;
+	strcpy(stored.rv, "9");
+	in.kind = ELECTOR_IN_WRITTEN;
+	in.now_ms = 4040;
+	in.record = &stored;
+	elector_step(&e, &in, &act);
+	assert_int_equal(e.lead_until_ms, 4030 + 10000);
+
+	/* Same second again, answered late: still from 4030. */
+	in.kind = ELECTOR_IN_TICK;
+	in.now_ms = 6040;
+	in.wall_us = WALL0 + 1700000;
+	in.record = NULL;
+	elector_step(&e, &in, &act);
+	stored = act.record;
+	strcpy(stored.rv, "10");
 	in.kind = ELECTOR_IN_WRITTEN;
 	in.now_ms = 9000;
 	in.record = &stored;
 	elector_step(&e, &in, &act);
+	assert_int_equal(e.lead_until_ms, 4030 + 10000);
+
+	/* A leader's request never outlives its leadership. */
 	in.kind = ELECTOR_IN_TICK;
 	in.now_ms = 11000;
 	in.wall_us = WALL0 + 5 * US;
@@ -433,15 +467,15 @@ test_records(void **state)
 	elector_step(&e, &in, &act);
 	assert_int_equal(act.kind, UPDATE);
 	assert_int_equal(act.record.renew_us, WALL0 + 5 * US);
-	assert_int_equal(act.timeout_ms, 2020 + 10000 - 11000);
+	assert_int_equal(act.timeout_ms, 4030 + 10000 - 11000);
+	stored = act.record;
+	strcpy(stored.rv, "11");
 
 	/* Release: holder "", 1 s, times now, transitions kept. */
 	in.kind = ELECTOR_IN_STOP;
 	in.now_ms = 11001;
 	elector_step(&e, &in, &act);
 	assert_int_equal(act.kind, ELECTOR_DO_NOTHING);	/* renew in flight */
-	stored.renew_us = WALL0 + 5 * US;
-	strcpy(stored.rv, "9");
 	in.kind = ELECTOR_IN_WRITTEN;
 	in.now_ms = 11002;
 	in.wall_us = WALL0 + 6 * US;

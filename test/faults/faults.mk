@@ -1,0 +1,29 @@
+# test/faults/faults.mk -- the fault suite (ref/reliability-performance.md
+# a.5, rows F1-F26) and the soak.  Included by the top Makefile:
+#
+#     -include test/faults/faults.mk
+#
+#   make faults               the fault suite (pytest, a few minutes)
+#   make soak DURATION=300    random kills of 3-5 instances for DURATION
+#                             seconds; prints transitions and S1, exits
+#                             non-zero on a violation (SOAK_SEED=n to
+#                             repeat a run, SOAK_N=3..5 to fix the size)
+#
+# FAULTS_RESULTS=file appends every measured figure as a JSON line (used
+# for docs/RELIABILITY.md; report: python3 test/faults/report.py file).
+
+PYTHON		?= python3
+DURATION	?= 300
+SOAK_ARGS	 = --duration $(DURATION) $(if $(SOAK_SEED),--seed $(SOAK_SEED)) \
+		   $(if $(SOAK_N),-n $(SOAK_N))
+FAULTS_PYTEST	?= $(PYTHON) -m pytest -q -p no:cacheprovider
+
+.PHONY: faults soak
+
+faults: leaderd $(BUILD)/leaderd-testhooks
+	cd test/faults && LEADERD=$(CURDIR)/leaderd \
+		LEADERD_TESTHOOKS=$(CURDIR)/$(BUILD)/leaderd-testhooks \
+		$(FAULTS_PYTEST) .
+
+soak: leaderd
+	LEADERD=$(CURDIR)/leaderd $(PYTHON) test/faults/soak.py $(SOAK_ARGS)
