@@ -136,24 +136,42 @@ is_ours(const struct elector *e, const struct lease *rec)
 }
 
 /*
- * The earliest send time of our writes whose renewTime falls in the same
- * second as renew_us, or 0 if none is remembered.  client-go followers
- * compare records at one-second precision (2.4), so a renew in the same
- * second as the one before it is invisible to them: leadership counts
- * from the first write of that second, never from a later one.
+ * Until when a write of ours that carried renew_us and was sent at
+ * sent_ms keeps us leading: renew_deadline from its send time, but never
+ * past lease_duration from the first write of the same renewTime second.
+ * client-go followers compare records at one-second precision (2.4), so
+ * for them a renew in the same second as the one before it changes
+ * nothing, and their expiry runs from the first.  The cap only binds
+ * when lease_duration < renew_deadline + 1s.
  */
 static uint64_t
-send_time(const struct elector *e, int64_t renew_us)
+lead_until(const struct elector *e, int64_t renew_us, uint64_t sent_ms)
 {
 	unsigned	 i, n;
-	uint64_t	 t = 0;
+	uint64_t	 first = sent_ms, until;
 
 	n = e->nsends < ELECTOR_SENDS ? e->nsends : ELECTOR_SENDS;
 	for (i = 0; i < n; i++)
 		if (e->sends[i].renew_us / US_PER_S == renew_us / US_PER_S &&
-		    (t == 0 || e->sends[i].sent_ms < t))
-			t = e->sends[i].sent_ms;
-	return t;
+		    e->sends[i].sent_ms < first)
+			first = e->sends[i].sent_ms;
+	until = sent_ms + e->conf.renew_deadline_ms;
+	if (until > first + e->conf.lease_duration_ms)
+		until = first + e->conf.lease_duration_ms;
+	return until;
+}
+
+/* The send time of our write that carried renew_us, or 0 if unknown. */
+static uint64_t
+send_time(const struct elector *e, int64_t renew_us)
+{
+	unsigned	 i, n;
+
+	n = e->nsends < ELECTOR_SENDS ? e->nsends : ELECTOR_SENDS;
+	for (i = 0; i < n; i++)
+		if (e->sends[i].renew_us == renew_us)
+			return e->sends[i].sent_ms;
+	return 0;
 }
 
 static void
@@ -242,7 +260,7 @@ expiry(const struct elector *e)
 static void
 decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 {
-	uint64_t	 at, sent;
+	uint64_t	 at, sent, until;
 
 	if (e->ours) {
 		/*
@@ -250,8 +268,9 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 		 * was lost: it counts from its send time (reliability a.3.4).
 		 */
 		if ((sent = send_time(e, e->observed.renew_us)) != 0 &&
-		    sent + e->conf.renew_deadline_ms > e->lead_until_ms)
-			e->lead_until_ms = sent + e->conf.renew_deadline_ms;
+		    (until = lead_until(e, e->observed.renew_us, sent)) >
+		    e->lead_until_ms)
+			e->lead_until_ms = until;
 		if (now_ms < e->lead_until_ms)
 			become_leader(e, act);
 		schedule(e, ELECTOR_DO_UPDATE, now_ms);
@@ -343,7 +362,7 @@ static void
 on_written(struct elector *e, const struct elector_input *in, int release,
     struct elector_action *act)
 {
-	uint64_t	 sent;
+	uint64_t	 until;
 
 	e->conflicts = 0;
 	if (!release && !is_self(e, in->record)) {
@@ -363,11 +382,9 @@ on_written(struct elector *e, const struct elector_input *in, int release,
 		stopped(e, act);
 		return;
 	}
-	if ((sent = send_time(e, in->record->renew_us)) == 0 ||
-	    sent > e->sent_ms)
-		sent = e->sent_ms;
-	if (sent + e->conf.renew_deadline_ms > e->lead_until_ms)
-		e->lead_until_ms = sent + e->conf.renew_deadline_ms;
+	if ((until = lead_until(e, in->record->renew_us, e->sent_ms)) >
+	    e->lead_until_ms)
+		e->lead_until_ms = until;
 	if (e->state == ELECTOR_STOPPING) {
 		/* A renew landed after STOP: hand the lease back now. */
 		schedule(e, ELECTOR_DO_UPDATE, in->now_ms);

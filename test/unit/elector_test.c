@@ -409,8 +409,9 @@ test_records(void **state)
 
 	/*
 	 * A renew in the same second as the write before it: renewTime is
-	 * the wall clock, but leadership does not count from it, since
-	 * client-go followers cannot see it (2.4).
+	 * the wall clock; leadership counts from its send time but never
+	 * past lease_duration from the first write of that second, which is
+	 * all a client-go follower sees (2.4).
 	 */
 	in.kind = ELECTOR_IN_TICK;
 	in.now_ms = 2020;
@@ -428,9 +429,9 @@ test_records(void **state)
 	in.now_ms = 2030;
 	in.record = &stored;
 	elector_step(&e, &in, &act);
-	assert_int_equal(e.lead_until_ms, 10 + 10000);
+	assert_int_equal(e.lead_until_ms, 2020 + 10000);
 
-	/* The next second: it counts from its send time. */
+	/* The next second. */
 	in.kind = ELECTOR_IN_TICK;
 	in.now_ms = 4030;
 	in.wall_us = WALL0 + 1200000;
@@ -445,7 +446,7 @@ test_records(void **state)
 	elector_step(&e, &in, &act);
 	assert_int_equal(e.lead_until_ms, 4030 + 10000);
 
-	/* Same second again, answered late: still from 4030. */
+	/* Same second again, answered late: from its send time. */
 	in.kind = ELECTOR_IN_TICK;
 	in.now_ms = 6040;
 	in.wall_us = WALL0 + 1700000;
@@ -457,7 +458,7 @@ test_records(void **state)
 	in.now_ms = 9000;
 	in.record = &stored;
 	elector_step(&e, &in, &act);
-	assert_int_equal(e.lead_until_ms, 4030 + 10000);
+	assert_int_equal(e.lead_until_ms, 6040 + 10000);
 
 	/* A leader's request never outlives its leadership. */
 	in.kind = ELECTOR_IN_TICK;
@@ -467,7 +468,7 @@ test_records(void **state)
 	elector_step(&e, &in, &act);
 	assert_int_equal(act.kind, UPDATE);
 	assert_int_equal(act.record.renew_us, WALL0 + 5 * US);
-	assert_int_equal(act.timeout_ms, 4030 + 10000 - 11000);
+	assert_int_equal(act.timeout_ms, 5000);
 	stored = act.record;
 	strcpy(stored.rv, "11");
 
@@ -488,6 +489,66 @@ test_records(void **state)
 	assert_int_equal(act.record.acquire_us, WALL0 + 6 * US);
 	assert_int_equal(act.record.renew_us, WALL0 + 6 * US);
 	assert_true(act.timeout_ms <= 5000);
+}
+
+/*
+ * With lease_duration < renew_deadline + 1 s, renews within one second
+ * cannot carry leadership past lease_duration from the first of them.
+ */
+static void
+test_same_second_cap(void **state)
+{
+	struct elector		 e;
+	struct elector_config	 conf = test_config(1);
+	struct elector_input	 in = { 0 };
+	struct elector_action	 act;
+	struct lease		 rec;
+	char			 err[128];
+	static const struct {
+		uint64_t	 now_ms;
+		int64_t		 wall_us;
+		uint64_t	 until_ms;
+	} renews[] = {
+		{ 520, WALL0 + 600000, 3010 },	/* capped: 10 + 3 s */
+		{ 1030, WALL0 + 950000, 3010 },	/* still capped */
+		{ 1540, WALL0 + 1450000, 4040 },	/* a new second */
+	};
+	size_t			 i;
+
+	(void)state;
+	conf.lease_duration_ms = 3000;
+	conf.renew_deadline_ms = 2500;
+	conf.retry_period_ms = 500;
+	conf.request_timeout_ms = 1000;
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
+	in.kind = ELECTOR_IN_TICK;
+	elector_step(&e, &in, &act);
+	fixed_record(R_FREE, &rec);
+	in.kind = ELECTOR_IN_GOT;
+	in.now_ms = 10;
+	in.wall_us = WALL0 + 100000;
+	in.record = &rec;
+	elector_step(&e, &in, &act);
+	assert_int_equal(act.kind, UPDATE);
+	for (i = 0; i <= sizeof(renews) / sizeof(renews[0]); i++) {
+		rec = act.record;
+		snprintf(rec.rv, sizeof(rec.rv), "%zu", 20 + i);
+		in.kind = ELECTOR_IN_WRITTEN;
+		in.record = &rec;
+		in.now_ms += 5;
+		elector_step(&e, &in, &act);
+		if (i > 0)
+			assert_int_equal(e.lead_until_ms,
+			    renews[i - 1].until_ms);
+		if (i == sizeof(renews) / sizeof(renews[0]))
+			break;
+		in.kind = ELECTOR_IN_TICK;
+		in.record = NULL;
+		in.now_ms = renews[i].now_ms;
+		in.wall_us = renews[i].wall_us;
+		elector_step(&e, &in, &act);
+		assert_int_equal(act.kind, UPDATE);
+	}
 }
 
 /* Jittered retries stay within retry_period x [1, 2.2). */
@@ -565,6 +626,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
 		cmocka_unit_test(test_records),
+		cmocka_unit_test(test_same_second_cap),
 		cmocka_unit_test(test_jitter),
 		cmocka_unit_test(test_timing_rules),
 	};
