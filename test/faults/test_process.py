@@ -144,13 +144,11 @@ def test_f03_sigstop_beyond_ld_answers_false_on_resume(cluster, measure):
 
 
 def test_f04_short_sigstop_keeps_lease(cluster, measure):
-    """F4: SIGSTOP the leader for 0.8s, 3 times, 1.5s apart.  0.8s is below
-    RD - 2*RP = 1s, the least leadership a leader has left at its last
-    renew before the stop (leadership counts from the first write of a
-    second, up to 2 writes a second at RP 500ms), and below the 1s
-    request_timeout an in-flight renew may be waiting on.  Bound: no
-    transition, no claim by anyone else, the leader claims again at once
-    after each SIGCONT and never logs a loss."""
+    """F4: SIGSTOP the leader for 0.8s (< RD - RP = 1.5s, and below the
+    1s request_timeout an in-flight renew may be waiting on), 3 times,
+    1.5s apart.  Bound: no transition, no claim by anyone else, the
+    leader claims again at once after each SIGCONT and never logs a
+    loss."""
     ins, chk, leader = start_group(cluster, 3)
     trans0 = cluster.transitions()
     time.sleep(2 * RP)
