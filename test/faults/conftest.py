@@ -7,7 +7,6 @@ lines) when set.  Every test is bounded by an alarm."""
 import json
 import os
 import re
-import signal
 import sys
 import time
 import uuid
@@ -55,19 +54,11 @@ def pytest_terminal_summary(terminalreporter):
             m["row"], m["what"], m["value"], m["unit"], b))
 
 
-class _TestTimeout(Exception):
-    pass
-
-
 @pytest.fixture(autouse=True)
 def time_limit():
-    def on_alarm(signum, frame):
-        raise _TestTimeout("test exceeded %ds" % TEST_TIME_LIMIT)
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(TEST_TIME_LIMIT)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, old)
+    """Fail a test that runs longer than TEST_TIME_LIMIT seconds."""
+    with harness.time_limit(TEST_TIME_LIMIT):
+        yield
 
 
 @pytest.fixture

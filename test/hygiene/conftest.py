@@ -7,7 +7,6 @@ reporting (valgrind summaries, fd counts, RSS) are collected with the
 `figures` fixture and printed at the end of the run."""
 
 import os
-import signal
 import sys
 import tempfile
 
@@ -27,20 +26,11 @@ TEST_TIME_LIMIT = int(os.environ.get("HYGIENE_TIME_LIMIT", "0")) or \
 _FIGURES = []
 
 
-class _TestTimeout(Exception):
-    pass
-
-
 @pytest.fixture(autouse=True)
 def time_limit():
     """Fail a test that runs longer than TEST_TIME_LIMIT seconds."""
-    def on_alarm(signum, frame):
-        raise _TestTimeout("test exceeded %ds" % TEST_TIME_LIMIT)
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(TEST_TIME_LIMIT)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, old)
+    with harness.time_limit(TEST_TIME_LIMIT):
+        yield
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ checker.  Every test is bounded by a per-test alarm."""
 
 import os
 import re
-import signal
 import tempfile
 import uuid
 
@@ -37,20 +36,11 @@ def pytest_runtest_makereport(item, call):
                                     else "-", rc), "\n".join(lines)))
 
 
-class _TestTimeout(Exception):
-    pass
-
-
 @pytest.fixture(autouse=True)
 def time_limit():
     """Fail a test that runs longer than TEST_TIME_LIMIT seconds."""
-    def on_alarm(signum, frame):
-        raise _TestTimeout("test exceeded %ds" % TEST_TIME_LIMIT)
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(TEST_TIME_LIMIT)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, old)
+    with harness.time_limit(TEST_TIME_LIMIT):
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,7 @@ client) and a leadership checker that samples every instance's /leader.
 
 Python 3.11 standard library only."""
 
+import contextlib
 import http.client
 import json
 import os
@@ -30,6 +31,25 @@ def leaderd_binary():
     """$LEADERD, else ../../leaderd relative to this directory."""
     p = os.environ.get("LEADERD") or os.path.join(ROOT, "leaderd")
     return os.path.abspath(p)
+
+
+class TestTimeout(Exception):
+    """Raised in a test that ran past its time limit."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    """Raise TestTimeout in the main thread after `seconds` (SIGALRM), so
+    no test waits without bound.  The conftests wrap every test in it."""
+    def on_alarm(signum, frame):
+        raise TestTimeout("test exceeded %ds" % seconds)
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def free_port():
