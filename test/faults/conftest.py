@@ -6,10 +6,8 @@ lines) when set.  Every test is bounded by an alarm."""
 
 import json
 import os
-import re
 import sys
 import time
-import uuid
 
 import pytest
 
@@ -18,6 +16,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 
 import fakeapi  # noqa: E402
 import harness  # noqa: E402
+from fixtures import api, certdir, lock_name  # noqa: E402,F401
 from cluster import FaultCluster, NS  # noqa: E402,F401
 from proxy import ProxyHub  # noqa: E402
 
@@ -81,30 +80,10 @@ def measure(request):
 
 
 @pytest.fixture(scope="session")
-def certdir(tmp_path_factory):
-    d = str(tmp_path_factory.mktemp("certs"))
-    fakeapi.make_certs(d)
-    return d
-
-
-@pytest.fixture
-def api(certdir):
-    a = fakeapi.FakeAPI(certdir=certdir).start()
-    yield a
-    a.stop()
-
-
-@pytest.fixture(scope="session")
 def hub():
     h = ProxyHub()
     yield h
     h.close()
-
-
-@pytest.fixture
-def lock_name(request):
-    base = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower()).strip("-")
-    return "%s-%s" % (base[:40].strip("-"), uuid.uuid4().hex[:6])
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ reporting (valgrind summaries, fd counts, RSS) are collected with the
 
 import os
 import sys
-import tempfile
 
 import pytest
 
@@ -17,6 +16,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 
 import fakeapi  # noqa: E402
 import harness  # noqa: E402
+from fixtures import api, certdir, sockdir  # noqa: E402,F401
 
 # Per test; the soak test runs HYGIENE_SOAK_SECONDS plus its warm-up,
 # idle-timeout phase and failovers.
@@ -51,33 +51,6 @@ def pytest_terminal_summary(terminalreporter):
     if out:
         with open(out, "w") as f:
             f.write("\n".join(_FIGURES) + "\n")
-
-
-@pytest.fixture(scope="session")
-def certdir(tmp_path_factory):
-    d = str(tmp_path_factory.mktemp("certs"))
-    fakeapi.make_certs(d)
-    return d
-
-
-@pytest.fixture
-def api(certdir):
-    a = fakeapi.FakeAPI(certdir=certdir).start()
-    yield a
-    a.stop()
-
-
-@pytest.fixture
-def sockdir():
-    """A short directory for unix sockets (sun_path is 108 bytes)."""
-    d = tempfile.mkdtemp(prefix="ldh-", dir="/tmp")
-    yield d
-    for f in os.listdir(d):
-        try:
-            os.unlink(os.path.join(d, f))
-        except OSError:
-            pass
-    os.rmdir(d)
 
 
 @pytest.fixture

@@ -3,14 +3,11 @@ processes with their own config/kubeconfig/token, and the leadership
 checker.  Every test is bounded by a per-test alarm."""
 
 import os
-import re
-import tempfile
-import uuid
 
 import pytest
 
-import fakeapi
 import harness
+from fixtures import api, certdir, lock_name, sockdir  # noqa: F401
 from harness import Leaderd, LeadershipChecker, wait_until
 
 TEST_TIME_LIMIT = int(os.environ.get("ITEST_TIME_LIMIT", "60"))
@@ -41,41 +38,6 @@ def time_limit():
     """Fail a test that runs longer than TEST_TIME_LIMIT seconds."""
     with harness.time_limit(TEST_TIME_LIMIT):
         yield
-
-
-@pytest.fixture(scope="session")
-def certdir(tmp_path_factory):
-    """One CA and server certificate for the whole session."""
-    d = str(tmp_path_factory.mktemp("certs"))
-    fakeapi.make_certs(d)
-    return d
-
-
-@pytest.fixture
-def api(certdir):
-    a = fakeapi.FakeAPI(certdir=certdir).start()
-    yield a
-    a.stop()
-
-
-@pytest.fixture
-def lock_name(request):
-    """A lock name unique to the test (a DNS-1123 subdomain)."""
-    base = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower()).strip("-")
-    return "%s-%s" % (base[:40].strip("-"), uuid.uuid4().hex[:6])
-
-
-@pytest.fixture
-def sockdir():
-    """A short directory for unix sockets (sun_path is 108 bytes)."""
-    d = tempfile.mkdtemp(prefix="ld-", dir="/tmp")
-    yield d
-    for f in os.listdir(d):
-        try:
-            os.unlink(os.path.join(d, f))
-        except OSError:
-            pass
-    os.rmdir(d)
 
 
 class Cluster:
