@@ -52,21 +52,8 @@ class Checker(harness.LeadershipChecker):
         with self._lock:
             self.paused.discard(name)
 
-    def _run(self):
-        while not self._stop.is_set():
-            with self._lock:
-                insts = [i for i in self.instances
-                         if i.name not in self.paused]
-            for inst in insts:
-                if inst.proc is None:
-                    continue
-                t0 = time.monotonic()
-                d = inst.leader(timeout=0.25) if inst.alive() else None
-                t1 = time.monotonic()
-                lead = bool(d is not None and d.get("is_leader") is True)
-                with self._lock:
-                    self.samples.append((t0, t1, inst.name, lead, d))
-            self._stop.wait(self.interval)
+    def _targets(self):
+        return [i for i in self.instances if i.name not in self.paused]
 
     def window(self, name=None, since=None, until=None):
         return [s for s in self.snapshot()

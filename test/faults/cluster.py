@@ -77,20 +77,8 @@ class FaultCluster:
         return c
 
     def wait_single_leader(self, timeout, instances=None):
-        insts = instances or self.instances
-
-        def one():
-            live = [i for i in insts if i.alive()]
-            views = [(i, i.leader()) for i in live]
-            if any(v is None for _, v in views):
-                return None
-            leads = [i for i, v in views if v["is_leader"] is True]
-            if len(leads) != 1:
-                return None
-            if any(v["name"] != leads[0].identity for _, v in views):
-                return None
-            return leads[0]
-        return harness.wait_until(one, timeout, what="a single agreed leader")
+        return harness.wait_single_leader(instances or self.instances,
+                                          timeout)
 
     def lease(self):
         return self.api.get_lease(NS, self.lock)

@@ -8,7 +8,7 @@ import pytest
 
 import harness
 from fixtures import api, certdir, lock_name, sockdir  # noqa: F401
-from harness import Leaderd, LeadershipChecker, wait_until
+from harness import Leaderd, LeadershipChecker
 
 TEST_TIME_LIMIT = int(os.environ.get("ITEST_TIME_LIMIT", "60"))
 
@@ -75,22 +75,8 @@ class Cluster:
                 if i.alive() and i.is_leader()]
 
     def wait_single_leader(self, timeout, instances=None):
-        """Wait until exactly one live instance says is_leader and every
-        live one names it; return it."""
-        insts = instances or self.instances
-
-        def one():
-            live = [i for i in insts if i.alive()]
-            views = [(i, i.leader()) for i in live]
-            if any(v is None for _, v in views):
-                return None
-            leads = [i for i, v in views if v["is_leader"] is True]
-            if len(leads) != 1:
-                return None
-            if any(v["name"] != leads[0].identity for _, v in views):
-                return None
-            return leads[0]
-        return wait_until(one, timeout, what="a single agreed leader")
+        return harness.wait_single_leader(instances or self.instances,
+                                          timeout)
 
     def lease(self):
         return self.api.get_lease("default", self.lock)

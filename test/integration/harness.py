@@ -394,6 +394,23 @@ class Leaderd:
                                 token=self.token)
 
 
+def wait_single_leader(insts, timeout):
+    """Wait until exactly one live instance of insts says is_leader and
+    every live one names it; return it."""
+    def one():
+        live = [i for i in insts if i.alive()]
+        views = [(i, i.leader()) for i in live]
+        if any(v is None for _, v in views):
+            return None
+        leads = [i for i, v in views if v["is_leader"] is True]
+        if len(leads) != 1:
+            return None
+        if any(v["name"] != leads[0].identity for _, v in views):
+            return None
+        return leads[0]
+    return wait_until(one, timeout, what="a single agreed leader")
+
+
 class LeadershipChecker:
     """Samples every instance's /leader about every `interval` seconds from
     one thread, in turn, recording (t0, t1, name, is_leader, answer): the
@@ -423,10 +440,14 @@ class LeadershipChecker:
         if self._thread is not None:
             self._thread.join(5)
 
+    def _targets(self):
+        """The instances to sample this round (called under the lock)."""
+        return list(self.instances)
+
     def _run(self):
         while not self._stop.is_set():
             with self._lock:
-                insts = list(self.instances)
+                insts = self._targets()
             for inst in insts:
                 if inst.proc is None:
                     continue
