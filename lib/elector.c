@@ -115,6 +115,23 @@ jitter(struct elector *e)
 	    e->conf.retry_period_ms * 12 * r / 100000;
 }
 
+/*
+ * While watching, candidates woken by the same watch event (a release,
+ * or the expiry they all measured from the same renew) spread their
+ * writes over 0-20 ms, so one PUT usually lands alone and the others'
+ * 409s are answered by the next watch event, not by a GET storm.
+ */
+static uint64_t
+spread(struct elector *e)
+{
+	if (!e->watching)
+		return 0;
+	e->rng ^= e->rng << 13;
+	e->rng ^= e->rng >> 7;
+	e->rng ^= e->rng << 17;
+	return e->rng % 21;
+}
+
 static int
 is_self(const struct elector *e, const struct lease *rec)
 {
@@ -283,25 +300,44 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 	if (e->observed.holder[0] == '\0') {
 		/* An empty holder is free at once (2.4). */
 		e->state = ELECTOR_CANDIDATE;
-		schedule(e, ELECTOR_DO_UPDATE, now_ms);
+		schedule(e, ELECTOR_DO_UPDATE, now_ms + spread(e));
 		return;
 	}
 	if (now_ms >= expiry(e)) {
 		e->state = ELECTOR_CANDIDATE;
-		schedule(e, ELECTOR_DO_UPDATE, now_ms);
+		schedule(e, ELECTOR_DO_UPDATE, now_ms + spread(e));
 		return;
 	}
 	e->state = ELECTOR_FOLLOWER;
 	/*
-	 * Poll again after the jittered retry period, or take over right at
-	 * expiry: an UPDATE carrying the resourceVersion just read succeeds
-	 * only if nobody has written since, which is what expiry means.
+	 * Poll again after the jittered retry period (or, while a watch
+	 * delivers changes, after the slow safety-net period), or take over
+	 * right at expiry: an UPDATE carrying the resourceVersion just read
+	 * succeeds only if nobody has written since, which is what expiry
+	 * means.
 	 */
-	at = now_ms + jitter(e);
+	at = now_ms + (e->watching ? e->watch_poll_ms : jitter(e));
 	if (expiry(e) <= at)
-		schedule(e, ELECTOR_DO_UPDATE, expiry(e));
+		schedule(e, ELECTOR_DO_UPDATE, expiry(e) + spread(e));
 	else
 		schedule(e, ELECTOR_DO_GET, at);
+}
+
+/*
+ * A record delivered by the watch, taken like a read.  Our own renew
+ * echoed back changes nothing: leadership is extended only by the
+ * answers to our writes, counted from their send times.
+ */
+static void
+on_watched(struct elector *e, const struct elector_input *in,
+    struct elector_action *act)
+{
+	if (e->state == ELECTOR_STOPPING)
+		return;
+	observe(e, in->record, in->now_ms, act);
+	if (e->state == ELECTOR_LEADER && e->ours)
+		return;
+	decide(e, in->now_ms, act);
 }
 
 static void
@@ -394,9 +430,20 @@ on_written(struct elector *e, const struct elector_input *in, int release,
 	}
 	if (in->now_ms < e->lead_until_ms) {
 		become_leader(e, act);
-		/* Renew every retry_period after a success (2.3). */
-		schedule(e, ELECTOR_DO_UPDATE,
-		    in->now_ms + e->conf.retry_period_ms);
+		/*
+		 * Renew every retry_period after a success (2.3), or at once
+		 * when a round trip as slow as this one would otherwise end
+		 * the claim before its answer came (F6): with one request in
+		 * flight, a renew sent RP after a slow answer lands past the
+		 * deadline once 2 x rtt >= renew_deadline - retry_period.
+		 */
+		e->rtt_ms = in->now_ms - e->sent_ms;
+		if (in->now_ms + e->conf.retry_period_ms + e->rtt_ms >=
+		    e->lead_until_ms)
+			schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
+		else
+			schedule(e, ELECTOR_DO_UPDATE,
+			    in->now_ms + e->conf.retry_period_ms);
 	} else {
 		/* The answer came too late to lead on; renew at once. */
 		lose(e, ELECTOR_CANDIDATE, "the renew answer came after the "
@@ -509,8 +556,17 @@ send_due(struct elector *e, const struct elector_input *in,
 	    !e->have_observed)
 		act->kind = ELECTOR_DO_GET;	/* nothing to write over yet */
 	act->timeout_ms = e->conf.request_timeout_ms;
-	if (e->state == ELECTOR_LEADER)
-		limit = e->lead_until_ms;
+	/*
+	 * A renew may run past the end of the claim it extends (F6): the
+	 * claim still ends at lead_until_ms, judged by the clock, and a late
+	 * success counts from its send time, so waiting for the answer up to
+	 * renew_deadline costs no safety and keeps a leader whose API round
+	 * trips are slow but below renew_deadline.  Only shutdown keeps its
+	 * hard bound.
+	 */
+	if (e->state == ELECTOR_LEADER &&
+	    act->timeout_ms > e->conf.renew_deadline_ms)
+		act->timeout_ms = e->conf.renew_deadline_ms;
 	else if (e->state == ELECTOR_STOPPING)
 		limit = e->stop_until_ms;
 	if (limit != 0 && limit - now_ms < act->timeout_ms)
@@ -538,7 +594,12 @@ elector_step(struct elector *e, const struct elector_input *in,
 	memset(act, 0, sizeof(*act));
 	act->kind = ELECTOR_DO_NOTHING;
 
-	if (in->kind != ELECTOR_IN_TICK && in->kind != ELECTOR_IN_STOP) {
+	if (in->kind == ELECTOR_IN_WATCHED &&
+	    (req != ELECTOR_DO_NOTHING || e->state == ELECTOR_STOPPED ||
+	    in->record == NULL))
+		goto out;	/* the caller feeds it after the answer */
+	if (in->kind != ELECTOR_IN_TICK && in->kind != ELECTOR_IN_STOP &&
+	    in->kind != ELECTOR_IN_WATCHED) {
 		/* An answer: ignore one that nothing asked for. */
 		if (req == ELECTOR_DO_NOTHING || e->state == ELECTOR_STOPPED)
 			goto out;
@@ -575,6 +636,9 @@ elector_step(struct elector *e, const struct elector_input *in,
 	case ELECTOR_IN_STOP:
 		on_stop(e, in, act);
 		break;
+	case ELECTOR_IN_WATCHED:
+		on_watched(e, in, act);
+		break;
 	}
 
 	/* Deadlines hold whatever the input was. */
@@ -606,4 +670,25 @@ out:
 			wake = e->stop_until_ms;
 	}
 	act->wake_ms = wake;
+}
+
+void
+elector_set_watch(struct elector *e, int on, uint64_t poll_ms,
+    uint64_t now_ms)
+{
+	uint64_t	 at;
+
+	e->watching = on;
+	e->watch_poll_ms = poll_ms;
+	if (on || e->state != ELECTOR_FOLLOWER ||
+	    e->inflight != ELECTOR_DO_NOTHING)
+		return;
+	/*
+	 * Back to polling: read within a jittered retry period, whether the
+	 * next request was the slow poll or the takeover at expiry (the read
+	 * decides that again).
+	 */
+	at = now_ms + jitter(e);
+	if (e->next_kind != ELECTOR_DO_NOTHING && e->next_ms > at)
+		schedule(e, ELECTOR_DO_GET, at);
 }

@@ -48,7 +48,8 @@ enum elector_input_kind {
 	ELECTOR_IN_WRITTEN,	/* CREATE/UPDATE returned the stored record */
 	ELECTOR_IN_CONFLICT,	/* CREATE/UPDATE lost a race (409) */
 	ELECTOR_IN_FAILED,	/* transport error, timeout, other status */
-	ELECTOR_IN_STOP		/* shutdown requested */
+	ELECTOR_IN_STOP,	/* shutdown requested */
+	ELECTOR_IN_WATCHED	/* a watch event carried a newer record */
 };
 
 enum elector_action_kind {
@@ -122,6 +123,9 @@ struct elector {
 	char			 reported[LEASE_HOLDER_MAX]; /* last holder reported */
 	const char		*why;		/* static reason of the last loss */
 	uint64_t		 rng;		/* xorshift64 state */
+	int			 watching;	/* a watch delivers changes */
+	uint64_t		 watch_poll_ms;	/* follower poll while watching */
+	uint64_t		 rtt_ms;	/* round trip of the last renew */
 };
 
 /*
@@ -140,6 +144,20 @@ int	elector_init(struct elector *e, const struct elector_config *conf,
  */
 void	elector_step(struct elector *e, const struct elector_input *in,
 	    struct elector_action *act);
+
+/*
+ * Say whether a watch on the lock is healthy.  While it is, a follower
+ * polls only every poll_ms as a safety net (a watch event, fed as
+ * ELECTOR_IN_WATCHED, wakes it sooner) and a free or expired lease is
+ * tried after a random 0-20 ms spread, so that candidates woken by the
+ * same event do not all write in the same instant.  Turning the watch
+ * off brings a follower's next poll back within a jittered
+ * retry_period.  The caller feeds a TICK afterwards to re-arm its timer.
+ * Expiry is decided by the local clock either way: the watch only wakes
+ * the elector sooner.
+ */
+void	elector_set_watch(struct elector *e, int on, uint64_t poll_ms,
+	    uint64_t now_ms);
 
 /* Whether e leads at monotonic time now_ms (strictly before lead_until). */
 int	elector_is_leader(const struct elector *e, uint64_t now_ms);

@@ -3,8 +3,13 @@
  * compare-and-swap on resourceVersion, a virtual clock, and a seeded
  * random schedule of network delays, lost requests, lost answers, late
  * writes, server errors, process pauses, kills, graceful stops and
- * restarts (some reusing an identity), and the lease deleted by hand.  After every event it checks that
- * no two electors would answer "I lead" at that virtual instant.
+ * restarts (some reusing an identity), and the lease deleted by hand.
+ * In half the schedules the electors also watch the store: every write
+ * is delivered to each watcher in order after a random delay, while a
+ * request is in flight it waits as daemon.c keeps it (the newest, fed
+ * after the answer if still newer), and streams break and come back
+ * (elector_set_watch).  After every event it checks that no two electors
+ * would answer "I lead" at that virtual instant.
  *
  *   elector_sim [schedules [first-seed]]
  *
@@ -22,6 +27,8 @@
 #define MAXGHOST	64
 #define SIM_MS		120000	/* virtual length of one schedule */
 #define NEVER		UINT64_MAX
+#define WATCHQ		8	/* watch events in flight to one node */
+#define WATCH_POLL_MS	60000	/* safety-net poll while watching */
 
 struct rng {
 	uint64_t	 s;
@@ -78,6 +85,13 @@ struct node {
 	uint64_t		 stop_at;	/* graceful stop, or NEVER */
 	uint64_t		 kill_at;	/* kill -9, or NEVER */
 	uint64_t		 restart_at;	/* start again, or NEVER */
+	int			 watch_on;	/* its watch stream is up */
+	uint64_t		 watch_back_at;	/* stream comes back, or NEVER */
+	struct lease		 wq[WATCHQ];	/* events on their way, in order */
+	uint64_t		 wq_at[WATCHQ];	/* their delivery times */
+	int			 wq_n;
+	struct lease		 pending;	/* delivered during a request */
+	int			 have_pending;
 };
 
 struct world {
@@ -85,6 +99,7 @@ struct world {
 	int		 n;
 	int		 faults;	/* 0: a clean network, no kills */
 	int		 deletes;	/* lease deletions, no restarts */
+	int		 watch;		/* the nodes watch the store */
 	struct node	 nodes[MAXN];
 	struct lease	 store;
 	int		 exists;
@@ -143,7 +158,75 @@ start_node(struct world *w, int i, int identity)
 		else if (chance(&w->rng, 300))
 			nd->stop_at = w->now_ms + between(&w->rng, 5000, SIM_MS);
 	}
+	nd->watch_back_at = NEVER;
+	if (w->watch) {
+		nd->watch_on = 1;
+		elector_set_watch(&nd->e, 1, WATCH_POLL_MS, w->now_ms);
+	}
 	feed(w, i, ELECTOR_IN_TICK, NULL);
+}
+
+static uint64_t
+rv_num(const struct lease *l)
+{
+	return strtoull(l->rv, NULL, 10);
+}
+
+/* The stream to node i breaks: what was on its way is gone. */
+static void
+watch_break(struct world *w, int i)
+{
+	struct node	*nd = &w->nodes[i];
+
+	nd->watch_on = 0;
+	nd->wq_n = 0;
+	nd->watch_back_at = w->now_ms + between(&w->rng, 100, 30000);
+	elector_set_watch(&nd->e, 0, WATCH_POLL_MS, w->now_ms);
+	feed(w, i, ELECTOR_IN_TICK, NULL);
+}
+
+/* Queue the store's new state to every node whose stream is up. */
+static void
+watch_publish(struct world *w)
+{
+	struct node	*nd;
+	uint64_t	 at;
+	int		 i;
+
+	if (!w->watch)
+		return;
+	for (i = 0; i < w->n; i++) {
+		nd = &w->nodes[i];
+		if (!nd->alive || !nd->watch_on)
+			continue;
+		if (nd->wq_n == WATCHQ) {
+			nd->watch_back_at = w->now_ms;	/* broken below */
+			continue;
+		}
+		at = w->now_ms + between(&w->rng, 0, w->faults ? 400 : 30);
+		if (w->faults && chance(&w->rng, 20))
+			at += between(&w->rng, 1000, 15000);	/* stalled */
+		if (nd->wq_n > 0 && at < nd->wq_at[nd->wq_n - 1])
+			at = nd->wq_at[nd->wq_n - 1];	/* in order */
+		nd->wq[nd->wq_n] = w->store;
+		nd->wq_at[nd->wq_n++] = at;
+	}
+}
+
+/* Feed a watched record now, or keep it until the answer (daemon.c). */
+static void
+watch_deliver(struct world *w, int i, const struct lease *rec)
+{
+	struct node	*nd = &w->nodes[i];
+
+	if (nd->e.inflight != ELECTOR_DO_NOTHING) {
+		nd->pending = *rec;
+		nd->have_pending = 1;
+		return;
+	}
+	if (nd->e.have_observed && rv_num(rec) <= rv_num(&nd->e.observed))
+		return;		/* older than what a read already gave */
+	feed(w, i, ELECTOR_IN_WATCHED, rec);
 }
 
 /* Apply a request to the store; fill the answer the server would give. */
@@ -179,6 +262,7 @@ apply(struct world *w, const struct ghost *g, enum elector_input_kind *ans,
 	w->exists = 1;
 	*ans = ELECTOR_IN_WRITTEN;
 	*out = w->store;
+	watch_publish(w);
 }
 
 /* Put a request on the network with a random fate. */
@@ -258,9 +342,17 @@ feed(struct world *w, int i, enum elector_input_kind kind,
 	in.now_ms = w->now_ms;
 	in.wall_us = 1700000000000000LL + (int64_t)w->now_ms * 1000;
 	in.record = rec;
-	if (rec != NULL)
+	if (rec != NULL && kind != ELECTOR_IN_WATCHED)
 		snprintf(nd->rv, sizeof(nd->rv), "%s", rec->rv);
 	elector_step(&nd->e, &in, &act);
+	/*
+	 * A watched record becomes the body of the next PUT only if the
+	 * elector took it (daemon.c does the same): a write is decided on
+	 * the record it goes over.
+	 */
+	if (rec != NULL && kind == ELECTOR_IN_WATCHED &&
+	    strcmp(nd->e.observed.rv, rec->rv) == 0)
+		snprintf(nd->rv, sizeof(nd->rv), "%s", rec->rv);
 	if (getenv("SIM_TRACE") != NULL)
 		fprintf(stderr, "%6" PRIu64 " node %d %s in %d rec %s/%s/%"
 		    PRId64 "/%d -> %s act %d (%s/%" PRId64 "/%d) lead_until %"
@@ -282,6 +374,13 @@ feed(struct world *w, int i, enum elector_input_kind kind,
 	if (act.kind != ELECTOR_DO_NOTHING)
 		send_request(w, i, &act);
 	nd->wake_ms = act.wake_ms == 0 ? NEVER : act.wake_ms;
+	if (nd->have_pending && nd->e.inflight == ELECTOR_DO_NOTHING &&
+	    kind != ELECTOR_IN_WATCHED) {
+		struct lease	 p = nd->pending;
+
+		nd->have_pending = 0;
+		watch_deliver(w, i, &p);
+	}
 }
 
 /* The next event time, over all nodes and the network. */
@@ -313,6 +412,9 @@ next_time(struct world *w)
 			continue;
 		}
 		MIN(nd->wake_ms);
+		if (nd->wq_n > 0)
+			MIN(nd->wq_at[0]);
+		MIN(nd->watch_back_at);
 		if (nd->waiting) {
 			MIN(nd->answer_at);
 			MIN(nd->timeout_at);
@@ -392,6 +494,37 @@ run_due(struct world *w)
 		}
 		if (nd->paused_until > w->now_ms)
 			continue;
+		if (nd->watch_back_at <= w->now_ms) {
+			if (nd->watch_on) {
+				watch_break(w, i);	/* queue overflowed */
+				continue;
+			}
+			/* Reconnected: the stream starts with the state. */
+			nd->watch_back_at = NEVER;
+			nd->watch_on = 1;
+			elector_set_watch(&nd->e, 1, WATCH_POLL_MS, w->now_ms);
+			if (w->exists)
+				watch_deliver(w, i, &w->store);
+			if (nd->alive && nd->e.inflight == ELECTOR_DO_NOTHING)
+				feed(w, i, ELECTOR_IN_TICK, NULL);
+			continue;
+		}
+		if (nd->wq_n > 0 && nd->wq_at[0] <= w->now_ms) {
+			struct lease	 rec = nd->wq[0];
+
+			memmove(&nd->wq[0], &nd->wq[1],
+			    (size_t)(nd->wq_n - 1) * sizeof(nd->wq[0]));
+			memmove(&nd->wq_at[0], &nd->wq_at[1],
+			    (size_t)(nd->wq_n - 1) * sizeof(nd->wq_at[0]));
+			nd->wq_n--;
+			watch_deliver(w, i, &rec);
+			continue;
+		}
+		if (nd->alive && nd->watch_on && w->faults &&
+		    chance(&w->rng, 2)) {
+			watch_break(w, i);	/* stream cut, 410, silence */
+			continue;
+		}
 		if (nd->waiting && nd->answer_at <= w->now_ms &&
 		    nd->answer_at <= nd->timeout_at) {
 			nd->waiting = 0;
@@ -430,6 +563,7 @@ run_schedule(uint64_t seed, uint64_t *led_ms, unsigned *transitions)
 	w.n = (int)between(&w.rng, 2, MAXN);
 	w.faults = seed % 10 != 0;
 	w.deletes = seed % 10 == 1;
+	w.watch = seed % 2 == 0;
 	w.last_leader = -1;
 	w.first_lead_ms = NEVER;
 	for (i = 0; i < w.n; i++)

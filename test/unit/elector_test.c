@@ -587,6 +587,189 @@ test_jitter(void **state)
 	assert_true(lo < 2500 && hi > 3900);
 }
 
+/* An elector on test_config(1) that watches, as a follower of R_FOREIGN. */
+static void
+watching_follower(struct elector *e)
+{
+	struct elector_config	 conf = test_config(1);
+	struct elector_input	 in;
+	struct elector_action	 act;
+	struct lease		 rec;
+	char			 err[128];
+
+	assert_int_equal(elector_init(e, &conf, 0, err, sizeof(err)), 0);
+	elector_set_watch(e, 1, 60000, 0);
+	memset(&in, 0, sizeof(in));
+	in.kind = ELECTOR_IN_TICK;
+	elector_step(e, &in, &act);
+	assert_int_equal(act.kind, ELECTOR_DO_GET);
+	fixed_record(R_FOREIGN, &rec);
+	in.kind = ELECTOR_IN_GOT;
+	in.now_ms = 10;
+	in.record = &rec;
+	elector_step(e, &in, &act);
+	assert_int_equal(e->state, ELECTOR_FOLLOWER);
+	/* No poll before expiry: the takeover is due at 15010 + 0-20 ms. */
+	assert_int_equal(e->next_kind, ELECTOR_DO_UPDATE);
+	assert_in_range(act.wake_ms, 15010, 15030);
+}
+
+static void
+feed(struct elector *e, enum elector_input_kind kind, uint64_t now_ms,
+    const struct lease *rec, struct elector_action *act)
+{
+	struct elector_input	 in;
+
+	memset(&in, 0, sizeof(in));
+	in.kind = kind;
+	in.now_ms = now_ms;
+	in.wall_us = WALL0 + (int64_t)now_ms * 1000;
+	in.record = rec;
+	elector_step(e, &in, act);
+}
+
+static void
+test_watch_release(void **state)
+{
+	struct elector		 e;
+	struct elector_action	 act;
+	struct lease		 rec;
+	unsigned		 seen[21];
+	int			 i, n;
+
+	(void)state;
+	memset(seen, 0, sizeof(seen));
+	for (n = 0; n < 200; n++) {
+		watching_follower(&e);
+		e.rng ^= (uint64_t)n * 0x9e3779b97f4a7c15ULL;
+		/* A renew seen through the watch moves the expiry later. */
+		fixed_record(R_FOREIGN2, &rec);
+		feed(&e, ELECTOR_IN_WATCHED, 5000, &rec, &act);
+		assert_int_equal(act.kind, ELECTOR_DO_NOTHING);
+		assert_in_range(act.wake_ms, 20000, 20020);
+		/* The release: a write within 0-20 ms, never a GET first. */
+		fixed_record(R_FREE, &rec);
+		feed(&e, ELECTOR_IN_WATCHED, 6000, &rec, &act);
+		if (act.kind == ELECTOR_DO_NOTHING) {
+			assert_in_range(act.wake_ms, 6001, 6020);
+			feed(&e, ELECTOR_IN_TICK, act.wake_ms, NULL, &act);
+		}
+		assert_int_equal(act.kind, ELECTOR_DO_UPDATE);
+		assert_string_equal(act.record.holder, "a");
+		assert_int_equal(act.record.transitions, 4);
+		seen[e.sent_ms - 6000]++;
+	}
+	/* The spread is spread: at least 10 of the 21 slots were used. */
+	for (i = 0, n = 0; i < 21; i++)
+		n += seen[i] > 0;
+	assert_true(n >= 10);
+}
+
+static void
+test_watch_inflight_and_off(void **state)
+{
+	struct elector		 e;
+	struct elector_action	 act;
+	struct lease		 rec;
+
+	(void)state;
+	watching_follower(&e);
+	/* Taken only while no request is in flight. */
+	feed(&e, ELECTOR_IN_TICK, 15030, NULL, &act);
+	assert_int_equal(act.kind, ELECTOR_DO_UPDATE);
+	fixed_record(R_FREE, &rec);
+	feed(&e, ELECTOR_IN_WATCHED, 15031, &rec, &act);
+	assert_string_equal(elector_holder(&e), "b");
+	assert_int_equal(e.inflight, ELECTOR_DO_UPDATE);
+
+	/* The watch breaks: the follower polls within 2.2 x retry_period. */
+	watching_follower(&e);
+	elector_set_watch(&e, 0, 60000, 1000);
+	feed(&e, ELECTOR_IN_TICK, 1000, NULL, &act);
+	assert_int_equal(e.next_kind, ELECTOR_DO_GET);
+	assert_in_range(act.wake_ms, 3000, 5400);
+}
+
+static void
+test_watch_leader(void **state)
+{
+	struct elector		 e;
+	struct elector_config	 conf = test_config(1);
+	struct elector_action	 act;
+	struct lease		 rec, mine;
+	char			 err[128];
+
+	(void)state;
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
+	elector_set_watch(&e, 1, 60000, 0);
+	feed(&e, ELECTOR_IN_TICK, 0, NULL, &act);
+	fixed_record(R_FREE, &rec);
+	feed(&e, ELECTOR_IN_GOT, 10, &rec, &act);
+	if (act.kind == ELECTOR_DO_NOTHING)
+		feed(&e, ELECTOR_IN_TICK, act.wake_ms, NULL, &act);
+	assert_int_equal(act.kind, ELECTOR_DO_UPDATE);
+	mine = act.record;
+	strcpy(mine.rv, "200");
+	feed(&e, ELECTOR_IN_WRITTEN, 40, &mine, &act);
+	assert_true(elector_is_leader(&e, 40));
+	/* Our own write echoed by the watch: nothing changes. */
+	strcpy(mine.rv, "201");
+	feed(&e, ELECTOR_IN_WATCHED, 50, &mine, &act);
+	assert_int_equal(act.kind, ELECTOR_DO_NOTHING);
+	assert_true(elector_is_leader(&e, 50));
+	assert_int_equal(act.events & ELECTOR_EV_LOST, 0);
+	/* Another holder's write seen through the watch ends the claim. */
+	fixed_record(R_FOREIGN, &rec);
+	strcpy(rec.rv, "202");
+	feed(&e, ELECTOR_IN_WATCHED, 60, &rec, &act);
+	assert_false(elector_is_leader(&e, 60));
+	assert_int_equal(e.state, ELECTOR_FOLLOWER);
+	assert_true(act.events & ELECTOR_EV_LOST);
+}
+
+/*
+ * F6: a renew is given request_timeout (up to renew_deadline) whatever
+ * the claim has left, and after a slow answer the next renew goes at
+ * once rather than retry_period later.
+ */
+static void
+test_slow_renew(void **state)
+{
+	struct elector		 e;
+	struct elector_config	 conf = test_config(1);
+	struct elector_action	 act;
+	struct lease		 rec, mine;
+	char			 err[128];
+
+	(void)state;
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
+	feed(&e, ELECTOR_IN_TICK, 0, NULL, &act);
+	fixed_record(R_FREE, &rec);
+	feed(&e, ELECTOR_IN_GOT, 10, &rec, &act);
+	mine = act.record;
+	strcpy(mine.rv, "300");
+	feed(&e, ELECTOR_IN_WRITTEN, 20, &mine, &act);	/* until 10010 */
+	feed(&e, ELECTOR_IN_TICK, 2020, NULL, &act);
+	assert_int_equal(act.kind, ELECTOR_DO_UPDATE);
+	mine = act.record;
+	strcpy(mine.rv, "301");
+	/* 4.98 s round trip: until 12020, next renew at once. */
+	feed(&e, ELECTOR_IN_WRITTEN, 7000, &mine, &act);
+	assert_true(elector_is_leader(&e, 7000));
+	assert_int_equal(act.kind, ELECTOR_DO_UPDATE);
+	/* 5020 ms of claim left: the full request_timeout all the same. */
+	assert_int_equal(act.timeout_ms, 5000);
+	mine = act.record;
+	strcpy(mine.rv, "302");
+	/* The claim ends at 12020 while the renew is out... */
+	feed(&e, ELECTOR_IN_TICK, 12020, NULL, &act);
+	assert_false(elector_is_leader(&e, 12020));
+	/* ...and its answer, sent at 7000, gives it back until 17000. */
+	feed(&e, ELECTOR_IN_WRITTEN, 11990 + 40, &mine, &act);
+	assert_true(elector_is_leader(&e, 12030));
+	assert_int_equal(e.lead_until_ms, 17000);
+}
+
 static void
 test_timing_rules(void **state)
 {
@@ -629,6 +812,10 @@ main(void)
 		cmocka_unit_test(test_same_second_cap),
 		cmocka_unit_test(test_jitter),
 		cmocka_unit_test(test_timing_rules),
+		cmocka_unit_test(test_watch_release),
+		cmocka_unit_test(test_watch_inflight_and_off),
+		cmocka_unit_test(test_watch_leader),
+		cmocka_unit_test(test_slow_renew),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
