@@ -697,3 +697,84 @@ lease_status(const char *buf, size_t len, char *reason, size_t reasonlen,
 	json_decref(root);
 	return rc;
 }
+
+int
+lease_decode_event(const char *buf, size_t len, struct lease_event *ev,
+    char **object, char *err, size_t errlen)
+{
+	static const char *const types[] = { "ADDED", "MODIFIED", "DELETED",
+	    "BOOKMARK", "ERROR" };
+	json_t *root, *type, *obj, *meta, *code;
+	json_error_t jerr;
+	char *s = NULL;
+	size_t i;
+	int rc = -1;
+
+	lease_init();
+	memset(ev, 0, sizeof(*ev));
+	*object = NULL;
+	if (errlen > 0)
+		err[0] = '\0';
+	if (len > LEASE_BODY_MAX || memchr(buf, '\0', len) != NULL) {
+		snprintf(err, errlen, "watch event too large or with a NUL byte");
+		return -1;
+	}
+	if ((root = json_loadb(buf, len, JSON_REJECT_DUPLICATES,
+	    &jerr)) == NULL) {
+		snprintf(err, errlen, "watch event is not JSON: %s", jerr.text);
+		return -1;
+	}
+	type = json_object_get(root, "type");
+	obj = json_object_get(root, "object");
+	if (!json_is_string(type) || !json_is_object(obj)) {
+		snprintf(err, errlen, "watch event without type or object");
+		goto out;
+	}
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strcmp(json_string_value(type), types[i]) == 0)
+			break;
+	if (i == sizeof(types) / sizeof(types[0])) {
+		snprintf(err, errlen, "unknown watch event type");
+		goto out;
+	}
+	ev->type = (enum lease_event_type)i;
+	switch (ev->type) {
+	case LEASE_EV_ERROR:
+		code = json_object_get(obj, "code");
+		ev->code = json_is_integer(code) ?
+		    (long)json_integer_value(code) : 0;
+		copy_field(obj, "reason", ev->reason, sizeof(ev->reason));
+		copy_field(obj, "message", ev->message, sizeof(ev->message));
+		rc = 0;
+		break;
+	case LEASE_EV_BOOKMARK:
+		meta = json_object_get(obj, "metadata");
+		if (!json_is_object(meta) || get_string(meta,
+		    "resourceVersion", "metadata.resourceVersion", ev->rv,
+		    sizeof(ev->rv), err, errlen) == -1 || ev->rv[0] == '\0') {
+			if (err[0] == '\0')
+				snprintf(err, errlen, "bookmark without "
+				    "a resourceVersion");
+			break;
+		}
+		rc = 0;
+		break;
+	default:
+		s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		if (s == NULL)
+			abort();	/* Cannot happen: allocation is xmalloc. */
+		if (lease_decode(s, strlen(s), &ev->rec, err, errlen) == -1)
+			break;
+		memcpy(ev->rv, ev->rec.rv, sizeof(ev->rv));
+		if (ev->type != LEASE_EV_DELETED) {
+			*object = s;
+			s = NULL;
+		}
+		rc = 0;
+		break;
+	}
+out:
+	free(s);
+	json_decref(root);
+	return rc;
+}

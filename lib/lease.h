@@ -105,4 +105,32 @@ int	lease_parse_time(const char *s, int64_t *us);
 int	lease_status(const char *buf, size_t len, char *reason,
 	    size_t reasonlen, char *message, size_t messagelen);
 
+/* The types of a watch event (the "type" of a watch.Event). */
+enum lease_event_type {
+	LEASE_EV_ADDED,
+	LEASE_EV_MODIFIED,
+	LEASE_EV_DELETED,
+	LEASE_EV_BOOKMARK,	/* only metadata.resourceVersion is set */
+	LEASE_EV_ERROR		/* a Status: 410 Expired, ... */
+};
+
+struct lease_event {
+	enum lease_event_type	 type;
+	struct lease		 rec;	/* ADDED, MODIFIED, DELETED */
+	char			 rv[LEASE_RV_MAX]; /* the event's version */
+	long			 code;	/* ERROR: the Status code */
+	char			 reason[64];	/* ERROR: the Status reason */
+	char			 message[256];	/* ERROR: the Status message */
+};
+
+/*
+ * Decode one line of a watch stream ({"type": ..., "object": ...}).  For
+ * ADDED and MODIFIED, *object is set to the Lease object as JSON (the
+ * body the next PUT goes over; the caller frees it); otherwise to NULL.
+ * An event whose object is not a valid Lease, an unknown type or a line
+ * that is not JSON is an error: -1 with err.
+ */
+int	lease_decode_event(const char *buf, size_t len,
+	    struct lease_event *ev, char **object, char *err, size_t errlen);
+
 #endif /* LEASE_H */

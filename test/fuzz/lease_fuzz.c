@@ -1,6 +1,7 @@
 /*
- * lease_fuzz.c -- lease_decode and lease_status on arbitrary bytes; a
- * decoded record must survive encode and decode unchanged.
+ * lease_fuzz.c -- lease_decode, lease_decode_event and lease_status on
+ * arbitrary bytes; a decoded record must survive encode and decode
+ * unchanged, and a watch event's object must decode as its record.
  */
 
 #include <stdlib.h>
@@ -13,10 +14,19 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct lease	 l, back;
-	char		 err[256], reason[64], msg[256], *body;
+	struct lease_event ev;
+	char		 err[256], reason[64], msg[256], *body, *obj;
 
 	lease_status((const char *)data, size, reason, sizeof(reason), msg,
 	    sizeof(msg));
+	if (lease_decode_event((const char *)data, size, &ev, &obj, err,
+	    sizeof(err)) == 0 && obj != NULL) {
+		if (lease_decode(obj, strlen(obj), &back, err,
+		    sizeof(err)) == -1 || !lease_same_record(&ev.rec, &back) ||
+		    strcmp(ev.rv, back.rv) != 0)
+			abort();
+		free(obj);
+	}
 	if (lease_decode((const char *)data, size, &l, err, sizeof(err)) == -1)
 		return 0;
 	if ((body = lease_encode_update((const char *)data, size, &l, err,

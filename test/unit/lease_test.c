@@ -716,6 +716,71 @@ test_status(void **state)
 	assert_string_equal(message, "");
 }
 
+static void
+test_watch_event(void **state)
+{
+	static const char added[] = "{\"type\":\"MODIFIED\",\"object\":"
+	    "{\"kind\":\"Lease\",\"apiVersion\":\"coordination.k8s.io/v1\","
+	    "\"metadata\":{\"name\":\"x\",\"namespace\":\"ns\","
+	    "\"uid\":\"u-1\",\"resourceVersion\":\"42\"},\"spec\":"
+	    "{\"holderIdentity\":\"pod-b\",\"leaseDurationSeconds\":15,"
+	    "\"renewTime\":\"2026-12-03T08:00:00.000000Z\"}}}";
+	static const char bookmark[] = "{\"type\":\"BOOKMARK\",\"object\":"
+	    "{\"kind\":\"Lease\",\"apiVersion\":\"coordination.k8s.io/v1\","
+	    "\"metadata\":{\"resourceVersion\":\"77\"}}}";
+	static const char gone[] = "{\"type\":\"ERROR\",\"object\":{"
+	    "\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+	    "\"status\":\"Failure\",\"message\":\"too old resource "
+	    "version: 5 (90)\",\"reason\":\"Expired\",\"code\":410}}";
+	static const char *const bad[] = {
+		"", "{", "[]", "{\"type\":\"ADDED\"}",
+		"{\"type\":\"SOMETHING\",\"object\":{}}",
+		"{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{}}}",
+		"{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\"}}",
+		"{\"type\":\"ADDED\",\"object\":{\"kind\":\"Lease\","
+		    "\"spec\":{\"leaseDurationSeconds\":\"x\"}}}",
+	};
+	struct lease_event	 ev;
+	struct lease		 back;
+	char			 err[256], *obj;
+	size_t			 i;
+
+	(void)state;
+	assert_int_equal(lease_decode_event(added, strlen(added), &ev, &obj,
+	    err, sizeof(err)), 0);
+	assert_int_equal(ev.type, LEASE_EV_MODIFIED);
+	assert_string_equal(ev.rec.holder, "pod-b");
+	assert_string_equal(ev.rv, "42");
+	assert_non_null(obj);
+	/* The object is the body a PUT goes over: it decodes the same. */
+	assert_int_equal(lease_decode(obj, strlen(obj), &back, err,
+	    sizeof(err)), 0);
+	assert_string_equal(back.uid, "u-1");
+	assert_true(lease_same_record(&ev.rec, &back));
+	free(obj);
+
+	assert_int_equal(lease_decode_event(bookmark, strlen(bookmark), &ev,
+	    &obj, err, sizeof(err)), 0);
+	assert_int_equal(ev.type, LEASE_EV_BOOKMARK);
+	assert_string_equal(ev.rv, "77");
+	assert_null(obj);
+
+	assert_int_equal(lease_decode_event(gone, strlen(gone), &ev, &obj,
+	    err, sizeof(err)), 0);
+	assert_int_equal(ev.type, LEASE_EV_ERROR);
+	assert_int_equal(ev.code, 410);
+	assert_string_equal(ev.reason, "Expired");
+	assert_null(obj);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(lease_decode_event(bad[i], strlen(bad[i]), &ev,
+		    &obj, err, sizeof(err)), -1);
+		assert_null(obj);
+		assert_true(err[0] != '\0');
+	}
+}
+
 int
 main(void)
 {
@@ -731,6 +796,7 @@ main(void)
 		cmocka_unit_test(test_encode_edge),
 		cmocka_unit_test(test_encode_update_errors),
 		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_watch_event),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
