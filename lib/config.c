@@ -46,6 +46,9 @@ const struct config_keydef config_keys[CONFIG_NKEYS] = {
 	{ "log.format", CONFIG_LOG_FORMAT, CONFIG_T_STR, STR(log_format) },
 	{ "readyz.leader_only", CONFIG_READYZ_LEADER_ONLY, CONFIG_T_BOOL,
 	    NUM(readyz_leader_only) },
+	{ "watch", CONFIG_WATCH, CONFIG_T_BOOL, NUM(watch) },
+	{ "kubernetes.watch_timeout", CONFIG_WATCH_TIMEOUT, CONFIG_T_DUR,
+	    NUM(watch_timeout_ms) },
 };
 
 void
@@ -112,6 +115,8 @@ config_defaults(struct config *c)
 	c->release_on_cancel = 1;
 	snprintf(c->listen_http, sizeof(c->listen_http), "127.0.0.1:4040");
 	c->request_timeout_ms = 5000;
+	c->watch = 1;
+	c->watch_timeout_ms = 300000;
 	snprintf(c->log_level, sizeof(c->log_level), "info");
 	snprintf(c->log_format, sizeof(c->log_format), "text");
 }

@@ -43,6 +43,8 @@ enum config_key {
 	CONFIG_LOG_LEVEL,
 	CONFIG_LOG_FORMAT,
 	CONFIG_READYZ_LEADER_ONLY,
+	CONFIG_WATCH,
+	CONFIG_WATCH_TIMEOUT,
 	CONFIG_NKEYS
 };
 
@@ -62,6 +64,8 @@ struct config {
 	char		 log_level[16];			/* error|warn|info|debug */
 	char		 log_format[16];		/* text|json */
 	int		 readyz_leader_only;		/* /readyz 200 only leading */
+	int		 watch;				/* watch the lock; default 1 */
+	uint64_t	 watch_timeout_ms;		/* one watch's length; 5m */
 	struct config_origin origin[CONFIG_NKEYS];	/* where each value came from */
 	int		 set[CONFIG_NKEYS];		/* value given explicitly */
 };

@@ -246,6 +246,22 @@ check_request_timeout(const struct config *c, struct config_errs *e)
 		    "raise renew_deadline", rt, rd);
 }
 
+/*
+ * A watch shorter than a second is a request loop; the API server caps
+ * timeoutSeconds by its own --min-request-timeout range anyway (1800 s
+ * at most by default), so longer values are refused here.
+ */
+static void
+check_watch_timeout(const struct config *c, struct config_errs *e)
+{
+	uint64_t	 t = c->watch_timeout_ms;
+
+	if (t < 1000 || t > 1800000 || t % 1000 != 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_WATCH_TIMEOUT),
+		    "kubernetes.watch_timeout must be a whole number of "
+		    "seconds from 1s to 30m (default 5m)");
+}
+
 static void
 check_names(const struct config *c, struct config_errs *e)
 {
@@ -340,6 +356,7 @@ config_validate(const struct config *c, char *err, size_t errlen)
 	check_timing(c, &e);
 	check_listen(c, &e);
 	check_request_timeout(c, &e);
+	check_watch_timeout(c, &e);
 	if (strcmp(c->log_level, "error") != 0 &&
 	    strcmp(c->log_level, "warn") != 0 &&
 	    strcmp(c->log_level, "info") != 0 &&
@@ -425,54 +442,87 @@ out_str(struct out *o, const char *s)
 		out_add(o, "\"");
 }
 
+/* The length of k's section name ("lock" of "lock.name"), 0 if none. */
+static size_t
+section_len(const struct config_keydef *k)
+{
+	const char	*dot = strchr(k->path, '.');
+
+	return dot != NULL ? (size_t)(dot - k->path) : 0;
+}
+
+static int
+same_section(const struct config_keydef *a, const struct config_keydef *b)
+{
+	size_t	 n = section_len(a);
+
+	return n > 0 && n == section_len(b) &&
+	    strncmp(a->path, b->path, n) == 0;
+}
+
+/* One "key: value  # origin" line. */
+static void
+dump_key(struct out *o, const struct config *c, const struct config_keydef *k)
+{
+	const struct config_origin *org;
+	size_t		 n = section_len(k);
+	char		 d[32];
+
+	if (n > 0)
+		out_add(o, "  %s: ", k->path + n + 1);
+	else
+		out_add(o, "%s: ", k->path);
+	switch (k->type) {
+	case CONFIG_T_STR:
+		out_str(o, (const char *)c + k->off);
+		break;
+	case CONFIG_T_DUR:
+		duration_format(*(const uint64_t *)(const void *)
+		    ((const char *)c + k->off), d, sizeof(d));
+		out_add(o, "%s", d);
+		break;
+	case CONFIG_T_BOOL:
+		out_add(o, "%s", *(const int *)(const void *)
+		    ((const char *)c + k->off) ? "true" : "false");
+		break;
+	}
+	org = &c->origin[k->key];
+	if (org->src[0] != '\0' && org->line > 0)
+		out_add(o, "  # %s:%d:%d", org->src, org->line, org->col);
+	else if (org->src[0] != '\0')
+		out_add(o, "  # %s", org->src);
+	out_add(o, "\n");
+}
+
+/*
+ * Keys in table order, each section once, at its first key: keys added
+ * to the end of the table may belong to a section listed earlier.
+ */
 size_t
 config_dump(const struct config *c, char *buf, size_t len)
 {
 	struct out	 o = { buf, len, 0 };
 	const struct config_keydef *k;
-	const struct config_origin *org;
-	const char	*dot, *section = "";
-	char		 d[32];
-	size_t		 i, n, seclen = 0;
+	size_t		 i, j, n;
 
 	if (len == 0)
 		return 0;
 	buf[0] = '\0';
 	for (i = 0; i < CONFIG_NKEYS; i++) {
 		k = &config_keys[i];
-		if ((dot = strchr(k->path, '.')) != NULL) {
-			n = (size_t)(dot - k->path);
-			if (seclen != n || strncmp(section, k->path, n) != 0) {
-				out_add(&o, "%.*s:\n", (int)n, k->path);
-				section = k->path;
-				seclen = n;
-			}
-			out_add(&o, "  %s: ", dot + 1);
-		} else {
-			seclen = 0;
-			out_add(&o, "%s: ", k->path);
+		if ((n = section_len(k)) == 0) {
+			dump_key(&o, c, k);
+			continue;
 		}
-		switch (k->type) {
-		case CONFIG_T_STR:
-			out_str(&o, (const char *)c + k->off);
-			break;
-		case CONFIG_T_DUR:
-			duration_format(*(const uint64_t *)(const void *)
-			    ((const char *)c + k->off), d, sizeof(d));
-			out_add(&o, "%s", d);
-			break;
-		case CONFIG_T_BOOL:
-			out_add(&o, "%s", *(const int *)(const void *)
-			    ((const char *)c + k->off) ? "true" : "false");
-			break;
-		}
-		org = &c->origin[k->key];
-		if (org->src[0] != '\0' && org->line > 0)
-			out_add(&o, "  # %s:%d:%d", org->src, org->line,
-			    org->col);
-		else if (org->src[0] != '\0')
-			out_add(&o, "  # %s", org->src);
-		out_add(&o, "\n");
+		for (j = 0; j < i; j++)
+			if (same_section(&config_keys[j], k))
+				break;
+		if (j < i)
+			continue;	/* its section is written already */
+		out_add(&o, "%.*s:\n", (int)n, k->path);
+		for (j = i; j < CONFIG_NKEYS; j++)
+			if (same_section(&config_keys[j], k))
+				dump_key(&o, c, &config_keys[j]);
 	}
 	return o.used;
 }

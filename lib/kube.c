@@ -39,6 +39,9 @@ struct kube {
 	size_t			 len;
 	size_t			 cap;
 	int			 too_large;	/* body passed LEASE_BODY_MAX */
+	kube_line_cb		 line_cb;	/* a watch: lines go here */
+	int			 streaming;	/* the watch answered 200 */
+	int			 line_abort;	/* line_cb asked to stop */
 	int			 fresh;		/* next request on a new connection */
 	int			 busy;
 	kube_done_cb		 done_cb;
@@ -136,12 +139,40 @@ status_reason(long status)
 	}
 }
 
+/*
+ * A watch answered 200: hand every complete line to line_cb and keep the
+ * rest for the next chunk.  A line longer than LEASE_BODY_MAX aborts.
+ */
+static size_t
+stream_lines(struct kube *k, size_t n)
+{
+	char	*p, *nl, *end = k->body + k->len;
+
+	p = k->body;
+	while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		if (nl > p && k->line_cb(p, (size_t)(nl - p), k->arg) == -1) {
+			k->line_abort = 1;
+			return 0;
+		}
+		p = nl + 1;
+	}
+	k->len = (size_t)(end - p);
+	memmove(k->body, p, k->len);
+	k->body[k->len] = '\0';
+	return n;
+}
+
 static size_t
 write_cb(char *data, size_t size, size_t nmemb, void *arg)
 {
 	struct kube	*k = arg;
 	size_t		 n = size * nmemb;
+	long		 status = 0;
 
+	if (k->line_cb != NULL && !k->streaming) {
+		curl_easy_getinfo(k->easy, CURLINFO_RESPONSE_CODE, &status);
+		k->streaming = status == 200;
+	}
 	if (n > LEASE_BODY_MAX - k->len) {
 		k->too_large = 1;
 		return 0;	/* aborts the transfer: CURLE_WRITE_ERROR */
@@ -154,6 +185,8 @@ write_cb(char *data, size_t size, size_t nmemb, void *arg)
 	memcpy(k->body + k->len, data, n);
 	k->len += n;
 	k->body[k->len] = '\0';
+	if (k->streaming)
+		return stream_lines(k, n);
 	return n;
 }
 
@@ -418,6 +451,8 @@ request_end(struct kube *k)
 	k->busy = 0;
 	k->done_cb = NULL;
 	k->arg = NULL;
+	k->line_cb = NULL;
+	k->streaming = 0;
 }
 
 static void
@@ -430,7 +465,13 @@ fill_result(struct kube *k, CURLcode rc, struct kube_result *res)
 	if (rc != CURLE_OK) {
 		res->outcome = KUBE_FAILED;
 		res->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
-		if (k->too_large) {
+		if (k->line_abort) {
+			snprintf(res->reason, sizeof(res->reason),
+			    "BadWatchEvent");
+			snprintf(res->message, sizeof(res->message),
+			    "the watch stream carried an event leaderd cannot "
+			    "read");
+		} else if (k->too_large) {
 			snprintf(res->reason, sizeof(res->reason),
 			    "BodyTooLarge");
 			snprintf(res->message, sizeof(res->message),
@@ -578,6 +619,8 @@ start(struct kube *k, const char *method, char *url, const char *body,
 	 */
 	k->len = 0;
 	k->too_large = 0;
+	k->line_abort = 0;
+	k->streaming = 0;
 	k->errbuf[0] = '\0';
 	k->done_cb = cb;
 	k->arg = arg;
@@ -625,6 +668,36 @@ kube_lease_update(struct kube *k, const char *ns, const char *name,
 {
 	return start(k, "PUT", lease_url(k, ns, name), body, timeout_ms, cb,
 	    arg);
+}
+
+int
+kube_lease_watch(struct kube *k, const char *ns, const char *name,
+    const char *rv, unsigned timeout_s, uint64_t limit_ms,
+    kube_line_cb line_cb, kube_done_cb cb, void *arg)
+{
+	char	*base, *sel, *erv = NULL, *url;
+	int	 rc;
+
+	if ((base = lease_url(k, ns, NULL)) == NULL)
+		return -1;
+	xasprintf(&sel, "metadata.name=%s", name);
+	url = curl_easy_escape(k->easy, sel, 0);
+	free(sel);
+	if (url == NULL || (rv[0] != '\0' &&
+	    (erv = curl_easy_escape(k->easy, rv, 0)) == NULL)) {
+		curl_free(url);
+		free(base);
+		return -1;
+	}
+	xasprintf(&sel, "%s?watch=1&fieldSelector=%s&allowWatchBookmarks=true"
+	    "&timeoutSeconds=%u%s%s", base, url, timeout_s,
+	    erv != NULL ? "&resourceVersion=" : "", erv != NULL ? erv : "");
+	curl_free(url);
+	curl_free(erv);
+	free(base);
+	if ((rc = start(k, "GET", sel, NULL, limit_ms, cb, arg)) == 0)
+		k->line_cb = line_cb;
+	return rc;
 }
 
 void

@@ -70,6 +70,29 @@ int	kube_lease_update(struct kube *k, const char *ns, const char *name,
 int	kube_event_create(struct kube *k, const char *ns, const char *body,
 	    uint64_t timeout_ms, kube_done_cb done_cb, void *arg);
 
+/*
+ * Called with each complete line of a watch stream (without its newline),
+ * from inside libcurl's write callback: it must not start or cancel
+ * requests.  Return 0, or -1 to abort the stream (done_cb then reports
+ * a failure).
+ */
+typedef int (*kube_line_cb)(const char *line, size_t len, void *arg);
+
+/*
+ * Watch the Lease ns/name from resourceVersion rv ("" for "now"): a GET
+ * on the collection with watch=1, a fieldSelector on the name,
+ * allowWatchBookmarks and timeoutSeconds=timeout_s, so the API server
+ * ends the stream after timeout_s.  While the answer is 200, each line
+ * goes to line_cb; any other status is collected as a body and reported
+ * by done_cb like any request.  done_cb runs when the stream ends: KUBE_OK
+ * for a clean end, KUBE_FAILED for a cut or for limit_ms passing (the
+ * bound on the whole stream, which also catches a silent one).  Use a
+ * client of its own: it is busy for as long as the stream lasts.
+ */
+int	kube_lease_watch(struct kube *k, const char *ns, const char *name,
+	    const char *rv, unsigned timeout_s, uint64_t limit_ms,
+	    kube_line_cb line_cb, kube_done_cb done_cb, void *arg);
+
 /* Abort the running request, if any; its done_cb does not run. */
 void	kube_cancel(struct kube *k);
 
