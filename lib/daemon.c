@@ -24,7 +24,15 @@
 #include "localapi.h"
 #include "lease.h"
 #include "log.h"
+#include "watch.h"
 #include "xmalloc.h"
+
+/*
+ * While the watch is healthy a follower still reads the Lease this often,
+ * as a safety net against a stream that looks open but delivers nothing
+ * (README "Watching the Lease").
+ */
+#define WATCH_POLL_MS	60000
 
 struct daemon {
 	struct ev_loop		*loop;
@@ -33,6 +41,10 @@ struct daemon {
 	struct curlev		*cv;
 	struct kube		*kube;
 	struct kube		*events;	/* a second client, for Events */
+	struct watch		*watch;		/* the Lease watch, or NULL */
+	struct lease		 pend_rec;	/* watched while a request ran */
+	char			*pend_obj;	/* its object; NULL = none */
+	int			 pend_reread;	/* a DELETED or 410 came then */
 	struct httpd		*httpd;
 	ev_timer		 wake;		/* the elector's wake time */
 	ev_timer		 hard_stop;	/* exit even if the API hangs */
@@ -142,6 +154,28 @@ keep_body(struct daemon *d, const struct kube_result *res)
 	d->bodylen = res->len;
 }
 
+static void	watched(struct daemon *, const struct lease *, char *);
+static void	reread(struct daemon *);
+
+/* Feed what the watch delivered while the request ran, now it is done. */
+static void
+watch_pending(struct daemon *d)
+{
+	char	*obj;
+
+	if (d->req != ELECTOR_DO_NOTHING)
+		return;
+	if (d->pend_obj != NULL) {
+		obj = d->pend_obj;
+		d->pend_obj = NULL;
+		watched(d, &d->pend_rec, obj);
+	}
+	if (d->pend_reread && d->req == ELECTOR_DO_NOTHING) {
+		d->pend_reread = 0;
+		reread(d);
+	}
+}
+
 static void
 api_done_cb(const struct kube_result *res, void *arg)
 {
@@ -168,8 +202,11 @@ api_done_cb(const struct kube_result *res, void *arg)
 		keep_body(d, res);
 		if (req != ELECTOR_DO_GET)
 			d->st.written_ms = clock_mono_ms();
+		if (d->watch != NULL)
+			watch_seen(d->watch, rec.rv);
 		step(d, req == ELECTOR_DO_GET ? ELECTOR_IN_GOT :
 		    ELECTOR_IN_WRITTEN, &rec);
+		watch_pending(d);
 		return;
 	case KUBE_NOTFOUND:
 		api_ok(d, req);
@@ -180,20 +217,97 @@ api_done_cb(const struct kube_result *res, void *arg)
 			return;
 		}
 		log_debug("lease %s: not found", d->lock);
+		d->pend_reread = 0;
 		step(d, ELECTOR_IN_NOTFOUND, NULL);
+		watch_pending(d);
 		return;
 	case KUBE_CONFLICT:
 		api_ok(d, req);
 		log_debug("lease %s: conflict: %s", d->lock, res->message);
 		step(d, ELECTOR_IN_CONFLICT, NULL);
+		watch_pending(d);
 		return;
 	case KUBE_FAILED:
 		if (res->status == 401)
 			kube_token_stale(d->kube);
 		api_error(d, req, res);
 		step(d, ELECTOR_IN_FAILED, NULL);
+		watch_pending(d);
 		return;
 	}
+}
+
+/*
+ * A record from the watch.  The elector takes it only between requests
+ * and only if it is newer than what it has seen (a GET answer may have
+ * overtaken the event).  The object becomes the body the next PUT goes
+ * over only if the elector took the record: a write must go over the
+ * record it was decided on.
+ */
+static void
+watched(struct daemon *d, const struct lease *rec, char *obj)
+{
+	char	*old_body;
+	size_t	 old_len;
+
+	if (d->req != ELECTOR_DO_NOTHING) {
+		d->pend_rec = *rec;
+		free(d->pend_obj);
+		d->pend_obj = obj;
+		return;
+	}
+	if (d->el.have_observed &&
+	    !watch_rv_newer(rec->rv, d->el.observed.rv)) {
+		free(obj);
+		return;
+	}
+	old_body = d->body;
+	old_len = d->bodylen;
+	d->body = obj;
+	d->bodylen = strlen(obj);
+	step(d, ELECTOR_IN_WATCHED, rec);
+	if (strcmp(d->el.observed.rv, rec->rv) == 0) {
+		free(old_body);
+		return;
+	}
+	/* Not taken (shutting down): nothing was sent over it. */
+	free(d->body);
+	d->body = old_body;
+	d->bodylen = old_len;
+}
+
+/* The Lease was deleted, or the watch's version is too old: read it. */
+static void
+reread(struct daemon *d)
+{
+	if (d->req != ELECTOR_DO_NOTHING) {
+		d->pend_reread = 1;
+		return;
+	}
+	elector_read_now(&d->el, clock_mono_ms());
+	step(d, ELECTOR_IN_TICK, NULL);
+}
+
+static void
+watch_record_cb(const struct lease *rec, char *obj, void *arg)
+{
+	watched(arg, rec, obj);
+}
+
+static void
+watch_reread_cb(void *arg)
+{
+	reread(arg);
+}
+
+static void
+watch_health_cb(int healthy, void *arg)
+{
+	struct daemon	*d = arg;
+
+	elector_set_watch(&d->el, healthy, WATCH_POLL_MS, clock_mono_ms());
+	if (d->req == ELECTOR_DO_NOTHING && d->el.state != ELECTOR_STOPPED)
+		step(d, ELECTOR_IN_TICK, NULL);
 }
 
 /* Start the request an action names; -1 if it could not be started. */
@@ -413,6 +527,20 @@ daemon_setup(struct daemon *d, const struct config *c,
 		log_warnx("%s", err);
 		return -1;
 	}
+	if (c->watch) {
+		struct watch_cbs	 cbs = { watch_record_cb,
+					    watch_reread_cb, watch_health_cb };
+		struct kube		*wk;
+
+		if ((wk = kube_new(d->cv, creds, ua, err, sizeof(err))) ==
+		    NULL) {
+			log_warnx("%s", err);
+			return -1;
+		}
+		d->watch = watch_new(d->loop, wk, c->lock_namespace,
+		    c->lock_name, c->watch_timeout_ms, c->request_timeout_ms,
+		    &cbs, d);
+	}
 	d->httpd = httpd_new(d->loop, http_cb, d);
 	if (c->listen_http[0] != '\0' &&
 	    httpd_listen_tcp(d->httpd, c->listen_http, err, sizeof(err)) ==
@@ -463,6 +591,8 @@ daemon_run(const struct config *c, const struct kube_creds *creds)
 		    (unsigned long long)c->renew_deadline_ms,
 		    (unsigned long long)c->retry_period_ms);
 		step(&d, ELECTOR_IN_TICK, NULL);
+		if (d.watch != NULL)
+			watch_start(d.watch, "");
 		ev_run(d.loop, 0);
 		status = 0;
 	}
@@ -475,6 +605,8 @@ daemon_run(const struct config *c, const struct kube_creds *creds)
 		kube_free(d.kube);
 	if (d.events != NULL)
 		kube_free(d.events);
+	watch_free(d.watch);
+	free(d.pend_obj);
 	if (d.cv != NULL)
 		curlev_free(d.cv);
 	ev_signal_stop(d.loop, &d.sigterm);

@@ -692,3 +692,12 @@ elector_set_watch(struct elector *e, int on, uint64_t poll_ms,
 	if (e->next_kind != ELECTOR_DO_NOTHING && e->next_ms > at)
 		schedule(e, ELECTOR_DO_GET, at);
 }
+
+void
+elector_read_now(struct elector *e, uint64_t now_ms)
+{
+	if ((e->state != ELECTOR_FOLLOWER && e->state != ELECTOR_CANDIDATE) ||
+	    e->inflight != ELECTOR_DO_NOTHING)
+		return;
+	schedule(e, ELECTOR_DO_GET, now_ms);
+}

@@ -159,6 +159,13 @@ void	elector_step(struct elector *e, const struct elector_input *in,
 void	elector_set_watch(struct elector *e, int on, uint64_t poll_ms,
 	    uint64_t now_ms);
 
+/*
+ * Read the lock at once if nothing is in flight and we do not lead (the
+ * watch saw the Lease deleted, or its version expired).  The caller feeds
+ * a TICK afterwards.
+ */
+void	elector_read_now(struct elector *e, uint64_t now_ms);
+
 /* Whether e leads at monotonic time now_ms (strictly before lead_until). */
 int	elector_is_leader(const struct elector *e, uint64_t now_ms);
 

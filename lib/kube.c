@@ -191,6 +191,31 @@ write_cb(char *data, size_t size, size_t nmemb, void *arg)
 }
 
 /*
+ * The end of a watch's headers: a 200 opens the stream, which line_cb
+ * hears as a NULL line before any event.
+ */
+static size_t
+header_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct kube	*k = arg;
+	size_t		 n = size * nmemb;
+	long		 status = 0;
+
+	if (k->line_cb == NULL || k->streaming ||
+	    (!(n == 2 && data[0] == '\r') && !(n == 1 && data[0] == '\n')))
+		return n;
+	curl_easy_getinfo(k->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (status == 200) {
+		k->streaming = 1;
+		if (k->line_cb(NULL, 0, k->arg) == -1) {
+			k->line_abort = 1;
+			return 0;
+		}
+	}
+	return n;
+}
+
+/*
  * With tls_server_name, the URL names that host (it is sent as SNI and
  * the certificate is checked against it) and CURLOPT_CONNECT_TO sends
  * the connection to the real server.  The Host header carries the name
@@ -273,6 +298,8 @@ setup_easy(struct kube *k, const char *user_agent, char *err, size_t errlen)
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, k->errbuf);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, k);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, k);
 	curl_easy_setopt(e, CURLOPT_USERAGENT, user_agent);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);

@@ -72,9 +72,9 @@ int	kube_event_create(struct kube *k, const char *ns, const char *body,
 
 /*
  * Called with each complete line of a watch stream (without its newline),
- * from inside libcurl's write callback: it must not start or cancel
- * requests.  Return 0, or -1 to abort the stream (done_cb then reports
- * a failure).
+ * and once with line NULL when the stream opens (a 200), from inside
+ * libcurl's callbacks: it must not start or cancel requests.  Return 0,
+ * or -1 to abort the stream (done_cb then reports a failure).
  */
 typedef int (*kube_line_cb)(const char *line, size_t len, void *arg);
 
