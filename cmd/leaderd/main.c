@@ -22,7 +22,8 @@ enum {
 	OPT_ELECTION = 256, OPT_ELECTION_NS, OPT_ID, OPT_HTTP, OPT_UNIX,
 	OPT_KUBECONFIG, OPT_LEASE_DURATION, OPT_RENEW_DEADLINE,
 	OPT_RETRY_PERIOD, OPT_REQUEST_TIMEOUT, OPT_TTL, OPT_RELEASE,
-	OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_CLUSTER_CREDS, OPT_VERSION
+	OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_CLUSTER_CREDS, OPT_VERSION,
+	OPT_WATCH
 };
 
 static const struct option longopts[] = {
@@ -44,6 +45,7 @@ static const struct option longopts[] = {
 	{ "release-on-cancel",	required_argument, NULL, OPT_RELEASE },
 	{ "log-level",		required_argument, NULL, OPT_LOG_LEVEL },
 	{ "log-format",		required_argument, NULL, OPT_LOG_FORMAT },
+	{ "watch",		required_argument, NULL, OPT_WATCH },
 	{ "use-cluster-credentials", optional_argument, NULL,
 	    OPT_CLUSTER_CREDS },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
@@ -70,6 +72,7 @@ static const struct {
 	{ OPT_RELEASE,		"release_on_cancel",	"--release-on-cancel" },
 	{ OPT_LOG_LEVEL,	"log.level",		"--log-level" },
 	{ OPT_LOG_FORMAT,	"log.format",		"--log-format" },
+	{ OPT_WATCH,		"watch",		"--watch" },
 };
 
 static void __attribute__((noreturn))
@@ -98,6 +101,7 @@ usage(int status)
 	    "  --release-on-cancel BOOL    release the lease on SIGTERM\n"
 	    "  --log-level LEVEL           error, warn, info or debug\n"
 	    "  --log-format FORMAT         text or json\n"
+	    "  --watch BOOL                watch the lock (default true)\n"
 	    "  --use-cluster-credentials   accepted; in-cluster is the "
 	    "default\n"
 	    "  --version                   print the version\n");
