@@ -2,7 +2,8 @@
 """bench -- leaderd's figures, printed, never asserted (the machine is
 noisy; the tests assert safety, this measures cost and speed).
 
-    python3 test/bench/bench.py [--leaderd PATH] [--trials N] [--idle S]
+    python3 test/bench/bench.py [--leaderd PATH] [--trials N]
+        [--kill-trials N] [--idle S] [--backends fakeapi,kube-apiserver]
 
 With the default production timings (15s / 10s / 2s) it measures, for
 three instances against the test API server over TLS:
@@ -10,15 +11,19 @@ three instances against the test API server over TLS:
   - CPU time used over the idle period, per instance, as ms per minute;
   - API requests per minute, leader and followers;
   - /leader latency from a local client (p50, p99, max over 2000 GETs);
-and with short timings (3s / 2s / 500ms), over N trials:
-  - handover after SIGTERM of the leader (until another says is_leader);
-  - takeover after kill -9 of the leader.
+and, at the same timings, for leaderd and the client-go elector side by
+side, on the test API server and on the e2e suite's kube-apiserver
+(test/bench/handover.py):
+  - handover after SIGTERM of the leader (until another says is_leader),
+    p50/p99 over --trials;
+  - takeover after kill -9 of the leader, over --kill-trials;
+  - API requests per minute of a watching and a polling leaderd follower
+    and of a client-go follower.
 """
 
 import argparse
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,6 +34,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 from fakeapi import FakeAPI  # noqa: E402
 from harness import Leaderd, wait_until  # noqa: E402
+import handover  # noqa: E402
 
 
 def proc_status(pid, key):
@@ -139,55 +145,60 @@ def steady(args, work):
         api.stop()
 
 
-def handovers(args, work, how):
-    api = FakeAPI().start()
-    times = []
-    try:
-        for trial in range(args.trials):
-            insts = [Leaderd(api, work, "%s-%d-%d" % (how, trial, i),
-                             "bench-%s-%d" % (how, trial), log_level="info")
-                     for i in range(3)]
-            try:
-                for i in insts:
-                    i.start()
-                old = wait_until(lambda: leader_of(insts), 10,
-                                 what="a leader")
-                time.sleep(1.0)
-                t = time.monotonic()
-                if how == "sigterm":
-                    old.terminate()
-                else:
-                    old.kill9()
-                rest = [i for i in insts if i is not old]
-                wait_until(lambda: leader_of(rest), 15, interval=0.005,
-                           what="a new leader")
-                times.append(time.monotonic() - t)
-            finally:
-                for i in insts:
-                    i.cleanup()
-    finally:
-        api.stop()
-    return times
+def handover_figures(args, work):
+    """SIGTERM handover and kill -9 takeover at 15s/10s/2s, leaderd beside
+    the client-go elector, on each backend; then API request rates."""
+    timings = (15, 10, 2)
+    kinds = ["leaderd"] + (["clientgo"] if handover.available("clientgo")
+                           else [])
+    if len(kinds) == 1:
+        print("  (client-go elector not built: make e2e-bins; leaderd only)")
+    for bname in args.backends.split(","):
+        try:
+            backend = (handover.FakeBackend(work) if bname == "fakeapi"
+                       else handover.KasBackend(work))
+        except RuntimeError as e:
+            print("%s: skipped: %s" % (bname, e))
+            continue
+        try:
+            for how, n, what in (
+                    ("sigterm", args.trials, "graceful handover (SIGTERM "
+                     "of the leader -> another leads)"),
+                    ("kill9", args.kill_trials, "kill -9 takeover (bound "
+                     "lease_duration + 0.2 s = 15.2 s; client-go up to "
+                     "LD + 2.2 x RP = 19.4 s)")):
+                print("%s, 15s/10s/2s, %s:" % (what, backend.name))
+                for kind in kinds:
+                    ts = handover.trials(backend, kind, how, n, timings,
+                                         bname.replace("-", ""))
+                    print("  %-9s %s" % (kind, handover.fmt(ts)))
+            if bname == "fakeapi":
+                print("API requests per minute over %.0f s, 15s/10s/2s, "
+                      "fakeapi:" % args.idle)
+                for ident, kind, lead, rate in handover.request_rates(
+                        backend, timings, args.idle, "fakeapi"):
+                    print("  %-10s %-9s %-8s %5.1f requests/min" % (
+                        ident, kind, "leader" if lead else "follower",
+                        rate))
+        finally:
+            backend.stop()
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--leaderd")
-    ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--trials", type=int, default=20,
+                    help="SIGTERM handovers per elector kind and backend")
+    ap.add_argument("--kill-trials", type=int, default=5,
+                    help="kill -9 takeovers per elector kind and backend")
     ap.add_argument("--idle", type=float, default=60)
+    ap.add_argument("--backends", default="fakeapi,kube-apiserver")
     args = ap.parse_args()
     if args.leaderd:
         os.environ["LEADERD"] = os.path.abspath(args.leaderd)
     with tempfile.TemporaryDirectory(prefix="leaderd-bench-") as work:
         steady(args, work)
-        for how, bound in (("sigterm", "2.2 x retry_period = 1.1 s"),
-                           ("kill9", "lease_duration + 2.2 x retry_period "
-                            "= 4.1 s")):
-            t = handovers(args, work, how)
-            print("%s of the leader, 3s/2s/500ms, %d trials: median %.2f s, "
-                  "worst %.2f s (bound %s)" % (how, len(t),
-                                              statistics.median(t), max(t),
-                                              bound))
+        handover_figures(args, work)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,288 @@
+"""handover -- how fast leadership moves, for leaderd and for the client-go
+elector, on the test API server and on a real kube-apiserver.
+
+Three electors of one kind share a Lease at production timings.  Each
+trial stops the leader (SIGTERM: it releases the lease; or kill -9: it
+does not) and measures, from the signal, until another elector's /leader
+says is_leader (polled every millisecond).  The stopped elector is then
+replaced by a new one, and the next trial starts once the followers have
+seen the new leader renew.  Figures are printed, never asserted.
+"""
+
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+E2E_BIN = os.environ.get("E2E_BIN") or os.path.join(REPO, "build", "e2e",
+                                                     "bin")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def get_leader(port, timeout=0.5):
+    """The /leader body of the elector on port, or None."""
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    except OSError:
+        return None
+    try:
+        s.sendall(b"GET /leader HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        buf = b""
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            buf += d
+        return json.loads(buf.split(b"\r\n\r\n", 1)[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    finally:
+        s.close()
+
+
+def percentile(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100.0 * (len(xs) - 1))))]
+
+
+class FakeBackend:
+    """The test API server (test/integration/fakeapi.py) over TLS; it
+    counts requests per token."""
+
+    name = "fakeapi"
+    namespace = "default"
+
+    def __init__(self, work):
+        from fakeapi import FakeAPI
+        self.work = work
+        self.api = FakeAPI().start()
+
+    def kubeconfig(self, who):
+        token = "bench-" + who
+        self.api.add_token(token)
+        path = os.path.join(self.work, who + ".kubeconfig")
+        self.api.write_kubeconfig(path, token=token)
+        return path, token
+
+    def requests(self, token):
+        return len(self.api.requests(token=token))
+
+    def stop(self):
+        self.api.stop()
+
+
+class KasBackend:
+    """The e2e suite's kube-apiserver (build/e2e/bin/kasbox), started once;
+    every elector uses its admin kubeconfig."""
+
+    name = "kube-apiserver"
+    namespace = "default"
+
+    def __init__(self, work):
+        binary = os.path.join(E2E_BIN, "kasbox")
+        if not os.access(binary, os.X_OK):
+            raise RuntimeError("%s is not built (make e2e-bins)" % binary)
+        out = os.path.join(work, "kasbox")
+        self.log = open(os.path.join(work, "kasbox.log"), "wb")
+        self.p = subprocess.Popen([binary, "-out", out, "-users", "bench"],
+                                  stdout=subprocess.PIPE, stderr=self.log,
+                                  stdin=subprocess.DEVNULL, text=True)
+        lines = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(l) for l in self.p.stdout],
+                         daemon=True).start()
+        end = time.monotonic() + 240
+        while True:
+            if self.p.poll() is not None or time.monotonic() > end:
+                self.stop()
+                raise RuntimeError("kasbox did not start; see %s"
+                                   % self.log.name)
+            try:
+                if lines.get(timeout=0.5).startswith("READY "):
+                    break
+            except queue.Empty:
+                pass
+        with open(os.path.join(out, "info.json")) as f:
+            self.admin = json.load(f)["users"]["admin"]["kubeconfig"]
+
+    def kubeconfig(self, who):
+        return self.admin, None
+
+    def requests(self, token):
+        return None
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(30)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait(10)
+        self.log.close()
+
+
+class Elector:
+    """One leaderd or client-go elector process with a /leader endpoint."""
+
+    def __init__(self, backend, kind, ident, lease, timings, watch=True):
+        ld, rd, rp = timings
+        self.kind = kind
+        self.ident = ident
+        self.port = free_port()
+        self.kubeconfig, self.token = backend.kubeconfig(ident)
+        if kind == "leaderd":
+            argv = [os.environ["LEADERD"], "--kubeconfig", self.kubeconfig,
+                    "--election", lease,
+                    "--election-namespace", backend.namespace,
+                    "--id", ident, "--http", "127.0.0.1:%d" % self.port,
+                    "--lease-duration", "%gs" % ld,
+                    "--renew-deadline", "%gs" % rd,
+                    "--retry-period", "%gs" % rp,
+                    "--release-on-cancel", "true",
+                    "--watch", "true" if watch else "false",
+                    "--log-level", "warn"]
+        else:
+            argv = [os.path.join(E2E_BIN, "clientgo-elector"),
+                    "-kubeconfig", self.kubeconfig,
+                    "-namespace", backend.namespace, "-name", lease,
+                    "-id", ident, "-http", "127.0.0.1:%d" % self.port,
+                    "-lease-duration", "%gs" % ld,
+                    "-renew-deadline", "%gs" % rd,
+                    "-retry-period", "%gs" % rp,
+                    "-release-on-cancel=true"]
+        self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL,
+                                  stdin=subprocess.DEVNULL)
+
+    def leader(self):
+        return get_leader(self.port)
+
+    def is_leader(self):
+        b = self.leader()
+        return bool(b and b.get("is_leader") is True)
+
+    def signal(self, sig):
+        if self.p.poll() is None:
+            self.p.send_signal(sig)
+
+    def stop(self):
+        self.signal(signal.SIGTERM)
+        try:
+            self.p.wait(15)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait(10)
+
+
+def available(kind):
+    if kind == "leaderd":
+        return True
+    return os.access(os.path.join(E2E_BIN, "clientgo-elector"), os.X_OK)
+
+
+def _wait(pred, timeout, interval=0.01):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(interval)
+    return None
+
+
+def _settled(group, lease_holder):
+    """One leader, and every other elector names it."""
+    leaders = [e for e in group if e.is_leader()]
+    if len(leaders) != 1:
+        return None
+    names = [(e.leader() or {}).get("name") for e in group]
+    if any(n != leaders[0].ident for n in names):
+        return None
+    return leaders[0]
+
+
+def trials(backend, kind, how, n, timings, tag):
+    """n handovers (how: "sigterm" or "kill9") in a group of three; the
+    seconds from each signal to the next is_leader."""
+    ld, rd, rp = timings
+    lease = "bench-%s-%s-%s" % (tag, kind, how)
+    seq = [0]
+
+    def new():
+        seq[0] += 1
+        return Elector(backend, kind, "%s-%s-%d" % (kind[:2], how, seq[0]),
+                       lease, timings)
+
+    group = [new() for _ in range(3)]
+    times = []
+    try:
+        for _ in range(n):
+            old = _wait(lambda: _settled(group, lease), 3 * ld + 10)
+            if old is None:
+                print("    (no settled leader; trial skipped)")
+                break
+            # Let the followers see at least one renew of this leader.
+            time.sleep(rp * 1.5)
+            rest = [e for e in group if e is not old]
+            t0 = time.monotonic()
+            old.signal(signal.SIGTERM if how == "sigterm"
+                       else signal.SIGKILL)
+            took = _wait(lambda: any(e.is_leader() for e in rest),
+                         ld + 3 * rp + 10, interval=0.001)
+            if took is None:
+                print("    (no takeover within %.0f s)" % (ld + 3 * rp + 10))
+                break
+            times.append(time.monotonic() - t0)
+            old.stop()
+            group = rest + [new()]
+    finally:
+        for e in group:
+            e.stop()
+    return times
+
+
+def fmt(ts):
+    if not ts:
+        return "no trials"
+    unit, k = ("ms", 1000.0) if max(ts) < 1.0 else ("s", 1.0)
+    return "p50 %.1f %s, p99 %.1f %s, max %.1f %s (%d trials)" % (
+        percentile(ts, 50) * k, unit, percentile(ts, 99) * k, unit,
+        max(ts) * k, unit, len(ts))
+
+
+def request_rates(backend, timings, idle, tag):
+    """API requests per minute of a following leaderd (watching, and
+    polling) and of a following client-go elector, on one Lease."""
+    lease = "bench-%s-rates" % tag
+    group = [Elector(backend, "leaderd", "rate-lead", lease, timings)]
+    _wait(lambda: group[0].is_leader(), 20)
+    group.append(Elector(backend, "leaderd", "rate-watch", lease, timings))
+    group.append(Elector(backend, "leaderd", "rate-poll", lease, timings,
+                         watch=False))
+    if available("clientgo"):
+        group.append(Elector(backend, "clientgo", "rate-go", lease, timings))
+    try:
+        time.sleep(5)
+        n0 = {e.ident: backend.requests(e.token) for e in group}
+        t0 = time.monotonic()
+        time.sleep(idle)
+        dt = time.monotonic() - t0
+        return [(e.ident, e.kind, e.is_leader(),
+                 (backend.requests(e.token) - n0[e.ident]) * 60.0 / dt)
+                for e in group]
+    finally:
+        for e in group:
+            e.stop()
