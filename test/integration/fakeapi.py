@@ -17,6 +17,14 @@ the request, close without answering or applying), apply_then_close
 blackhole (hold the request unanswered until the fault is cleared), each
 optionally limited to K requests and to some methods.
 
+Watches on a namespace's leases (GET .../leases?watch=1, as the real
+server's watch cache serves them: chunked JSON lines ADDED/MODIFIED/
+DELETED/BOOKMARK/ERROR, 410 Expired in the stream for an RV older than
+the last 100 events, bookmarks every 60 s and 2 s before the deadline,
+a clean end after timeoutSeconds) are logged with method "WATCH"; their
+fault switches (cut after N events, silent, 410, 403, lag, stall) are in
+the block "Lease watch" below.
+
 Every successful write is appended to a history list, every request to a
 request log, both stamped with time.monotonic() (CLOCK_MONOTONIC, the
 same clock leaderd uses), so tests can compare server-side times with
@@ -321,6 +329,8 @@ class Fault:
             return False
         if self.methods is not None and method not in self.methods:
             return False
+        if self.kind in WATCH_FAULT_KINDS and method != "WATCH":
+            return False
         if self.path_prefix is not None and not path.startswith(self.path_prefix):
             return False
         return True
@@ -328,6 +338,547 @@ class Fault:
     def __repr__(self):
         return ("Fault(%s token=%r methods=%r count=%r hits=%d)"
                 % (self.kind, self.token, self.methods, self.count, self.hits))
+
+
+# -- Lease watch ------------------------------------------------------
+#
+# GET .../namespaces/NS/leases?watch=1[&fieldSelector=...][&labelSelector=
+# ...][&resourceVersion=RV][&allowWatchBookmarks=true][&timeoutSeconds=N]
+# as the real kube-apiserver (its watch cache) serves it: 200, chunked,
+# one {"type":..,"object":..} JSON line per event and one chunk per line.
+# The request is logged with method "WATCH" (also what fault switches
+# match against: a fault for methods=["GET"] leaves watches alone), at the
+# moment the stream starts, and updated in place while it runs.  This
+# block keeps its imports here so that it merges as one piece.
+
+import collections  # noqa: E402
+import random  # noqa: E402
+import select  # noqa: E402
+import urllib.parse  # noqa: E402
+
+WATCH_FAULT_KINDS = ("watch_cut", "watch_silent", "watch_gone")
+FAULT_KINDS = FAULT_KINDS + WATCH_FAULT_KINDS
+WATCH_HISTORY = 100             # events kept for watches from an old RV
+WATCH_BOOKMARK_S = 60.0         # kube-apiserver: roughly every minute
+WATCH_PRETIMEOUT_S = 2.0        # and one 2 s before the stream's deadline
+WATCH_MIN_REQUEST_TIMEOUT = 1800  # no timeoutSeconds: [1, 2) x this
+WATCH_SLICE_S = 0.2             # how often a stream looks for a gone client
+GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+LEASE_FIELDS = ("metadata.name", "metadata.namespace")
+
+
+def watch_requested(path, query):
+    """True for a watch on a namespace's lease collection (the only watch
+    fakeapi serves); such requests are logged as method "WATCH"."""
+    if not path.startswith(LEASE_PREFIX) or "watch" not in query:
+        return False
+    parts = path[len(LEASE_PREFIX):].split("/")
+    if len(parts) != 2 or not parts[0] or parts[1] != "leases":
+        return False
+    v = urllib.parse.parse_qs(query, keep_blank_values=True).get("watch")
+    return bool(v) and v[-1] in GO_TRUE
+
+
+def forbidden(name, verb="watch", user="system:serviceaccount:default:leaderd",
+              ns="default"):
+    """The 403 Status of an RBAC denial on leases."""
+    what = 'leases.coordination.k8s.io "%s"' % name if name else \
+        "leases.coordination.k8s.io"
+    msg = ('%s is forbidden: User "%s" cannot %s resource "leases" in API '
+           'group "coordination.k8s.io" in the namespace "%s"'
+           % (what, user, verb, ns))
+    return status_body(403, msg, "Forbidden", lease_details(name or ""))
+
+
+def too_old(rv, oldest):
+    return status_body(410, "too old resource version: %s (%d)" % (rv, oldest),
+                       "Expired")
+
+
+def _parse_selector(s, fields):
+    """[(key, op, value)] for "k=v,k==v,k!=v"; fields: the allowed keys
+    (None: any, as for labels).  Raises ValueError with the server's
+    message."""
+    out = []
+    for term in (s or "").split(","):
+        term = term.strip()
+        if not term:
+            continue
+        m = re.match(r"^([^!=\s]+)\s*(==|!=|=)\s*(.*)$", term)
+        if not m:
+            raise ValueError("invalid selector: '%s'; can't understand '%s'"
+                             % (s, term))
+        k, op, v = m.group(1), m.group(2), m.group(3).strip()
+        if fields is not None and k not in fields:
+            raise ValueError('"%s" is not a known field selector: only '
+                             '"metadata.name", "metadata.namespace"' % k)
+        out.append((k, "!=" if op == "!=" else "=", v))
+    return out
+
+
+def _selected(obj, fsel, lsel):
+    meta = obj.get("metadata", {})
+    for k, op, v in fsel:
+        have = meta.get(k.split(".", 1)[1], "")
+        if (have == v) != (op == "="):
+            return False
+    labels = meta.get("labels") or {}
+    for k, op, v in lsel:
+        if (labels.get(k) == v) != (op == "="):
+            return False
+    return True
+
+
+def _client_gone(sock):
+    """True when the client closed its end (or the socket broke).  Bytes
+    it sent meanwhile (a TLS close_notify) are read and dropped."""
+    try:
+        r, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    if not r:
+        return False
+    try:
+        d = socket.socket.recv(sock, 1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    if not d:
+        return True
+    old = sock.gettimeout()
+    try:
+        sock.settimeout(0.1)
+        return sock.recv(4096) == b""
+    except (socket.timeout, ssl.SSLWantReadError):
+        return False
+    except OSError:
+        return True
+    finally:
+        try:
+            sock.settimeout(old)
+        except OSError:
+            pass
+
+
+class _WatchStream:
+    """One open watch: its log entry and the switches that act on it."""
+
+    def __init__(self, token, entry):
+        self.token = token
+        self.entry = entry      # the request log entry (updated live)
+        self.cut = False        # close now, without the terminating chunk
+        self.end = False        # end now, cleanly (as on timeout)
+
+
+class _WatchHub:
+    """The event history every watch reads from, and the open streams.
+    Guarded by cond; publish() is called with FakeAPI._lock held."""
+
+    def __init__(self, floor):
+        self.cond = threading.Condition()
+        self.events = collections.deque(maxlen=WATCH_HISTORY)
+        self.floor = floor      # a watch from an RV below this gets 410
+        self.seq = 0            # bumped on every change streams wait for
+        self.streams = []
+        self.bookmark_s = WATCH_BOOKMARK_S
+        self.pretimeout_s = WATCH_PRETIMEOUT_S
+        self.lag = {}           # token (None: all) -> seconds
+        self.stalled = set()    # tokens (None: all) whose streams go quiet
+
+    def publish(self, etype, obj, rv):
+        ev = {"rv": rv, "type": etype, "t": time.monotonic(),
+              "ns": obj["metadata"].get("namespace", ""),
+              "name": obj["metadata"].get("name", ""),
+              "object": obj}
+        with self.cond:
+            dropped = len(self.events) == self.events.maxlen
+            self.events.append(ev)
+            if dropped:
+                self.floor = self.events[0]["rv"] - 1
+            self.seq += 1
+            self.cond.notify_all()
+
+    def kick(self):
+        with self.cond:
+            self.seq += 1
+            self.cond.notify_all()
+
+    def lag_of(self, token):
+        return max(self.lag.get(token, 0.0), self.lag.get(None, 0.0))
+
+    def is_stalled(self, token):
+        return token in self.stalled or None in self.stalled
+
+
+class _WatchMixin:
+    """The Lease watch of FakeAPI (see the block comment above)."""
+
+    _watch_hub = None
+
+    def _hub(self):
+        with self._lock:
+            if self._watch_hub is None:
+                self._watch_hub = _WatchHub(self._rv)
+            return self._watch_hub
+
+    def _watch_publish(self, method, obj, created):
+        """Called by _record (lock held) for every write; Leases only."""
+        if obj.get("kind") != "Lease":
+            return
+        if self._watch_hub is None:
+            # Everything after the RV before this write is retained.
+            self._watch_hub = _WatchHub(self._rv - 1)
+        hub = self._watch_hub
+        if method == "DELETE":
+            etype = "DELETED"
+        else:
+            etype = "ADDED" if created else "MODIFIED"
+        ev = copy.deepcopy(obj)
+        # The object of a DELETED event carries the deletion's RV.
+        ev["metadata"]["resourceVersion"] = str(self._rv)
+        hub.publish(etype, ev, self._rv)
+
+    # -- public ----------------------------------------------------------
+
+    def watch_settings(self, bookmark_interval=None, pretimeout=Ellipsis,
+                       history=None):
+        """bookmark_interval: seconds between BOOKMARK events (default 60,
+        as the real server); pretimeout: seconds before a stream's deadline
+        at which one more bookmark is sent (default 2, None: none);
+        history: events kept (default 100; older RVs get 410)."""
+        hub = self._hub()
+        with hub.cond:
+            if bookmark_interval is not None:
+                hub.bookmark_s = float(bookmark_interval)
+            if pretimeout is not Ellipsis:
+                hub.pretimeout_s = pretimeout
+            if history is not None:
+                if history < 1:
+                    raise ValueError("history must be at least 1")
+                dropped = len(hub.events) > history
+                hub.events = collections.deque(hub.events, maxlen=history)
+                if dropped:
+                    hub.floor = max(hub.floor, hub.events[0]["rv"] - 1)
+            hub.seq += 1
+            hub.cond.notify_all()
+
+    def watch_fault(self, kind, token=None, count=None, after=0, hold_ms=None):
+        """A fault for the next watch requests (a Fault; clear_fault()
+        switches it off).  kind: "cut" (after `after` event lines, close
+        without the terminating chunk), "silent" (headers, then nothing
+        until the client goes, the fault is cleared (a close) or hold_ms),
+        "gone" (200 and a 410 Expired ERROR event, the real answer to an
+        expired resourceVersion), "forbidden" (403 with the RBAC Status).
+        Other faults (delay, status, drop, blackhole) apply to watches as
+        to any request when their methods include "WATCH" or are None."""
+        if kind == "forbidden":
+            return self.fault("status", token=token, methods=["WATCH"],
+                              count=count, status=403)
+        if kind not in ("cut", "silent", "gone"):
+            raise ValueError("unknown watch fault %r" % kind)
+        f = self.fault("watch_" + kind, token=token, methods=["WATCH"],
+                       count=count, hold_ms=hold_ms)
+        f.after = after
+        return f
+
+    def watch_compact(self):
+        """Forget the event history: every watch from an RV below the
+        current one gets 410 Expired (as after an etcd compaction)."""
+        hub = self._hub()
+        with self._lock, hub.cond:
+            hub.events.clear()
+            hub.floor = self._rv
+            hub.seq += 1
+
+    def watch_lag(self, seconds, token=None):
+        """Deliver events `seconds` after they happen (token None: on
+        every stream); applies to open streams at once.  0 ends it."""
+        hub = self._hub()
+        with hub.cond:
+            if seconds:
+                hub.lag[token] = float(seconds)
+            else:
+                hub.lag.pop(token, None)
+        hub.kick()
+
+    def watch_stall(self, on=True, token=None):
+        """Open and new streams of token (None: all) deliver nothing, no
+        events and no bookmarks, and never end by themselves, until
+        watch_stall(False, token); then they go on where they were."""
+        hub = self._hub()
+        with hub.cond:
+            if on:
+                hub.stalled.add(token)
+            else:
+                hub.stalled.discard(token)
+        hub.kick()
+
+    def watch_cut_open(self, token=Ellipsis):
+        """Close the open streams (of token) at once, without the
+        terminating chunk.  Returns how many."""
+        return self._watch_mark(token, "cut")
+
+    def watch_end_open(self, token=Ellipsis):
+        """End the open streams (of token) cleanly, as at their timeout.
+        Returns how many."""
+        return self._watch_mark(token, "end")
+
+    def _watch_mark(self, token, what):
+        hub = self._hub()
+        with hub.cond:
+            ss = [s for s in hub.streams
+                  if token is Ellipsis or s.token == token]
+            for s in ss:
+                setattr(s, what, True)
+            hub.seq += 1
+            hub.cond.notify_all()
+        return len(ss)
+
+    def watches(self, token=Ellipsis, open_only=True):
+        """Copies of the log entries of watch requests (of token); with
+        open_only, those whose stream is still open."""
+        return [e for e in self.requests(token=token, method="WATCH")
+                if not open_only or e.get("streaming")]
+
+    def watch_history(self):
+        """The retained events: dicts with rv, type, t, ns, name, object."""
+        hub = self._hub()
+        with hub.cond:
+            return copy.deepcopy(list(hub.events))
+
+    # -- serving ---------------------------------------------------------
+
+    def _serve_watch(self, h, entry, path, query, token):
+        """Answer one watch request on handler h (fault switches, auth,
+        parameters, then the stream).  entry is its request log entry."""
+        ns = path[len(LEASE_PREFIX):].split("/")[0]
+        delay_ms, fault = self._take_faults(token, "WATCH", path)
+        if delay_ms:
+            entry["fault"] = "delay"
+            if self._stopping.wait(delay_ms / 1000.0):
+                h.close_connection = True
+                return
+        if fault is not None:
+            entry["fault"] = fault.kind
+            if fault.kind in ("drop", "apply_then_close"):
+                h.close_connection = True
+                return
+            if fault.kind == "blackhole":
+                hold = BLACKHOLE_MAX_S
+                if fault.hold_ms is not None:
+                    hold = min(hold, fault.hold_ms / 1000.0)
+                end = time.monotonic() + hold
+                while (not fault.cleared.is_set() and
+                       not self._stopping.is_set() and
+                       time.monotonic() < end):
+                    fault.cleared.wait(0.05)
+                h.close_connection = True
+                return
+        if token is None or token not in self.tokens:
+            entry["code"] = 401
+            h._send(401, UNAUTHORIZED)
+            return
+        q = urllib.parse.parse_qs(query, keep_blank_values=True)
+
+        def arg(k, default=""):
+            v = q.get(k)
+            return v[-1] if v else default
+        try:
+            fsel = _parse_selector(arg("fieldSelector"), LEASE_FIELDS)
+            lsel = _parse_selector(arg("labelSelector"), None)
+        except ValueError as e:
+            entry["code"] = 400
+            h._send(400, bad_request(str(e)))
+            return
+        name = next((v for k, op, v in fsel
+                     if k == "metadata.name" and op == "="), "")
+        if fault is not None and fault.kind == "status":
+            code = fault.status
+            hdrs = {}
+            if fault.retry_after is not None:
+                hdrs["Retry-After"] = str(fault.retry_after)
+            if code == 403 and fault.message is None:
+                body = forbidden(name, ns=ns)
+            else:
+                body = status_body(code, fault.message or
+                                   "fakeapi: injected %d" % code)
+            entry["code"] = code
+            h._send(code, body, hdrs)
+            return
+        rv = arg("resourceVersion")
+        entry["rv"] = rv
+        ts = arg("timeoutSeconds")
+        bm = arg("allowWatchBookmarks", "false")
+        err = None
+        if rv and not rv.isdigit():
+            err = 'resourceVersion: Invalid value: "%s": must be a valid ' \
+                'resource version' % rv
+        elif ts and not re.fullmatch(r"-?\d+", ts):
+            err = 'timeoutSeconds: Invalid value: "%s": must be an ' \
+                'integer' % ts
+        elif bm not in GO_TRUE + GO_FALSE + ("",):
+            err = 'allowWatchBookmarks: Invalid value: "%s": must be a ' \
+                'boolean' % bm
+        elif arg("resourceVersionMatch") or arg("sendInitialEvents"):
+            err = "fakeapi: resourceVersionMatch and sendInitialEvents " \
+                "are not supported"
+        if err is not None:
+            entry["code"] = 400
+            h._send(400, bad_request(err))
+            return
+        timeout = int(ts) if ts else 0
+        if timeout <= 0:
+            timeout = WATCH_MIN_REQUEST_TIMEOUT * (1 + random.random())
+        hub = self._hub()
+        expired, initial = None, []
+        with self._lock:
+            if fault is not None and fault.kind == "watch_gone":
+                expired = too_old(rv or self._rv, hub.floor)
+            elif rv in ("", "0"):
+                for (ons, _), o in sorted(self._leases.items()):
+                    if ons == ns and _selected(o, fsel, lsel):
+                        initial.append(copy.deepcopy(o))
+                last = self._rv
+            elif int(rv) < hub.floor:
+                expired = too_old(rv, hub.floor)
+            else:
+                last = int(rv)
+        stream = _WatchStream(token, entry)
+        entry["code"] = 200
+        entry["events"] = 0
+        entry["end"] = None
+        entry["streaming"] = True
+        self._log_request(entry)
+        with hub.cond:
+            hub.streams.append(stream)
+        try:
+            h.send_response(200)
+            h.send_header("Audit-Id", str(uuid.uuid4()))
+            h.send_header("Cache-Control", "no-cache, private")
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Transfer-Encoding", "chunked")
+            h.end_headers()
+            h.wfile.flush()
+            end = self._stream(h, hub, stream, fault, ns, fsel, lsel,
+                               bm in GO_TRUE, timeout, expired, initial,
+                               None if expired else last)
+        except (OSError, ssl.SSLError, ValueError):
+            end = "client"
+        finally:
+            with hub.cond:
+                hub.streams.remove(stream)
+        entry["end"] = end
+        entry["streaming"] = False
+        if end in ("timeout", "expired", "ended"):
+            try:
+                h.wfile.write(b"0\r\n\r\n")
+            except (OSError, ssl.SSLError, ValueError):
+                h.close_connection = True
+        else:
+            h.close_connection = True
+
+    def _stream(self, h, hub, stream, fault, ns, fsel, lsel, bookmarks,
+                timeout, expired, initial, last):
+        """Write events until the stream ends; returns why: timeout,
+        expired, ended (end_open), cut, silent (fault cleared or held
+        long enough), client (gone), stop (the server stops)."""
+        entry = stream.entry
+        sock = h.connection
+        t0 = time.monotonic()
+        deadline = t0 + timeout
+
+        def send(etype, obj):
+            line = json.dumps({"type": etype, "object": obj},
+                              separators=(",", ":")).encode() + b"\n"
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+            entry["events"] += 1
+            after = getattr(fault, "after", None)
+            return fault is not None and fault.kind == "watch_cut" and \
+                entry["events"] >= after
+
+        if fault is not None and fault.kind == "watch_cut" and fault.after <= 0:
+            return "cut"
+        if expired is not None:
+            return "cut" if send("ERROR", expired) else "expired"
+        if fault is not None and fault.kind == "watch_silent":
+            hold = BLACKHOLE_MAX_S
+            if fault.hold_ms is not None:
+                hold = min(hold, fault.hold_ms / 1000.0)
+            end = t0 + hold
+            while time.monotonic() < end:
+                if self._stopping.is_set():
+                    return "stop"
+                if fault.cleared.is_set():
+                    return "silent"
+                if _client_gone(sock):
+                    return "client"
+                fault.cleared.wait(WATCH_SLICE_S)
+            return "silent"
+        for o in initial:
+            if send("ADDED", o):
+                return "cut"
+
+        def next_bookmark(now):
+            t = now + hub.bookmark_s
+            if hub.pretimeout_s is not None and \
+                    deadline - hub.pretimeout_s > now:
+                t = min(t, deadline - hub.pretimeout_s)
+            return t
+        t_bm = next_bookmark(t0)
+        while True:
+            now = time.monotonic()
+            if self._stopping.is_set():
+                return "stop"
+            if stream.cut:
+                return "cut"
+            if stream.end:
+                return "ended"
+            stalled = hub.is_stalled(stream.token)
+            wake = deadline
+            # Under both locks: the events and the global RV agree (a
+            # write bumps the RV and publishes under FakeAPI._lock).
+            with self._lock, hub.cond:
+                seq = hub.seq
+                floor = hub.floor
+                cur_rv = self._rv
+                pending = [e for e in hub.events if e["rv"] > last]
+            if stalled:
+                pending = []
+            elif last < floor:
+                # Fell out of the window (a lagging stream): the real
+                # cacher closes such a watcher; the client re-lists.
+                return "ended"
+            lag = hub.lag_of(stream.token)
+            for e in pending:
+                if e["t"] + lag > now:
+                    wake = min(wake, e["t"] + lag)
+                    break
+                last = e["rv"]
+                if e["ns"] == ns and _selected(e["object"], fsel, lsel):
+                    if send(e["type"], e["object"]):
+                        return "cut"
+            if bookmarks and not stalled:
+                if now >= t_bm:
+                    later = [e["rv"] for e in pending if e["rv"] > last]
+                    cur = later[0] - 1 if later else max(last, cur_rv)
+                    last = cur
+                    if send("BOOKMARK", {"kind": "Lease",
+                                         "apiVersion": LEASE_API,
+                                         "metadata": {"resourceVersion":
+                                                      str(cur)}}):
+                        return "cut"
+                    t_bm = next_bookmark(now)
+                wake = min(wake, t_bm)
+            if now >= deadline and not stalled:
+                return "timeout"
+            if _client_gone(sock):
+                return "client"
+            with hub.cond:
+                if hub.seq == seq:
+                    hub.cond.wait(max(0.0, min(wake - time.monotonic(),
+                                               WATCH_SLICE_S)))
 
 
 class _Server(ThreadingHTTPServer):
@@ -425,6 +976,8 @@ class _Handler(BaseHTTPRequestHandler):
         t_recv = time.monotonic()
         method = self.command
         path, _, query = self.path.partition("?")
+        if method == "GET" and watch_requested(path, query):
+            method = "WATCH"
         auth = self.headers.get("Authorization") or ""
         token = auth[7:].strip() if auth[:7].lower() == "bearer " else None
         entry = {"t_recv": t_recv, "t_done": None, "method": method,
@@ -440,9 +993,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._handle2(api, entry, method, path, query, token, body)
         finally:
             entry["t_done"] = time.monotonic()
-            api._log_request(entry)
+            if "streaming" not in entry:    # a watch logs itself early
+                api._log_request(entry)
 
     def _handle2(self, api, entry, method, path, query, token, body):
+        if method == "WATCH":
+            api._serve_watch(self, entry, path, query, token)
+            return
         delay_ms, fault = api._take_faults(token, method, path)
         if delay_ms:
             entry["fault"] = "delay"
@@ -511,7 +1068,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-class FakeAPI:
+class FakeAPI(_WatchMixin):
     """The test API server.  All public methods are thread-safe."""
 
     def __init__(self, tokens=(), tls=True, host="127.0.0.1", port=0,
@@ -780,6 +1337,7 @@ class FakeAPI:
             "rv": obj.get("metadata", {}).get("resourceVersion"),
             "uid": obj.get("metadata", {}).get("uid"),
             "created": created, "unanswered": unanswered, "admin": admin})
+        self._watch_publish(method, obj, created)
 
     def _managed(self, manager, operation, spec, old=None):
         fields = {"f:spec": {"f:" + k: {} for k in spec}}

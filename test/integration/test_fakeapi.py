@@ -516,3 +516,506 @@ def test_cli_prints_url_and_kubeconfig(tmp_path):
                 p.kill()
             p.stdout.close()
             p.stderr.close()
+
+
+# -- the Lease watch ---------------------------------------------------
+
+WATCH_Q = "watch=1&fieldSelector=metadata.name%%3D%s&allowWatchBookmarks=true"
+
+
+class RawWatch:
+    """A watch client on a raw socket that sees the chunks as sent: each
+    one, the terminating chunk, and a close without it."""
+
+    def __init__(self, api, query, token=TOK, timeout=5.0, path=BASE):
+        s = socket.create_connection(("127.0.0.1", api.port), timeout=timeout)
+        if api.tls:
+            ctx = ssl.create_default_context(cafile=api.ca_file)
+            s = ctx.wrap_socket(s, server_hostname="127.0.0.1")
+        self.sock = s
+        self.buf = b""
+        self.t_sent = time.monotonic()
+        req = "GET %s?%s HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: " \
+            "application/json\r\n" % (path, query)
+        if token is not None:
+            req += "Authorization: Bearer %s\r\n" % token
+        s.sendall((req + "\r\n").encode())
+        while b"\r\n\r\n" not in self.buf:
+            self._fill()
+        head, _, self.buf = self.buf.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        self.status = int(lines[0].split()[1])
+        self.headers = {}
+        for ln in lines[1:]:
+            k, _, v = ln.partition(":")
+            self.headers[k.strip().lower()] = v.strip()
+        self.t_headers = time.monotonic()
+        self.body = None
+        if "content-length" in self.headers:
+            n = int(self.headers["content-length"])
+            while len(self.buf) < n:
+                self._fill()
+            self.body = json.loads(self.buf[:n])
+            self.buf = self.buf[n:]
+
+    def _fill(self, timeout=None):
+        if timeout is not None:
+            self.sock.settimeout(timeout)
+        d = self.sock.recv(65536)
+        if not d:
+            raise EOFError("closed")
+        self.buf += d
+
+    def chunk(self, timeout=5.0):
+        """The next chunk's data; b"" for the terminating chunk.  Raises
+        EOFError when the server closes first, socket.timeout."""
+        end = time.monotonic() + timeout
+        while b"\r\n" not in self.buf:
+            self._fill(max(0.01, end - time.monotonic()))
+        size, _, rest = self.buf.partition(b"\r\n")
+        n = int(size, 16)
+        if n == 0:
+            # The last chunk: no data, then (no trailers) an empty line.
+            while b"\r\n" not in rest:
+                self.buf = size + b"\r\n" + rest
+                self._fill(max(0.01, end - time.monotonic()))
+                size, _, rest = self.buf.partition(b"\r\n")
+            assert rest.startswith(b"\r\n"), rest
+            self.buf = rest[2:]
+            return b""
+        while len(rest) < n + 2:
+            self.buf = size + b"\r\n" + rest
+            self._fill(max(0.01, end - time.monotonic()))
+            size, _, rest = self.buf.partition(b"\r\n")
+        assert rest[n:n + 2] == b"\r\n"
+        self.buf = rest[n + 2:]
+        return rest[:n]
+
+    def event(self, timeout=5.0):
+        """The next event as a dict; one chunk is exactly one JSON line."""
+        data = self.chunk(timeout)
+        assert data, "the stream ended"
+        assert data.endswith(b"\n") and data.count(b"\n") == 1, data
+        return json.loads(data)
+
+    def events(self, n, timeout=5.0):
+        return [self.event(timeout) for _ in range(n)]
+
+    def until_end(self, timeout=5.0):
+        """Events until the terminating chunk: (events, "end"), or until
+        the server closes without it: (events, "cut")."""
+        out = []
+        end = time.monotonic() + timeout
+        try:
+            while True:
+                d = self.chunk(max(0.01, end - time.monotonic()))
+                if d == b"":
+                    return out, "end"
+                out.append(json.loads(d))
+        except (EOFError, ConnectionResetError, ssl.SSLError):
+            return out, "cut"
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+@pytest.fixture
+def watch(api):
+    made = []
+
+    def open_(query, **kw):
+        w = RawWatch(api, query, **kw)
+        made.append(w)
+        return w
+    yield open_
+    for w in made:
+        w.close()
+
+
+def wq(name, rv=None, timeout=None, bookmarks=True):
+    q = "watch=1&fieldSelector=metadata.name%%3D%s" % name
+    if bookmarks:
+        q += "&allowWatchBookmarks=true"
+    if rv is not None:
+        q += "&resourceVersion=%s" % rv
+    if timeout is not None:
+        q += "&timeoutSeconds=%d" % timeout
+    return q
+
+
+def rv_of(obj):
+    return obj["metadata"]["resourceVersion"]
+
+
+def put_holder(api, name, holder, token=TOK):
+    obj = api.get_lease(NS, name)
+    code, _, up = call(api, "PUT", BASE + "/" + name, lease(
+        name, holder=holder, rv=rv_of(obj), uid=obj["metadata"]["uid"]),
+        token=token)
+    assert code == 200, up
+    return up
+
+
+def test_watch_wire_format_and_events_as_get_returns_them(api, watch):
+    code, _, obj = call(api, "POST", BASE, lease("w1"))
+    assert code == 201
+    w = watch(wq("w1"))
+    assert w.status == 200
+    assert w.headers["content-type"] == "application/json"
+    assert w.headers["transfer-encoding"] == "chunked"
+    assert "content-length" not in w.headers
+    # resourceVersion unset: the current object first, as ADDED.
+    ev = w.event()
+    assert ev == {"type": "ADDED", "object": obj}
+    assert list(ev) == ["type", "object"]
+    up = put_holder(api, "w1", "b")
+    assert w.event() == {"type": "MODIFIED", "object": up}
+    assert call(api, "GET", BASE + "/w1")[2] == up
+    # The stream stays open with nothing to say.
+    with pytest.raises(socket.timeout):
+        w.chunk(timeout=0.3)
+
+
+def test_watch_from_rv_sends_only_later_events(api, watch):
+    o1 = call(api, "POST", BASE, lease("r1"))[2]
+    o2 = put_holder(api, "r1", "b")
+    o3 = put_holder(api, "r1", "c")
+    w = watch(wq("r1", rv=rv_of(o1)))
+    assert w.events(2) == [{"type": "MODIFIED", "object": o2},
+                           {"type": "MODIFIED", "object": o3}]
+    w2 = watch(wq("r1", rv=rv_of(o3)))
+    with pytest.raises(socket.timeout):
+        w2.chunk(timeout=0.3)
+    o4 = put_holder(api, "r1", "d")
+    assert w2.event() == {"type": "MODIFIED", "object": o4}
+    assert w.event() == {"type": "MODIFIED", "object": o4}
+    # "0" is "any": the current state as ADDED, like "".
+    w3 = watch(wq("r1", rv="0"))
+    assert w3.event() == {"type": "ADDED", "object": o4}
+    # A watch on a lease that does not exist yet sends nothing until it is
+    # created.
+    w4 = watch(wq("later"))
+    with pytest.raises(socket.timeout):
+        w4.chunk(timeout=0.3)
+    o5 = call(api, "POST", BASE, lease("later"))[2]
+    assert w4.event() == {"type": "ADDED", "object": o5}
+
+
+def test_watch_admin_edits_delete_and_selectors(api, watch):
+    api.create_lease(NS, "a1", {"holderIdentity": "x",
+                                "leaseDurationSeconds": 15})
+    wa = watch(wq("a1", rv=rv_of(api.get_lease(NS, "a1"))))
+    wall = watch("watch=true&resourceVersion=%s"
+                 % rv_of(api.get_lease(NS, "a1")))
+    m = api.modify_lease(NS, "a1", lambda o: o["spec"].update(
+        holderIdentity=""))
+    other = api.create_lease(NS, "a2", {"holderIdentity": "y"})
+    api.create_lease("kube-system", "a1", {"holderIdentity": "z"})
+    before = api.get_lease(NS, "a1")
+    assert api.delete_lease(NS, "a1")
+    again = api.create_lease(NS, "a1", {"holderIdentity": "w"})
+    got = wa.events(3)
+    assert [e["type"] for e in got] == ["MODIFIED", "DELETED", "ADDED"]
+    assert got[0]["object"] == m
+    assert got[0]["object"]["spec"]["holderIdentity"] == ""
+    # DELETED carries the last state with the deletion's resourceVersion.
+    d = got[1]["object"]
+    assert d["spec"] == before["spec"]
+    assert d["metadata"]["uid"] == before["metadata"]["uid"]
+    assert int(rv_of(d)) > int(rv_of(before))
+    assert int(rv_of(d)) < int(rv_of(again))
+    assert got[2]["object"] == again
+    # No field selector: every lease of the namespace, not other ones.
+    names = [(e["type"], e["object"]["metadata"]["name"])
+             for e in wall.events(4)]
+    assert names == [("MODIFIED", "a1"), ("ADDED", "a2"), ("DELETED", "a1"),
+                     ("ADDED", "a1")]
+    assert other["metadata"]["namespace"] == NS
+    rvs = [e["rv"] for e in api.watch_history()]
+    assert rvs == sorted(rvs)
+
+
+def test_watch_label_selector(api, watch):
+    w = watch("watch=1&labelSelector=app%3Ddemo")
+    api.create_lease(NS, "l1", {"holderIdentity": "x"}, labels={"app": "x"})
+    b = api.create_lease(NS, "l2", {"holderIdentity": "x"},
+                         labels={"app": "demo"})
+    assert w.event() == {"type": "ADDED", "object": b}
+
+
+def test_watch_too_old_rv_is_410_in_the_stream(api, watch):
+    api.watch_settings(history=3)
+    o = call(api, "POST", BASE, lease("g1"))[2]
+    for h in "bcde":
+        last = put_holder(api, "g1", h)
+    oldest = api.watch_history()[0]["rv"]
+    w = watch(wq("g1", rv=rv_of(o)))
+    assert w.status == 200
+    assert w.headers["content-type"] == "application/json"
+    evs, how = w.until_end()
+    assert how == "end"
+    assert evs == [{"type": "ERROR", "object": {
+        "kind": "Status", "apiVersion": "v1", "metadata": {},
+        "status": "Failure",
+        "message": "too old resource version: %s (%d)" % (rv_of(o),
+                                                          oldest - 1),
+        "reason": "Expired", "code": 410}}]
+    # From the oldest retained RV - 1 on, it is served.
+    w2 = watch(wq("g1", rv=str(oldest - 1)))
+    assert [e["type"] for e in w2.events(3)] == ["MODIFIED"] * 3
+    # A compaction expires every older RV, the current one is fine.
+    api.watch_compact()
+    evs, how = watch(wq("g1", rv=str(oldest))).until_end()
+    assert how == "end" and evs[0]["object"]["code"] == 410
+    w3 = watch(wq("g1", rv=rv_of(last)))
+    with pytest.raises(socket.timeout):
+        w3.chunk(timeout=0.3)
+    e = [r for r in api.requests(method="WATCH") if r["code"] == 200]
+    assert [r["end"] for r in e[:1]] == ["expired"]
+
+
+def test_watch_bookmarks_interval_and_before_timeout(api, watch):
+    o = call(api, "POST", BASE, lease("b1"))[2]
+    api.watch_settings(bookmark_interval=0.3)
+    w = watch(wq("b1", rv=rv_of(o)))
+    t0 = time.monotonic()
+    ev = w.event(timeout=2)
+    dt = time.monotonic() - t0
+    assert 0.2 <= dt <= 1.0, dt
+    assert ev == {"type": "BOOKMARK", "object": {
+        "kind": "Lease", "apiVersion": "coordination.k8s.io/v1",
+        "metadata": {"resourceVersion": rv_of(o)}}}
+    # The bookmark RV follows the global RV, also past other writes.
+    api.create_lease(NS, "unrelated", {"holderIdentity": "x"})
+    cur = int(rv_of(api.get_lease(NS, "unrelated")))
+    ev = w.event(timeout=2)
+    assert ev["type"] == "BOOKMARK"
+    assert int(ev["object"]["metadata"]["resourceVersion"]) == cur
+    # Without allowWatchBookmarks: none.
+    w2 = watch(wq("b1", rv=rv_of(o), bookmarks=False))
+    with pytest.raises(socket.timeout):
+        w2.chunk(timeout=0.8)
+    # At the default interval (60 s) one comes 2 s before the deadline.
+    api.watch_settings(bookmark_interval=60)
+    w3 = watch(wq("b1", rv=rv_of(o), timeout=3))
+    t0 = time.monotonic()
+    ev = w3.event(timeout=3)
+    assert ev["type"] == "BOOKMARK"
+    assert 0.8 <= time.monotonic() - t0 <= 1.6
+    evs, how = w3.until_end(timeout=4)
+    assert (evs, how) == ([], "end")
+
+
+def test_watch_timeout_ends_cleanly_and_keeps_the_connection(api, watch):
+    o = call(api, "POST", BASE, lease("t1"))[2]
+    w = watch(wq("t1", rv=rv_of(o), timeout=1, bookmarks=False))
+    t0 = time.monotonic()
+    evs, how = w.until_end(timeout=4)
+    dt = time.monotonic() - t0
+    assert (evs, how) == ([], "end")
+    assert 0.8 <= dt <= 2.0, dt
+    (e,) = api.watches(open_only=False)
+    assert e["end"] == "timeout" and e["streaming"] is False
+    assert e["t_done"] - e["t_recv"] >= 0.9
+    # Keep-alive: the next request goes over the same connection.
+    w.sock.sendall(("GET %s/t1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                    "%s\r\n\r\n" % (BASE, TOK)).encode())
+    while b"\r\n\r\n" not in w.buf:
+        w._fill(2)
+    assert w.buf.startswith(b"HTTP/1.1 200 ")
+
+
+def test_watch_request_log(api, watch):
+    call(api, "POST", BASE, lease("q1"))
+    t0 = time.monotonic()
+    w = watch(wq("q1"), token="token-b")
+    w.event()
+    call(api, "GET", BASE + "/q1", token="token-b")
+    wait = time.monotonic() + 2
+    while not api.watches(token="token-b") and time.monotonic() < wait:
+        time.sleep(0.01)
+    (e,) = api.watches(token="token-b")
+    assert e["method"] == "WATCH" and e["code"] == 200
+    assert e["streaming"] is True and e["t_done"] is None
+    assert e["events"] == 1 and e["rv"] == ""
+    assert e["path"] == BASE and "watch=1" in e["query"]
+    assert t0 <= e["t_recv"]
+    assert [r["method"] for r in api.requests(token="token-b")] == \
+        ["WATCH", "GET"]
+    assert len(api.requests(token="token-b", method="GET")) == 1
+    w.close()
+    wait = time.monotonic() + 2
+    while api.watches(token="token-b") and time.monotonic() < wait:
+        time.sleep(0.02)
+    (e,) = api.watches(token="token-b", open_only=False)
+    assert e["streaming"] is False and e["end"] == "client"
+    assert e["t_done"] is not None
+    # watch=false is a list.
+    code, _, lst = call(api, "GET", BASE + "?watch=false")
+    assert code == 200 and lst["kind"] == "LeaseList"
+
+
+def test_watch_bad_requests_and_auth(api, watch):
+    w = watch(wq("x"), token=None)
+    assert w.status == 401 and w.body["reason"] == "Unauthorized"
+    w = watch(wq("x"), token="nope")
+    assert w.status == 401
+    w = watch(wq("x", rv="abc"))
+    assert w.status == 400 and w.body["reason"] == "BadRequest"
+    w = watch("watch=1&fieldSelector=spec.holderIdentity%3Da")
+    assert w.status == 400 and "spec.holderIdentity" in w.body["message"]
+    w = watch(wq("x") + "&timeoutSeconds=soon")
+    assert w.status == 400
+    assert [r["code"] for r in api.requests(method="WATCH")] == \
+        [401, 401, 400, 400, 400]
+
+
+def test_watch_fault_cut_after_n_events(api, watch):
+    o = call(api, "POST", BASE, lease("c1"))[2]
+    f = api.watch_fault("cut", token=TOK, after=1, count=1)
+    w = watch(wq("c1", rv="0"))
+    assert w.status == 200
+    evs, how = w.until_end()
+    assert how == "cut" and evs == [{"type": "ADDED", "object": o}]
+    assert f.hits == 1
+    # after=0: the headers, then a close.
+    api.watch_fault("cut", after=0, count=1)
+    w = watch(wq("c1", rv="0"))
+    assert w.status == 200
+    assert w.until_end() == ([], "cut")
+    # Used up: the next watch is whole; other tokens and GETs never cut.
+    w = watch(wq("c1", rv="0"))
+    assert w.event()["type"] == "ADDED"
+    api.watch_fault("cut", token=TOK, after=0)
+    assert call(api, "GET", BASE + "/c1")[0] == 200
+    w = watch(wq("c1", rv="0"), token="token-b")
+    assert w.event()["type"] == "ADDED"
+    ends = [r["end"] for r in api.requests(method="WATCH")]
+    assert ends[:2] == ["cut", "cut"]
+
+
+def test_watch_fault_silent_until_client_goes(api, watch):
+    o = call(api, "POST", BASE, lease("s1"))[2]
+    f = api.watch_fault("silent", token=TOK)
+    api.watch_settings(bookmark_interval=0.1)
+    w = watch(wq("s1", rv="0", timeout=1))
+    assert w.status == 200
+    put_holder(api, "s1", "b")
+    # Nothing, not even a bookmark, and not ended at timeoutSeconds.
+    with pytest.raises(socket.timeout):
+        w.chunk(timeout=1.5)
+    assert api.watches(token=TOK)[0]["fault"] == "watch_silent"
+    w.close()
+    end = time.monotonic() + 2
+    while api.watches(token=TOK) and time.monotonic() < end:
+        time.sleep(0.02)
+    (e,) = api.watches(token=TOK, open_only=False)
+    assert e["end"] == "client" and e["events"] == 0
+    # Clearing the fault closes a held stream (no terminating chunk).
+    w = watch(wq("s1", rv="0"))
+    time.sleep(0.2)
+    api.clear_fault(f)
+    assert w.until_end() == ([], "cut")
+    assert watch(wq("s1", rv=rv_of(o))).event()["type"] == "MODIFIED"
+
+
+def test_watch_fault_gone_next_watch(api, watch):
+    o = call(api, "POST", BASE, lease("x1"))[2]
+    api.watch_fault("gone", token=TOK, count=1)
+    w = watch(wq("x1", rv=rv_of(o)))
+    evs, how = w.until_end()
+    assert how == "end" and len(evs) == 1
+    assert evs[0]["type"] == "ERROR"
+    st = evs[0]["object"]
+    assert (st["kind"], st["code"], st["reason"], st["status"]) == \
+        ("Status", 410, "Expired", "Failure")
+    assert st["message"].startswith("too old resource version: %s ("
+                                    % rv_of(o))
+    w = watch(wq("x1", rv=rv_of(o)))
+    with pytest.raises(socket.timeout):
+        w.chunk(timeout=0.3)
+
+
+def test_watch_fault_forbidden_only_watches(api, watch):
+    call(api, "POST", BASE, lease("f1"))
+    api.watch_fault("forbidden", token=TOK)
+    w = watch(wq("f1"))
+    assert w.status == 403
+    assert w.headers["content-type"] == "application/json"
+    assert w.body == status(
+        403, 'leases.coordination.k8s.io "f1" is forbidden: User '
+        '"system:serviceaccount:default:leaderd" cannot watch resource '
+        '"leases" in API group "coordination.k8s.io" in the namespace '
+        '"default"', "Forbidden", det("f1"))
+    assert call(api, "GET", BASE + "/f1")[0] == 200
+    assert watch(wq("f1"), token="token-b").status == 200
+    # A plain status fault for WATCH works too (a 503 with Retry-After).
+    api.clear_faults()
+    api.fault("status", methods=["WATCH"], status=503, retry_after=1,
+              count=1)
+    w = watch(wq("f1"))
+    assert w.status == 503 and w.headers["retry-after"] == "1"
+
+
+def test_watch_delay_and_lag(api, watch):
+    o = call(api, "POST", BASE, lease("d1"))[2]
+    api.fault("delay", methods=["WATCH"], delay_ms=400, count=1)
+    t0 = time.monotonic()
+    w = watch(wq("d1", rv=rv_of(o)))
+    assert w.status == 200 and w.t_headers - t0 >= 0.4
+    # A lag: each event arrives that long after the write.
+    api.watch_lag(0.5, token=TOK)
+    t0 = time.monotonic()
+    put_holder(api, "d1", "b")
+    ev = w.event(timeout=3)
+    assert ev["type"] == "MODIFIED"
+    assert time.monotonic() - t0 >= 0.45
+    api.watch_lag(0, token=TOK)
+    t0 = time.monotonic()
+    put_holder(api, "d1", "c")
+    assert w.event(timeout=3)["object"]["spec"]["holderIdentity"] == "c"
+    assert time.monotonic() - t0 < 0.4
+
+
+def test_watch_stall_cut_and_end_open_streams(api, watch):
+    o = call(api, "POST", BASE, lease("o1"))[2]
+    api.watch_settings(bookmark_interval=0.1)
+    w = watch(wq("o1", rv=rv_of(o), timeout=1))
+    assert w.event()["type"] == "BOOKMARK"
+    api.watch_stall(True, token=TOK)
+    time.sleep(0.3)
+    while True:     # drop what was on the wire before the stall
+        try:
+            w.chunk(timeout=0.2)
+        except socket.timeout:
+            break
+    up = put_holder(api, "o1", "b")
+    with pytest.raises(socket.timeout):
+        w.chunk(timeout=1.3)      # past timeoutSeconds too
+    api.watch_stall(False, token=TOK)
+    assert w.event() == {"type": "MODIFIED", "object": up}
+    evs, how = w.until_end()
+    assert how == "end"
+    w1 = watch(wq("o1", rv=rv_of(up)))
+    w2 = watch(wq("o1", rv=rv_of(up)), token="token-b")
+    w1.event()
+    w2.event()
+    assert api.watch_cut_open(token=TOK) == 1
+    assert w1.until_end()[1] == "cut"
+    assert api.watch_end_open() == 1
+    assert w2.until_end()[1] == "end"
+    assert api.watches() == []
+
+
+def test_stop_ends_open_watches(certdir):
+    a = fakeapi.FakeAPI(tokens=[TOK], certdir=certdir).start()
+    w = RawWatch(a, wq("z"))
+    assert w.status == 200
+    t0 = time.monotonic()
+    a.stop()
+    assert w.until_end(timeout=3)[1] == "cut"
+    assert time.monotonic() - t0 < 2
+    w.close()
