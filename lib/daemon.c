@@ -45,6 +45,7 @@ struct daemon {
 	struct lease		 pend_rec;	/* watched while a request ran */
 	char			*pend_obj;	/* its object; NULL = none */
 	int			 pend_reread;	/* a DELETED or 410 came then */
+	int			 watch_started;	/* after the first read */
 	struct httpd		*httpd;
 	ev_timer		 wake;		/* the elector's wake time */
 	ev_timer		 hard_stop;	/* exit even if the API hangs */
@@ -155,6 +156,21 @@ keep_body(struct daemon *d, const struct kube_result *res)
 }
 
 static void	watched(struct daemon *, const struct lease *, char *);
+
+/*
+ * The watch starts from the version of the first record read or written,
+ * so it carries changes only, never a replay of the state just read.
+ * Until a Lease exists (the create is answered) there is nothing to
+ * watch from.
+ */
+static void
+start_watch(struct daemon *d, const char *rv)
+{
+	if (d->watch == NULL || d->watch_started)
+		return;
+	d->watch_started = 1;
+	watch_start(d->watch, rv);
+}
 static void	reread(struct daemon *);
 
 /* Feed what the watch delivered while the request ran, now it is done. */
@@ -204,6 +220,7 @@ api_done_cb(const struct kube_result *res, void *arg)
 			d->st.written_ms = clock_mono_ms();
 		if (d->watch != NULL)
 			watch_seen(d->watch, rec.rv);
+		start_watch(d, rec.rv);
 		step(d, req == ELECTOR_DO_GET ? ELECTOR_IN_GOT :
 		    ELECTOR_IN_WRITTEN, &rec);
 		watch_pending(d);
@@ -527,6 +544,7 @@ daemon_setup(struct daemon *d, const struct config *c,
 		log_warnx("%s", err);
 		return -1;
 	}
+	kube_share_token(d->events, d->kube);
 	if (c->watch) {
 		struct watch_cbs	 cbs = { watch_record_cb,
 					    watch_reread_cb, watch_health_cb };
@@ -537,6 +555,7 @@ daemon_setup(struct daemon *d, const struct config *c,
 			log_warnx("%s", err);
 			return -1;
 		}
+		kube_share_token(wk, d->kube);
 		d->watch = watch_new(d->loop, wk, c->lock_namespace,
 		    c->lock_name, c->watch_timeout_ms, c->request_timeout_ms,
 		    &cbs, d);
@@ -591,8 +610,6 @@ daemon_run(const struct config *c, const struct kube_creds *creds)
 		    (unsigned long long)c->renew_deadline_ms,
 		    (unsigned long long)c->retry_period_ms);
 		step(&d, ELECTOR_IN_TICK, NULL);
-		if (d.watch != NULL)
-			watch_start(d.watch, "");
 		ev_run(d.loop, 0);
 		status = 0;
 	}
@@ -601,12 +618,13 @@ daemon_run(const struct config *c, const struct kube_creds *creds)
 	ev_timer_stop(d.loop, &d.hard_stop);
 	if (d.httpd != NULL)
 		httpd_free(d.httpd);
-	if (d.kube != NULL)
-		kube_free(d.kube);
-	if (d.events != NULL)
-		kube_free(d.events);
+	/* The clients that share d.kube's token go first. */
 	watch_free(d.watch);
 	free(d.pend_obj);
+	if (d.events != NULL)
+		kube_free(d.events);
+	if (d.kube != NULL)
+		kube_free(d.kube);
 	if (d.cv != NULL)
 		curlev_free(d.cv);
 	ev_signal_stop(d.loop, &d.sigterm);

@@ -33,6 +33,7 @@ struct kube {
 	char			*token;		/* current bearer token */
 	uint64_t		 token_ms;	/* when it was read, monotonic */
 	int			 token_stale;	/* re-read before next request */
+	struct kube		*token_from;	/* share this client's token */
 	struct curl_slist	*headers;	/* of the running request */
 	char			*url;		/* of the running request */
 	char			*body;		/* response body; NUL-terminated */
@@ -419,6 +420,8 @@ refresh_token(struct kube *k)
 	char		*tok;
 	uint64_t	 now_ms = mono_ms();
 
+	if (k->token_from != NULL)
+		k = k->token_from;
 	if (k->creds.token_file == NULL)
 		return;
 	if (!k->token_stale && now_ms - k->token_ms < TOKEN_MAX_AGE_MS)
@@ -460,6 +463,8 @@ make_headers(struct kube *k, int with_body)
 	/* No 100-continue round trip (curl asks for it on big bodies). */
 	if ((h = add_header(h, "Expect:")) == NULL)
 		return NULL;
+	if (k->token_from != NULL)
+		k = k->token_from;
 	if (k->token != NULL && k->token[0] != '\0') {
 		xasprintf(&auth, "Authorization: Bearer %s", k->token);
 		h = add_header(h, auth);
@@ -570,7 +575,7 @@ done_cb(CURL *easy, CURLcode rc, void *arg)
 	if (rc != CURLE_OK)
 		k->fresh = 1;
 	if (res.status == 401)
-		k->token_stale = 1;
+		kube_token_stale(k);
 	request_end(k);
 	/* cb may start the next request (the body stays readable). */
 	k->in_cb++;
@@ -747,7 +752,15 @@ kube_busy(const struct kube *k)
 void
 kube_token_stale(struct kube *k)
 {
+	if (k->token_from != NULL)
+		k = k->token_from;
 	k->token_stale = 1;
+}
+
+void
+kube_share_token(struct kube *k, struct kube *owner)
+{
+	k->token_from = owner->token_from != NULL ? owner->token_from : owner;
 }
 
 void

@@ -105,6 +105,13 @@ int	kube_busy(const struct kube *k);
  */
 void	kube_token_stale(struct kube *k);
 
+/*
+ * Send owner's bearer token from now on, re-read when owner re-reads it,
+ * so that every client of one daemon switches to a rotated token at
+ * once.  owner must outlive k.
+ */
+void	kube_share_token(struct kube *k, struct kube *owner);
+
 /* Cancel what runs and free k. */
 void	kube_free(struct kube *k);
 

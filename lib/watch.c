@@ -33,10 +33,13 @@ struct watch {
 	int			 running;	/* a stream request is out */
 	int			 healthy;	/* it answered 200 */
 	int			 refused;	/* the server refuses watches */
+	int			 gone;		/* 410: wait for watch_seen */
 	int			 said_refused;	/* that was logged */
 	int			 said_watching;	/* "watching" was logged */
 	int			 said_failing;	/* repeated failures logged */
 	unsigned		 failures;	/* failed streams in a row */
+	uint64_t		 opened_ms;	/* when the stream answered 200 */
+	unsigned		 delivered;	/* events on this stream */
 	uint64_t		 rng;		/* backoff jitter */
 	ev_timer		 retry;		/* the next stream */
 	ev_timer		 deliver;	/* hands events to the daemon */
@@ -117,10 +120,13 @@ line_cb(const char *line, size_t len, void *arg)
 	char			*obj, err[200];
 
 	if (line == NULL) {
+		w->opened_ms = clock_mono_ms();
+		w->delivered = 0;
 		w->pend_up = 1;
 		kick(w);
 		return 0;
 	}
+	w->delivered++;
 	if (lease_decode_event(line, len, &ev, &obj, err, sizeof(err)) == -1) {
 		snprintf(w->bad, sizeof(w->bad), "%s", err);
 		return -1;
@@ -145,6 +151,7 @@ line_cb(const char *line, size_t len, void *arg)
 		if (ev.code == 410) {
 			/* Too old: read the Lease, resume from its version. */
 			w->rv[0] = '\0';
+			w->gone = 1;
 			w->pend_reread = 1;
 			break;
 		}
@@ -167,8 +174,6 @@ deliver_cb(struct ev_loop *loop, ev_timer *t, int revents)
 	(void)revents;
 	if (w->pend_up) {
 		w->pend_up = 0;
-		w->failures = 0;
-		w->said_failing = 0;
 		if (!w->said_watching)
 			log_info("lease %s: watching for changes", w->lock);
 		if (w->said_refused)
@@ -207,12 +212,37 @@ done_cb(const struct kube_result *res, void *arg)
 	unsigned	 n;
 
 	w->running = 0;
+	/*
+	 * A stream that opened and then carried events or lasted a while
+	 * was a success, whatever ended it; one cut as soon as it opened
+	 * counts as a failure, so that a server or proxy that keeps cutting
+	 * streams meets the backoff, not a tight loop.
+	 */
+	if (w->opened_ms != 0 && (w->delivered > 0 ||
+	    clock_mono_ms() - w->opened_ms >= 10000)) {
+		w->failures = 0;
+		w->said_failing = 0;
+	}
+	w->opened_ms = 0;
 	if (res->outcome == KUBE_OK && res->status == 200) {
-		/* The server ended the stream at timeoutSeconds, or a 410. */
-		arm_retry(w, rnd(w, 100));
+		/*
+		 * The server ended the stream at timeoutSeconds, or after a
+		 * 410: then the next stream starts from the version the
+		 * daemon's read returns (watch_seen), or from now if that
+		 * read has not answered within a second.
+		 */
+		arm_retry(w, w->gone ? 1000 : rnd(w, 100));
 		return;
 	}
 	set_health(w, 0);
+	if (res->status == 410) {
+		/* Expired as a status rather than an ERROR event. */
+		w->rv[0] = '\0';
+		w->gone = 1;
+		arm_retry(w, 1000);
+		w->cbs.reread_cb(w->arg);
+		return;
+	}
 	if (refusal(res->status)) {
 		w->refused = 1;
 		if (!w->said_refused)
@@ -269,6 +299,7 @@ connect_stream(struct watch *w)
 	if (w->running)
 		return;
 	w->bad[0] = '\0';
+	w->gone = 0;
 	if (kube_lease_watch(w->k, w->ns, w->name, w->rv,
 	    (unsigned)(w->timeout_ms / 1000), w->timeout_ms + w->slack_ms,
 	    line_cb, done_cb, w) == -1) {
@@ -316,6 +347,10 @@ watch_seen(struct watch *w, const char *rv)
 {
 	if (watch_rv_newer(rv, w->rv))
 		snprintf(w->rv, sizeof(w->rv), "%s", rv);
+	if (w->gone && !w->running && w->rv[0] != '\0') {
+		ev_timer_stop(w->loop, &w->retry);
+		connect_stream(w);
+	}
 }
 
 int

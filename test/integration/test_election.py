@@ -279,6 +279,10 @@ def test_token_rotation_keeps_working(cluster, api):
         api.add_token(newtok[i.name])
         i.write_token(newtok[i.name])
         api.revoke_token(i.token)
+    # A watching follower sends nothing while its stream is open: end the
+    # streams, as the API server does at their timeout, so the next ones
+    # are opened after the rotation.
+    api.watch_end_open()
     # Every instance switches to its new token (after a 401 at most).
     for i in ins:
         wait_until(lambda: [e for e in api.requests(token=newtok[i.name],

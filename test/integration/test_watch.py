@@ -239,6 +239,7 @@ def test_f22_stream_cut_reconnects_and_still_hands_over(cluster, api):
     # Every new watch is cut at once for 6 s.
     flt = api.watch_fault("cut", token=f.token, after=0)
     t_f = time.monotonic()
+    api.watch_cut_open(token=f.token)   # the open stream goes too
     time.sleep(6.0)
     api.clear_fault(flt)
     n = len([e for e in api.requests(token=f.token, method="WATCH",
