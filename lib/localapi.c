@@ -239,6 +239,8 @@ query_value(const char *s, size_t len, char *out, size_t outlen)
 			lo = hexval(s[i + 2]);
 			if (hi < 0 || lo < 0)
 				return -1;
+			if (hi == 0 && lo == 0)
+				return -1;
 			out[o++] = (char)(hi << 4 | lo);
 			i += 2;
 		}
@@ -255,7 +257,7 @@ localapi_parse_wait(const char *query, int *blocking, uint64_t *wait_ms,
 	char		 v[64], derr[200];
 	size_t		 klen, i;
 	int		 have_wait = 0, have_index = 0;
-	uint64_t	 n;
+	uint64_t	 n, d;
 
 	*blocking = 0;
 	*wait_ms = LOCALAPI_WAIT_MAX_MS;
@@ -294,13 +296,14 @@ localapi_parse_wait(const char *query, int *blocking, uint64_t *wait_ms,
 				}
 				n = 0;
 				for (i = 0; v[i] >= '0' && v[i] <= '9'; i++) {
-					if (n > (UINT64_MAX - 9) / 10)
+					d = (uint64_t)(v[i] - '0');
+					if (n > (UINT64_MAX - d) / 10)
 						break;
-					n = n * 10 + (uint64_t)(v[i] - '0');
+					n = n * 10 + d;
 				}
 				if (i == 0 || v[i] != '\0') {
 					snprintf(err, errlen, "index \"%s\" is "
-					    "not a whole number", v);
+					    "not a whole number below 2^64", v);
 					return -1;
 				}
 				*index = n;
