@@ -362,3 +362,57 @@ def test_head_and_pipelined_requests(cluster):
     assert b"text/event-stream" in rest
     s.close()
     assert a.alive()
+
+
+def test_leadership_running_out_is_pushed(cluster, sockdir, api):
+    """The leader's API goes silent (every request blackholed): its
+    leadership ends by time alone, renew_deadline after the send of its
+    last good renew, and the streams and a waiting blocking read hear
+    "is_leader false" then, not at some later poll.  (Today the last
+    renew's timeout is capped at the leadership left, so its failure
+    coincides with the end; the daemon's timer at lead_until_ms is what
+    keeps this true when a renew may outlive the claim.)"""
+    from harness import RENEW_DEADLINE as RD
+    a = cluster.start("a", unix=os.path.join(sockdir, "a.sock"))
+    wait_until(a.is_leader, BOUND, what="a to lead")
+    streams = [Stream(a, via) for via in VIAS]
+    for s in streams:
+        assert s.wait_event(lambda d: True, 1.0)[1]["is_leader"] is True
+    idx = a.leader()["index"]
+    out = {}
+
+    def waiter():
+        out["r"] = blocking_read(a, "unix", "wait=60s&index=%d" % idx,
+                                 timeout=30)
+
+    t = threading.Thread(target=waiter, daemon=True)
+    t.start()
+    wait_until(lambda: a.log_count(" waits") >= 1, 2.0,
+               what="the read to wait")
+    f = api.fault("blackhole", token=a.token)
+    try:
+        for s in streams:
+            te, d = s.wait_event(lambda d: d["is_leader"] is False,
+                                 RD + 3.0, "is_leader false")
+            # The daemon's own time stamp of the change is the end of its
+            # leadership: within RD (+ scheduling) of the last good
+            # renew the API server applied.
+            last = max(w["t"] for w in a.writes())
+            changed = time.time() - (time.monotonic() - last)
+            at = _parse_time(d["changed_at"])
+            assert at - changed <= RD + 0.3, (at - changed, d)
+            assert te - at < 0.5
+            assert d["valid_for_ms"] == 0
+        t.join(5)
+        st, _, body, _ = out["r"]
+        assert st == 200 and json.loads(body)["is_leader"] is False
+    finally:
+        api.clear_fault(f)
+    for s in streams:
+        s.close()
+
+
+def _parse_time(s):
+    import datetime
+    return datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
