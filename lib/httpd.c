@@ -349,20 +349,23 @@ handle_request(struct httpd_conn *c, int wait_over)
 		ev_timer_stop(h->loop, &c->timer);
 		c->timer.repeat = HTTPD_IDLE_MS / 1000.0;
 	}
-	log_debug("http: %s %s -> %d", req->method, req->path, reply.status);
 	if (reply.mode == HTTPD_REPLY_STREAM && reply.status == 200) {
 		if (h->nstreams >= h->max_streams) {
-			log_debug("http: %d streams open; refusing one more",
-			    h->nstreams);
+			log_debug("http: %s %s -> 503: %d streams open",
+			    req->method, req->path, h->nstreams);
 			queue_error(c, 503, "too many streams open; try again "
 			    "later");
 			c->closing = 1;
-		} else
+		} else {
+			log_debug("http: %s %s -> 200, streaming", req->method,
+			    req->path);
 			stream_start(c, &reply);
+		}
 		free(reply.body);
 		c->phase_at = ev_now(h->loop);
 		return 0;
 	}
+	log_debug("http: %s %s -> %d", req->method, req->path, reply.status);
 	queue_reply(c, reply.status, reply.content_type != NULL ?
 	    reply.content_type : "application/json", reply.allow,
 	    reply.headers, reply.body != NULL ? reply.body : "",

@@ -222,8 +222,13 @@ def test_stream_cap_and_healthz(cluster, sockdir):
             assert s.status == 200
             s.wait_event(lambda d: True, 2.0)
         for _ in range(200):
-            idle.append(socket.create_connection(("127.0.0.1", a.port),
-                                                 timeout=1))
+            c = socket.socket()
+            c.setblocking(False)
+            try:
+                c.connect(("127.0.0.1", a.port))
+            except BlockingIOError:
+                pass
+            idle.append(c)
         for via in VIAS:
             s = Stream(a, via)
             assert s.status == 503, s.status
@@ -416,3 +421,22 @@ def _parse_time(s):
     import datetime
     return datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
         tzinfo=datetime.timezone.utc).timestamp()
+
+
+def test_keep_alive_comment(cluster, sockdir):
+    """A quiet stream gets a ": keep-alive" comment within 15 s (plus
+    scheduling), on TCP and unix, and no event in between."""
+    a = cluster.start("a", unix=os.path.join(sockdir, "a.sock"))
+    wait_until(a.is_leader, BOUND, what="a to lead")
+    streams = [Stream(a, via) for via in VIAS]
+    t0 = time.time()
+    for s in streams:
+        s.wait_event(lambda d: True, 1.0)
+    wait_until(lambda: all(s.comments for s in streams), 17.0,
+               interval=0.2, what="a keep-alive on every stream")
+    for s in streams:
+        t, line = s.comments[0]
+        assert line == ": keep-alive"
+        assert 14.0 <= t - t0 <= 16.5, t - t0
+        assert len(s.data()) == 1 and s.closed_at is None
+        s.close()
