@@ -38,6 +38,8 @@ const struct config_keydef config_keys[CONFIG_NKEYS] = {
 	    NUM(release_on_cancel) },
 	{ "listen.http", CONFIG_LISTEN_HTTP, CONFIG_T_STR, STR(listen_http) },
 	{ "listen.unix", CONFIG_LISTEN_UNIX, CONFIG_T_STR, STR(listen_unix) },
+	{ "listen.max_streams", CONFIG_LISTEN_MAX_STREAMS, CONFIG_T_INT,
+	    NUM(listen_max_streams) },
 	{ "kubernetes.kubeconfig", CONFIG_KUBECONFIG, CONFIG_T_STR,
 	    STR(kubeconfig) },
 	{ "kubernetes.request_timeout", CONFIG_REQUEST_TIMEOUT, CONFIG_T_DUR,
@@ -114,6 +116,7 @@ config_defaults(struct config *c)
 	c->retry_period_ms = 2000;
 	c->release_on_cancel = 1;
 	snprintf(c->listen_http, sizeof(c->listen_http), "127.0.0.1:4040");
+	c->listen_max_streams = 64;
 	c->request_timeout_ms = 5000;
 	c->watch = 1;
 	c->watch_timeout_ms = 300000;
@@ -196,6 +199,8 @@ config_parse_value(struct config *c, const struct config_keydef *k,
 {
 	uint64_t	 ms;
 	char		 derr[256];
+	const char	*p;
+	long		 n = 0;
 
 	switch (k->type) {
 	case CONFIG_T_STR:
@@ -225,6 +230,16 @@ config_parse_value(struct config *c, const struct config_keydef *k,
 			    "write true or false", k->path, v);
 			return -1;
 		}
+		return 0;
+	case CONFIG_T_INT:
+		for (p = v; *p >= '0' && *p <= '9' && n <= 1000000; p++)
+			n = n * 10 + (*p - '0');
+		if (p == v || *p != '\0' || n > 1000000) {
+			snprintf(why, whylen, "%s: \"%s\" is not a count; "
+			    "write a whole number such as 64", k->path, v);
+			return -1;
+		}
+		*(int *)(void *)((char *)c + k->off) = (int)n;
 		return 0;
 	}
 	return -1;

@@ -19,6 +19,7 @@
 #define CONFIG_STR_MAX		256
 #define CONFIG_PATH_MAX		1024
 #define CONFIG_ERR_MAX		4096	/* suggested size of an error buffer */
+#define CONFIG_STREAMS_MAX	256	/* largest listen.max_streams */
 
 /* Where a value came from, for error messages. */
 struct config_origin {
@@ -38,6 +39,7 @@ enum config_key {
 	CONFIG_RELEASE_ON_CANCEL,
 	CONFIG_LISTEN_HTTP,
 	CONFIG_LISTEN_UNIX,
+	CONFIG_LISTEN_MAX_STREAMS,
 	CONFIG_KUBECONFIG,
 	CONFIG_REQUEST_TIMEOUT,
 	CONFIG_LOG_LEVEL,
@@ -59,6 +61,7 @@ struct config {
 	int		 release_on_cancel;		/* default 1 */
 	char		 listen_http[CONFIG_STR_MAX];	/* host:port; "" = off */
 	char		 listen_unix[CONFIG_PATH_MAX];	/* socket path; "" = off */
+	int		 listen_max_streams;		/* push clients; default 64 */
 	char		 kubeconfig[CONFIG_PATH_MAX];	/* "" = in-cluster */
 	uint64_t	 request_timeout_ms;		/* default 5s; see finish */
 	char		 log_level[16];			/* error|warn|info|debug */

@@ -343,6 +343,12 @@ check_listen(const struct config *c, struct config_errs *e)
 		config_errs_add(e, ORIGIN(c, later(c, CONFIG_LISTEN_HTTP,
 		    CONFIG_LISTEN_UNIX)), "no listener: listen.http and "
 		    "listen.unix are both empty; set at least one");
+	if (c->listen_max_streams < 0 ||
+	    c->listen_max_streams > CONFIG_STREAMS_MAX)
+		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_MAX_STREAMS),
+		    "listen.max_streams %d is out of range: give 0 (no push "
+		    "clients) to %d", c->listen_max_streams,
+		    CONFIG_STREAMS_MAX);
 }
 
 int
@@ -484,6 +490,10 @@ dump_key(struct out *o, const struct config *c, const struct config_keydef *k)
 	case CONFIG_T_BOOL:
 		out_add(o, "%s", *(const int *)(const void *)
 		    ((const char *)c + k->off) ? "true" : "false");
+		break;
+	case CONFIG_T_INT:
+		out_add(o, "%d", *(const int *)(const void *)
+		    ((const char *)c + k->off));
 		break;
 	}
 	org = &c->origin[k->key];

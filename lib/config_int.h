@@ -13,7 +13,8 @@
 enum config_type {
 	CONFIG_T_STR,		/* a string of at most size - 1 bytes */
 	CONFIG_T_DUR,		/* a duration, stored as uint64_t ms */
-	CONFIG_T_BOOL		/* true or false, stored as int */
+	CONFIG_T_BOOL,		/* true or false, stored as int */
+	CONFIG_T_INT		/* a decimal count, stored as int */
 };
 
 struct config_keydef {

@@ -52,6 +52,8 @@ type_name(enum config_type t)
 		return "a duration such as 15s";
 	case CONFIG_T_BOOL:
 		return "true or false";
+	case CONFIG_T_INT:
+		return "a whole number";
 	default:
 		return "a string";
 	}

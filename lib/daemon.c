@@ -60,10 +60,12 @@ struct daemon {
 	char			 api_err[4][768]; /* last error logged, by
 						    request kind; 0: Events */
 	int			 stopping;	/* a signal arrived */
+	ev_timer		 lead_end;	/* re-check is_leader at its end */
 };
 
 static void	step(struct daemon *, enum elector_input_kind,
 		    const struct lease *);
+static void	notify_local(struct daemon *);
 
 /*
  * Log an API error once per change of what the server says for that kind
@@ -438,6 +440,7 @@ step(struct daemon *d, enum elector_input_kind kind, const struct lease *rec)
 		in.record = rec;
 		elector_step(&d->el, &in, &act);
 		log_events(d, act.events);
+		notify_local(d);
 		if (d->el.state == ELECTOR_STOPPED) {
 			kube_cancel(d->kube);
 			d->req = ELECTOR_DO_NOTHING;
@@ -463,6 +466,45 @@ wake_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)revents;
 	d->st.wake_ms = 0;
 	step(d, ELECTOR_IN_TICK, NULL);
+}
+
+/*
+ * Push a change of who leads to the local API's clients: the event to
+ * every stream, an answer to every blocking read.  Called after each
+ * elector step and when our leadership runs out, which happens by time
+ * alone (elector_is_leader turns false at lead_until_ms without any
+ * input), so a timer is kept at that moment.
+ */
+static void
+notify_local(struct daemon *d)
+{
+	uint64_t	 now_ms = clock_mono_ms();
+	char		*ev;
+	size_t		 len;
+
+	if (d->httpd == NULL)
+		return;
+	if (localapi_changed(&d->st, now_ms, clock_wall_us())) {
+		ev = localapi_event(&d->st, now_ms, &len);
+		httpd_stream_send(d->httpd, ev, len);
+		free(ev);
+		httpd_wake(d->httpd);
+	}
+	ev_timer_stop(d->loop, &d->lead_end);
+	if (elector_is_leader(&d->el, now_ms)) {
+		ev_now_update(d->loop);
+		ev_timer_set(&d->lead_end, clock_timer_seconds(
+		    d->el.lead_until_ms - now_ms), 0.);
+		ev_timer_start(d->loop, &d->lead_end);
+	}
+}
+
+static void
+lead_end_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	notify_local(w->data);
 }
 
 static void
@@ -561,6 +603,7 @@ daemon_setup(struct daemon *d, const struct config *c,
 		    &cbs, d);
 	}
 	d->httpd = httpd_new(d->loop, http_cb, d);
+	httpd_set_max_streams(d->httpd, c->listen_max_streams);
 	if (c->listen_http[0] != '\0' &&
 	    httpd_listen_tcp(d->httpd, c->listen_http, err, sizeof(err)) ==
 	    -1) {
@@ -594,6 +637,8 @@ daemon_run(const struct config *c, const struct kube_creds *creds)
 	d.wake.data = &d;
 	ev_init(&d.hard_stop, hard_stop_cb);
 	d.hard_stop.data = &d;
+	ev_init(&d.lead_end, lead_end_cb);
+	d.lead_end.data = &d;
 	ev_signal_init(&d.sigterm, signal_cb, SIGTERM);
 	ev_signal_init(&d.sigint, signal_cb, SIGINT);
 	ev_signal_init(&d.sighup, signal_cb, SIGHUP);
@@ -616,6 +661,7 @@ daemon_run(const struct config *c, const struct kube_creds *creds)
 
 	ev_timer_stop(d.loop, &d.wake);
 	ev_timer_stop(d.loop, &d.hard_stop);
+	ev_timer_stop(d.loop, &d.lead_end);
 	if (d.httpd != NULL)
 		httpd_free(d.httpd);
 	/* The clients that share d.kube's token go first. */

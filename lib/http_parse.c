@@ -230,7 +230,7 @@ finish_accept(struct http_parser *p)
 static enum http_parse_status
 parse_request_line(struct http_parser *p, const char *line, size_t len)
 {
-	const char	*sp1, *sp2, *target, *ver, *end;
+	const char	*sp1, *sp2, *target, *ver, *end, *q;
 	size_t		 mlen, tlen, vlen, i;
 
 	for (i = 0; i < len; i++) {
@@ -287,11 +287,16 @@ parse_request_line(struct http_parser *p, const char *line, size_t len)
 		;
 	if (i >= sizeof(p->req.path))
 		return fail(p, 414, "URI too long");
+	q = target + i < end ? target + i + 1 : end;
+	if ((size_t)(end - q) >= sizeof(p->req.query))
+		return fail(p, 414, "query string too long");
 
 	memcpy(p->req.method, line, mlen);
 	p->req.method[mlen] = '\0';
 	memcpy(p->req.path, target, i);
 	p->req.path[i] = '\0';
+	memcpy(p->req.query, q, (size_t)(end - q));
+	p->req.query[end - q] = '\0';
 	p->req.minor = ver[7] - '0';
 	set_state(p, S_HEADER);
 	p->header_bytes = 0;

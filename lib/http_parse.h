@@ -4,8 +4,8 @@
  * whether a whole request is there.  Pure: no I/O, no allocation, no
  * logging, so it can be fuzzed.
  *
- * Only what the local API needs is kept: method, path (query string
- * split off), HTTP version, Accept, Connection, Content-Length and Host.
+ * Only what the local API needs is kept: method, path, query string,
+ * HTTP version, Accept, Connection, Content-Length and Host.
  * Request bodies are counted and skipped up to HTTP_PARSE_BODY_MAX.
  */
 
@@ -18,6 +18,7 @@
 #define HTTP_PARSE_HEADERS_MAX	8192	/* all header lines together */
 #define HTTP_PARSE_BODY_MAX	4096	/* request body bytes accepted */
 #define HTTP_PARSE_PATH_MAX	1024
+#define HTTP_PARSE_QUERY_MAX	HTTP_PARSE_LINE_MAX	/* any query that fits a line */
 
 enum http_parse_status {
 	HTTP_PARSE_MORE,	/* all input consumed; need more bytes */
@@ -28,6 +29,7 @@ enum http_parse_status {
 struct http_request {
 	char	 method[16];		/* "GET", ... */
 	char	 path[HTTP_PARSE_PATH_MAX];	/* without the query string */
+	char	 query[HTTP_PARSE_QUERY_MAX];	/* after '?', undecoded; "" if none */
 	int	 minor;			/* 0 for HTTP/1.0, 1 for HTTP/1.1 */
 	int	 keep_alive;		/* the connection may be reused */
 	int	 accept_text;		/* Accept names text/plain before JSON */

@@ -17,6 +17,14 @@
  * request must be complete, and its reply sent, within HTTPD_IDLE_MS of
  * its first byte, however slowly the bytes trickle in.
  *
+ * A request the handler asks to wait parks its connection (CONN_WAIT):
+ * the parser keeps the request, nothing more is parsed, and the timer
+ * becomes the end of the wait.  A stream (CONN_STREAM) has sent its
+ * headers and lives on without a timer; its input is read and dropped,
+ * to see the client go.  Neither kind counts against HTTPD_MAX_CONNS
+ * nor can be evicted: each has its own cap, so a flood of idle or slow
+ * connections and a full set of streams still leave room for a probe.
+ *
  * A connection is freed only by conn_close, which every path calls as
  * its last action on the connection.
  */
@@ -43,6 +51,14 @@
 #define WARN_EVERY_S		60.0	/* repeat accept warnings this often */
 #define LINGER_S		2.0	/* drain input this long before close */
 #define LINGER_MAX		65536	/* or this many bytes */
+#define STREAMS_DEFAULT		64	/* streams, and waiting requests */
+#define STREAM_SNDBUF		16384	/* a stream's socket send buffer */
+
+enum conn_kind {
+	CONN_PLAIN,		/* requests and replies */
+	CONN_WAIT,		/* a request waits for its answer */
+	CONN_STREAM		/* a stream after its headers */
+};
 
 struct httpd_listener {
 	struct httpd	*h;
@@ -72,6 +88,8 @@ struct httpd_conn {
 	int			 lingering;	/* reply sent, draining input */
 	size_t			 drained;	/* bytes drained meanwhile */
 	ev_tstamp		 phase_at;	/* opened, or last reply queued */
+	enum conn_kind		 kind;		/* plain, waiting or stream */
+	const char		*ping;		/* stream keep-alive, static */
 	struct httpd_conn	*prev, *next;
 };
 
@@ -90,9 +108,14 @@ struct httpd {
 	int			 paused;	/* accept is stopped */
 	ev_tstamp		 warned_at;	/* last accept warning */
 	struct ev_timer		 retry;		/* resume after EMFILE */
+	int			 max_streams;	/* cap on streams, and on waits */
+	int			 nstreams;	/* CONN_STREAM connections */
+	int			 nwaits;	/* CONN_WAIT connections */
+	struct ev_timer		 ping;		/* stream keep-alives */
 };
 
 static void	resume_accept(struct httpd *);
+static void	conn_run(struct httpd_conn *);
 
 static const char *
 reason_phrase(int status)
@@ -133,6 +156,10 @@ conn_close(struct httpd_conn *c)
 	ev_io_stop(h->loop, &c->rio);
 	ev_io_stop(h->loop, &c->wio);
 	ev_timer_stop(h->loop, &c->timer);
+	if (c->kind == CONN_STREAM && --h->nstreams == 0)
+		ev_timer_stop(h->loop, &h->ping);
+	if (c->kind == CONN_WAIT)
+		h->nwaits--;
 	close(c->fd);
 	if (c->prev != NULL)
 		c->prev->next = c->next;
@@ -146,34 +173,19 @@ conn_close(struct httpd_conn *c)
 	resume_accept(h);
 }
 
-/* Queue a whole reply; past HTTPD_OUT_MAX the connection is dropped. */
-static void
-queue_reply(struct httpd_conn *c, int status, const char *ctype,
-    const char *allow, const char *body, size_t len, int head, int keep)
+/*
+ * Queue hdr then body, both or neither; past HTTPD_OUT_MAX the
+ * connection is marked to be dropped.  Returns 0 or -1.
+ */
+static int
+out_add(struct httpd_conn *c, const char *hdr, size_t hlen, const char *body,
+    size_t blen)
 {
-	char	 hdr[512];
-	int	 n;
-	size_t	 need;
+	size_t	 need = hlen + blen;
 
-	n = snprintf(hdr, sizeof(hdr), "HTTP/1.1 %d %s\r\n"
-	    "Content-Type: %s\r\n"
-	    "Content-Length: %zu\r\n"
-	    "Cache-Control: no-store\r\n"
-	    "%s%s%s"
-	    "Connection: %s\r\n\r\n",
-	    status, reason_phrase(status), ctype, len,
-	    allow != NULL ? "Allow: " : "", allow != NULL ? allow : "",
-	    allow != NULL ? "\r\n" : "", keep ? "keep-alive" : "close");
-	if (n < 0 || (size_t)n >= sizeof(hdr)) {
-		c->overflow = 1;
-		return;
-	}
-	if (head)
-		len = 0;
-	need = (size_t)n + len;
 	if (out_pending(c) + need > HTTPD_OUT_MAX) {
 		c->overflow = 1;
-		return;
+		return -1;
 	}
 	if (c->outoff > 0) {
 		memmove(c->out, c->out + c->outoff, out_pending(c));
@@ -184,10 +196,38 @@ queue_reply(struct httpd_conn *c, int status, const char *ctype,
 		c->outcap = c->outlen + need;
 		c->out = xrealloc(c->out, c->outcap);
 	}
-	memcpy(c->out + c->outlen, hdr, (size_t)n);
-	if (len > 0)
-		memcpy(c->out + c->outlen + n, body, len);
+	if (hlen > 0)
+		memcpy(c->out + c->outlen, hdr, hlen);
+	if (blen > 0)
+		memcpy(c->out + c->outlen + hlen, body, blen);
 	c->outlen += need;
+	return 0;
+}
+
+/* Queue a whole reply; past HTTPD_OUT_MAX the connection is dropped. */
+static void
+queue_reply(struct httpd_conn *c, int status, const char *ctype,
+    const char *allow, const char *extra, const char *body, size_t len,
+    int head, int keep)
+{
+	char	 hdr[512 + HTTPD_HEADERS_MAX];
+	int	 n;
+
+	n = snprintf(hdr, sizeof(hdr), "HTTP/1.1 %d %s\r\n"
+	    "Content-Type: %s\r\n"
+	    "Content-Length: %zu\r\n"
+	    "Cache-Control: no-store\r\n"
+	    "%s%s%s%s"
+	    "Connection: %s\r\n\r\n",
+	    status, reason_phrase(status), ctype, len,
+	    allow != NULL ? "Allow: " : "", allow != NULL ? allow : "",
+	    allow != NULL ? "\r\n" : "", extra != NULL ? extra : "",
+	    keep ? "keep-alive" : "close");
+	if (n < 0 || (size_t)n >= sizeof(hdr)) {
+		c->overflow = 1;
+		return;
+	}
+	out_add(c, hdr, (size_t)n, body, head ? 0 : len);
 }
 
 /* The JSON error reply for a request http_parse refused. */
@@ -207,32 +247,145 @@ queue_error(struct httpd_conn *c, int status, const char *why)
 	esc[n] = '\0';
 	len = snprintf(body, sizeof(body), "{\"error\":\"%s\",\"status\":%d}\n",
 	    esc, status);
-	queue_reply(c, status, "application/json", NULL, body, (size_t)len,
-	    0, 0);
+	queue_reply(c, status, "application/json", NULL, NULL, body,
+	    (size_t)len, 0, 0);
 }
 
+/*
+ * Start a stream on c: headers without a length (the body ends when the
+ * connection does), then the first body.  Input from now on is dropped.
+ */
 static void
-handle_request(struct httpd_conn *c)
+stream_start(struct httpd_conn *c, const struct httpd_reply *reply)
+{
+	struct httpd	*h = c->h;
+	char		 hdr[512 + HTTPD_HEADERS_MAX];
+	int		 n, sndbuf = STREAM_SNDBUF;
+
+	n = snprintf(hdr, sizeof(hdr), "HTTP/1.1 %d %s\r\n"
+	    "Content-Type: %s\r\n"
+	    "Cache-Control: no-cache\r\n"
+	    "X-Accel-Buffering: no\r\n"
+	    "%s"
+	    "Connection: close\r\n\r\n",
+	    reply->status, reason_phrase(reply->status),
+	    reply->content_type != NULL ? reply->content_type :
+	    "application/octet-stream", reply->headers);
+	if (n < 0 || (size_t)n >= sizeof(hdr)) {
+		c->overflow = 1;
+		return;
+	}
+	if (out_add(c, hdr, (size_t)n, reply->body, reply->body != NULL ?
+	    reply->len : 0) == -1)
+		return;
+	/*
+	 * Events are small: a small socket buffer bounds what the kernel
+	 * holds for a client that stops reading, so it reaches
+	 * HTTPD_OUT_MAX, and is dropped, after a bounded number of events.
+	 */
+	setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	c->kind = CONN_STREAM;
+	c->ping = reply->ping;
+	c->inoff = c->inlen = 0;
+	ev_timer_stop(h->loop, &c->timer);
+	if (h->nstreams++ == 0)
+		ev_timer_again(h->loop, &h->ping);
+}
+
+/* Park c's request until httpd_wake answers it or wait_ms ends. */
+static void
+conn_park(struct httpd_conn *c, uint64_t wait_ms)
+{
+	struct ev_loop	*loop = c->h->loop;
+
+	c->kind = CONN_WAIT;
+	c->h->nwaits++;
+	ev_timer_stop(loop, &c->timer);
+	ev_timer_set(&c->timer, (double)wait_ms / 1000.0, 0.);
+	ev_timer_start(loop, &c->timer);
+}
+
+/*
+ * Answer the request the parser holds (again, if c waits).  Returns 1
+ * if it waits on, 0 if it was answered (or refused).
+ */
+static int
+handle_request(struct httpd_conn *c, int wait_over)
 {
 	struct httpd			*h = c->h;
 	const struct http_request	*req = http_parse_request(&c->parser);
 	struct httpd_reply		 reply;
-	int				 head;
+	int				 head, waiting = c->kind == CONN_WAIT;
 
 	memset(&reply, 0, sizeof(reply));
+	reply.wait_over = wait_over;
 	h->handler(req, &reply, h->arg);
 	if (reply.status < 100 || reply.status > 599)
 		reply.status = 500;
+	reply.headers[sizeof(reply.headers) - 1] = '\0';
 	head = strcmp(req->method, "HEAD") == 0;
+	if (wait_over || head)
+		reply.mode = HTTPD_REPLY_NOW;
+	if (reply.mode == HTTPD_REPLY_WAIT) {
+		free(reply.body);
+		if (waiting)
+			return 1;
+		if (h->nwaits >= h->max_streams) {
+			log_debug("http: %d requests wait; refusing one more",
+			    h->nwaits);
+			queue_error(c, 503, "too many waiting requests; "
+			    "try again later");
+			c->closing = 1;
+			return 0;
+		}
+		log_debug("http: %s %s?%s waits", req->method, req->path,
+		    req->query);
+		conn_park(c, reply.wait_ms);
+		return 1;
+	}
+	if (waiting) {
+		c->kind = CONN_PLAIN;
+		h->nwaits--;
+		ev_timer_stop(h->loop, &c->timer);
+		c->timer.repeat = HTTPD_IDLE_MS / 1000.0;
+	}
+	if (reply.mode == HTTPD_REPLY_STREAM && reply.status == 200) {
+		if (h->nstreams >= h->max_streams) {
+			log_debug("http: %s %s -> 503: %d streams open",
+			    req->method, req->path, h->nstreams);
+			queue_error(c, 503, "too many streams open; try again "
+			    "later");
+			c->closing = 1;
+		} else {
+			log_debug("http: %s %s -> 200, streaming", req->method,
+			    req->path);
+			stream_start(c, &reply);
+		}
+		free(reply.body);
+		c->phase_at = ev_now(h->loop);
+		return 0;
+	}
 	log_debug("http: %s %s -> %d", req->method, req->path, reply.status);
 	queue_reply(c, reply.status, reply.content_type != NULL ?
 	    reply.content_type : "application/json", reply.allow,
-	    reply.body != NULL ? reply.body : "", reply.body != NULL ?
-	    reply.len : 0, head, req->keep_alive);
+	    reply.headers, reply.body != NULL ? reply.body : "",
+	    reply.body != NULL ? reply.len : 0, head, req->keep_alive);
 	free(reply.body);
 	c->phase_at = ev_now(h->loop);
 	if (!req->keep_alive)
 		c->closing = 1;
+	return 0;
+}
+
+/* The request c waits with is due for an answer: finish it. */
+static void
+conn_answer(struct httpd_conn *c, int wait_over)
+{
+	if (handle_request(c, wait_over))
+		return;
+	http_parse_reset(&c->parser);
+	c->in_request = 0;
+	conn_run(c);
 }
 
 /* Parse what is buffered, answering each request, while output is small. */
@@ -242,8 +395,8 @@ conn_parse(struct httpd_conn *c)
 	enum http_parse_status	 st;
 	size_t			 used;
 
-	while (!c->closing && !c->overflow && c->inoff < c->inlen &&
-	    out_pending(c) < HTTPD_OUT_MAX / 2) {
+	while (!c->closing && !c->overflow && c->kind == CONN_PLAIN &&
+	    c->inoff < c->inlen && out_pending(c) < HTTPD_OUT_MAX / 2) {
 		if (!c->in_request) {
 			/* The request's deadline starts with its first byte. */
 			c->in_request = 1;
@@ -261,7 +414,8 @@ conn_parse(struct httpd_conn *c)
 			c->closing = 1;
 			break;
 		}
-		handle_request(c);
+		if (handle_request(c, 0))
+			break;
 		http_parse_reset(&c->parser);
 		c->in_request = 0;
 	}
@@ -325,8 +479,8 @@ conn_run(struct httpd_conn *c)
 	for (;;) {
 		conn_parse(c);
 		if (c->overflow) {
-			log_debug("http: client does not read its replies; "
-			    "closing");
+			log_debug("http: client does not read its %s; closing",
+			    c->kind == CONN_STREAM ? "stream" : "replies");
 			conn_close(c);
 			return;
 		}
@@ -336,7 +490,7 @@ conn_run(struct httpd_conn *c)
 		}
 		if (out_pending(c) > 0)
 			break;
-		if (c->eof && c->inoff == c->inlen) {
+		if (c->eof && (c->inoff == c->inlen || c->kind != CONN_PLAIN)) {
 			conn_close(c);
 			return;
 		}
@@ -344,8 +498,17 @@ conn_run(struct httpd_conn *c)
 			conn_linger(c);
 			return;
 		}
-		if (c->inoff == c->inlen)
+		if (c->inoff == c->inlen || c->kind != CONN_PLAIN)
 			break;
+	}
+	if (c->kind == CONN_STREAM) {
+		/* Read on, to see the client go; write when blocked. */
+		ev_io_start(loop, &c->rio);
+		if (out_pending(c) > 0)
+			ev_io_start(loop, &c->wio);
+		else
+			ev_io_stop(loop, &c->wio);
+		return;
 	}
 	if (out_pending(c) > 0) {
 		ev_io_stop(loop, &c->rio);
@@ -353,6 +516,14 @@ conn_run(struct httpd_conn *c)
 		return;
 	}
 	ev_io_stop(loop, &c->wio);
+	if (c->kind == CONN_WAIT) {
+		/* The timer is the end of the wait. */
+		if (c->inoff == c->inlen)
+			ev_io_start(loop, &c->rio);
+		else
+			ev_io_stop(loop, &c->rio);
+		return;
+	}
 	ev_io_start(loop, &c->rio);
 	if (!c->in_request)
 		ev_timer_again(loop, &c->timer);	/* idle from now */
@@ -386,6 +557,14 @@ conn_read_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 		conn_close(c);
 		return;
 	}
+	if (c->kind == CONN_STREAM) {
+		/* A stream's client has nothing to say; drop it. */
+		if (n == 0) {
+			log_debug("http: stream closed by the client");
+			conn_close(c);
+		}
+		return;
+	}
 	if (n == 0) {
 		c->eof = 1;
 		if (c->in_request) {
@@ -414,6 +593,10 @@ conn_timer_cb(struct ev_loop *loop, struct ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
+	if (c->kind == CONN_WAIT) {
+		conn_answer(c, 1);
+		return;
+	}
 	if (!c->lingering)
 		log_debug("http: connection %s; closing", c->in_request ?
 		    "too slow" : "idle");
@@ -494,7 +677,8 @@ evict_oldest(struct httpd *h)
 	struct httpd_conn	*c, *old = NULL;
 
 	for (c = h->conns; c != NULL; c = c->next)
-		if (old == NULL || c->phase_at <= old->phase_at)
+		if (c->kind == CONN_PLAIN &&
+		    (old == NULL || c->phase_at <= old->phase_at))
 			old = c;
 	if (old != NULL) {
 		log_debug("http: %d connections; closing the oldest",
@@ -540,7 +724,7 @@ accept_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 				return;
 			}
 		}
-		if (h->nconns >= HTTPD_MAX_CONNS) {
+		if (h->nconns - h->nstreams - h->nwaits >= HTTPD_MAX_CONNS) {
 			if (may_warn(h))
 				log_warnx("%d local API connections open; "
 				    "closing the oldest to make room",
@@ -551,6 +735,33 @@ accept_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
 			    sizeof(one));
 		conn_new(h, fd);
+	}
+}
+
+/* Queue len bytes on stream c and send; may close c. */
+static void
+stream_queue(struct httpd_conn *c, const char *data, size_t len)
+{
+	if (out_add(c, NULL, 0, data, len) == -1) {
+		log_debug("http: stream client does not read; closing");
+		conn_close(c);
+		return;
+	}
+	conn_run(c);
+}
+
+static void
+ping_cb(struct ev_loop *loop, struct ev_timer *w, int revents)
+{
+	struct httpd		*h = w->data;
+	struct httpd_conn	*c, *next;
+
+	(void)loop;
+	(void)revents;
+	for (c = h->conns; c != NULL; c = next) {
+		next = c->next;
+		if (c->kind == CONN_STREAM && c->ping != NULL)
+			stream_queue(c, c->ping, strlen(c->ping));
 	}
 }
 
@@ -566,6 +777,10 @@ httpd_new(struct ev_loop *loop, httpd_handler_cb handler, void *arg)
 	h->tcp_port = -1;
 	ev_init(&h->retry, retry_cb);
 	h->retry.data = h;
+	h->max_streams = STREAMS_DEFAULT;
+	ev_init(&h->ping, ping_cb);
+	h->ping.repeat = HTTPD_PING_MS / 1000.0;
+	h->ping.data = h;
 	return h;
 }
 
@@ -636,15 +851,64 @@ httpd_conns(const struct httpd *h)
 }
 
 void
+httpd_set_max_streams(struct httpd *h, int n)
+{
+	h->max_streams = n < 0 ? 0 : n;
+}
+
+int
+httpd_streams(const struct httpd *h)
+{
+	return h->nstreams;
+}
+
+void
+httpd_stream_send(struct httpd *h, const char *data, size_t len)
+{
+	struct httpd_conn	*c, *next;
+
+	for (c = h->conns; c != NULL; c = next) {
+		next = c->next;
+		if (c->kind == CONN_STREAM)
+			stream_queue(c, data, len);
+	}
+}
+
+void
+httpd_wake(struct httpd *h)
+{
+	struct httpd_conn	*c, *next;
+
+	for (c = h->conns; c != NULL; c = next) {
+		next = c->next;
+		if (c->kind == CONN_WAIT)
+			conn_answer(c, 0);
+	}
+}
+
+void
 httpd_free(struct httpd *h)
 {
-	int		 i;
+	struct httpd_conn	*c, *next;
+	int			 i;
 
 	if (h == NULL)
 		return;
 	h->paused = 0;		/* no resume from conn_close */
-	while (h->conns != NULL)
-		conn_close(h->conns);
+	for (c = h->conns; c != NULL; c = next) {
+		next = c->next;
+		if (c->kind == CONN_WAIT)
+			conn_answer(c, 1);
+	}
+	while ((c = h->conns) != NULL) {
+		/* What the socket takes now is delivered after close. */
+		if (out_pending(c) > 0 && !c->overflow)
+			conn_flush(c);
+		if (c->kind == CONN_STREAM)
+			shutdown(c->fd, SHUT_WR);
+		conn_close(c);
+	}
+	ev_timer_stop(h->loop, &h->ping);
 	ev_timer_stop(h->loop, &h->retry);
 	for (i = 0; i < h->nls; i++) {
 		ev_io_stop(h->loop, &h->ls[i].io);

@@ -7,9 +7,11 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
+#include "duration.h"
 #include "localapi.h"
 
 #define STUCK_SLACK_MS	5000	/* a timer this late means a stuck loop */
@@ -46,6 +48,18 @@ unhealthy(const struct localapi_state *d, uint64_t now_ms, char *why,
 		return why;
 	}
 	return NULL;
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }
 
 static void
@@ -87,37 +101,218 @@ reply_status(struct httpd_reply *reply, int status, const char *key,
 	reply_json(reply, status, &b);
 }
 
+/* The /leader JSON body at now_ms, on one line, without a newline. */
+static void
+leader_json(const struct localapi_state *d, uint64_t now_ms, struct buf *b)
+{
+	const struct lease	*o = &d->el->observed;
+	int			 leading = elector_is_leader(d->el, now_ms);
+
+	buf_add(b, "{\"name\":", 8);
+	buf_json_str(b, elector_holder(d->el));
+	buf_printf(b, ",\"is_leader\":%s,\"identity\":",
+	    leading ? "true" : "false");
+	buf_json_str(b, d->conf->identity);
+	buf_printf(b, ",\"lock\":\"leases/%s/%s\",\"state\":\"%s\"",
+	    d->conf->lock_namespace, d->conf->lock_name,
+	    elector_state_name(d->el->state));
+	buf_printf(b, ",\"transitions\":%d", o->transitions);
+	json_time(b, "acquire_time", o->acquire_us);
+	json_time(b, "renew_time", o->renew_us);
+	buf_printf(b, ",\"lease_duration_seconds\":%d,\"valid_for_ms\":%llu",
+	    o->duration_s, leading ?
+	    (unsigned long long)(d->el->lead_until_ms - now_ms) : 0ULL);
+	buf_printf(b, ",\"index\":%llu", (unsigned long long)d->index);
+	json_time(b, "changed_at", d->changed_us);
+	buf_add(b, "}", 1);
+}
+
+static void
+reply_error(struct httpd_reply *reply, int status, const char *why)
+{
+	struct buf	 b = { 0 };
+
+	buf_add(&b, "{\"error\":", 9);
+	buf_json_str(&b, why);
+	buf_printf(&b, ",\"status\":%d}", status);
+	reply_json(reply, status, &b);
+}
+
 static void
 reply_leader(const struct localapi_state *d, const struct http_request *req,
     uint64_t now_ms, struct httpd_reply *reply)
 {
-	const struct lease	*o = &d->el->observed;
-	const char		*holder = elector_holder(d->el);
-	struct buf		 b = { 0 };
-	int			 leading = elector_is_leader(d->el, now_ms);
+	struct buf	 b = { 0 };
+	char		 err[256], why[300];
+	uint64_t	 wait_ms, index;
+	int		 blocking;
 
+	if (localapi_parse_wait(req->query, &blocking, &wait_ms, &index, err,
+	    sizeof(err)) == -1) {
+		snprintf(why, sizeof(why), "%s; write e.g. "
+		    "/leader?wait=30s&index=7", err);
+		reply_error(reply, 400, why);
+		return;
+	}
+	if (blocking && index == d->index && !reply->wait_over &&
+	    wait_ms > 0) {
+		reply->mode = HTTPD_REPLY_WAIT;
+		reply->wait_ms = wait_ms;
+		return;
+	}
+	snprintf(reply->headers, sizeof(reply->headers),
+	    "X-Leaderd-Index: %llu\r\n", (unsigned long long)d->index);
 	if (req->accept_text) {
-		buf_printf(&b, "%s\n", holder);
+		buf_printf(&b, "%s\n", elector_holder(d->el));
 		reply->status = 200;
 		reply->content_type = "text/plain; charset=utf-8";
 		reply->body = buf_steal(&b, &reply->len);
 		return;
 	}
-	buf_add(&b, "{\"name\":", 8);
-	buf_json_str(&b, holder);
-	buf_printf(&b, ",\"is_leader\":%s,\"identity\":",
-	    leading ? "true" : "false");
-	buf_json_str(&b, d->conf->identity);
-	buf_printf(&b, ",\"lock\":\"leases/%s/%s\",\"state\":\"%s\"",
-	    d->conf->lock_namespace, d->conf->lock_name,
-	    elector_state_name(d->el->state));
-	buf_printf(&b, ",\"transitions\":%d", o->transitions);
-	json_time(&b, "acquire_time", o->acquire_us);
-	json_time(&b, "renew_time", o->renew_us);
-	buf_printf(&b, ",\"lease_duration_seconds\":%d,\"valid_for_ms\":%llu}",
-	    o->duration_s, leading ?
-	    (unsigned long long)(d->el->lead_until_ms - now_ms) : 0ULL);
+	leader_json(d, now_ms, &b);
 	reply_json(reply, 200, &b);
+}
+
+/* GET /leader/watch, /sse: a stream of events, the first one now. */
+static void
+reply_watch(const struct localapi_state *d, uint64_t now_ms,
+    struct httpd_reply *reply)
+{
+	reply->status = 200;
+	reply->content_type = "text/event-stream";
+	reply->mode = HTTPD_REPLY_STREAM;
+	reply->ping = LOCALAPI_PING;
+	snprintf(reply->headers, sizeof(reply->headers),
+	    "X-Leaderd-Index: %llu\r\n", (unsigned long long)d->index);
+	reply->body = localapi_event(d, now_ms, &reply->len);
+}
+
+int
+localapi_changed(struct localapi_state *d, uint64_t now_ms, int64_t wall_us)
+{
+	const char	*holder = elector_holder(d->el);
+	int		 leading = elector_is_leader(d->el, now_ms) ? 1 : 0;
+	int		 stopping = d->el->state == ELECTOR_STOPPING ||
+			    d->el->state == ELECTOR_STOPPED;
+
+	if (d->index != 0 && leading == d->seen_leader &&
+	    stopping == d->seen_stopping &&
+	    strcmp(holder, d->seen_holder) == 0)
+		return 0;
+	d->index++;
+	d->changed_us = wall_us;
+	snprintf(d->seen_holder, sizeof(d->seen_holder), "%s", holder);
+	d->seen_leader = leading;
+	d->seen_stopping = stopping;
+	return 1;
+}
+
+char *
+localapi_event(const struct localapi_state *d, uint64_t now_ms, size_t *len)
+{
+	struct buf	 b = { 0 };
+
+	buf_add(&b, "data: ", 6);
+	leader_json(d, now_ms, &b);
+	buf_add(&b, "\n\n", 2);
+	return buf_steal(&b, len);
+}
+
+/* Percent-decode s[0..len) into out (outlen bytes); -1 if bad or long. */
+static int
+query_value(const char *s, size_t len, char *out, size_t outlen)
+{
+	size_t	 i, o = 0;
+	int	 hi, lo;
+
+	for (i = 0; i < len; i++) {
+		if (o + 1 >= outlen)
+			return -1;
+		if (s[i] == '+')
+			out[o++] = ' ';
+		else if (s[i] != '%')
+			out[o++] = s[i];
+		else {
+			if (i + 2 >= len)
+				return -1;
+			hi = hexval(s[i + 1]);
+			lo = hexval(s[i + 2]);
+			if (hi < 0 || lo < 0)
+				return -1;
+			if (hi == 0 && lo == 0)
+				return -1;
+			out[o++] = (char)(hi << 4 | lo);
+			i += 2;
+		}
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+int
+localapi_parse_wait(const char *query, int *blocking, uint64_t *wait_ms,
+    uint64_t *index, char *err, size_t errlen)
+{
+	const char	*p = query, *amp, *eq;
+	char		 v[64], derr[200];
+	size_t		 klen, i;
+	int		 have_wait = 0, have_index = 0;
+	uint64_t	 n, d;
+
+	*blocking = 0;
+	*wait_ms = LOCALAPI_WAIT_MAX_MS;
+	*index = 0;
+	while (*p != '\0') {
+		if ((amp = strchr(p, '&')) == NULL)
+			amp = p + strlen(p);
+		eq = memchr(p, '=', (size_t)(amp - p));
+		klen = (size_t)((eq != NULL ? eq : amp) - p);
+		if ((klen == 4 && memcmp(p, "wait", 4) == 0) ||
+		    (klen == 5 && memcmp(p, "index", 5) == 0)) {
+			if (eq == NULL || query_value(eq + 1,
+			    (size_t)(amp - eq - 1), v, sizeof(v)) == -1) {
+				snprintf(err, errlen, "%.*s: missing or "
+				    "malformed value", (int)klen, p);
+				return -1;
+			}
+			if (klen == 4) {
+				if (have_wait++) {
+					snprintf(err, errlen, "wait given "
+					    "twice");
+					return -1;
+				}
+				if (duration_parse(v, wait_ms, derr,
+				    sizeof(derr)) == -1) {
+					snprintf(err, errlen, "wait: %s", derr);
+					return -1;
+				}
+				if (*wait_ms > LOCALAPI_WAIT_MAX_MS)
+					*wait_ms = LOCALAPI_WAIT_MAX_MS;
+			} else {
+				if (have_index++) {
+					snprintf(err, errlen, "index given "
+					    "twice");
+					return -1;
+				}
+				n = 0;
+				for (i = 0; v[i] >= '0' && v[i] <= '9'; i++) {
+					d = (uint64_t)(v[i] - '0');
+					if (n > (UINT64_MAX - d) / 10)
+						break;
+					n = n * 10 + d;
+				}
+				if (i == 0 || v[i] != '\0') {
+					snprintf(err, errlen, "index \"%s\" is "
+					    "not a whole number below 2^64", v);
+					return -1;
+				}
+				*index = n;
+				*blocking = 1;
+			}
+		}
+		p = *amp == '&' ? amp + 1 : amp;
+	}
+	return 0;
 }
 
 void
@@ -137,6 +332,9 @@ localapi_reply(const struct localapi_state *d, const struct http_request *req,
 	}
 	if (strcmp(req->path, "/leader") == 0)
 		reply_leader(d, req, now_ms, reply);
+	else if (strcmp(req->path, "/leader/watch") == 0 ||
+	    strcmp(req->path, "/sse") == 0)
+		reply_watch(d, now_ms, reply);
 	else if (strcmp(req->path, "/") == 0)
 		reply_status(reply, 200, "name", elector_holder(d->el), NULL);
 	else if (strcmp(req->path, "/healthz") == 0) {

@@ -6,7 +6,9 @@ one else claims) and /healthz stays right: a fresh client gets 200 within
 
 leaderd's limits (lib/httpd.h, lib/http_parse.h): 256 open connections
 over all listeners, 10s idle/slow-request timeout, 2 KiB request line,
-8 KiB of headers, 4 KiB body, 64 KiB of unsent replies per connection."""
+8 KiB of headers, 4 KiB body, 64 KiB of unsent replies per connection;
+event streams and blocking reads apart, 64 of each (listen.max_streams),
+never evicted."""
 
 import os
 import socket
@@ -247,3 +249,50 @@ def test_f24_one_mib_header(cluster, sockdir, measure):
     assert "431" in codes, codes
     _election_kept(cluster, lead, fs, chk, t0, t1, measure, "1 MiB header")
     _health_right(probes, measure, "1 MiB header")
+
+
+def test_f24_streams_and_idle_connections(cluster, sockdir, measure):
+    """F24e: the push API full (64 event streams, half on TCP, half on
+    the unix socket, the default cap) plus 1000 idle TCP connections, for
+    5s.  Bound: election timing kept; /healthz 200 within 1s on TCP and
+    unix throughout; a 65th stream refused with a JSON 503; the 64
+    streams stay open (the idle flood evicts idle connections, never a
+    stream)."""
+    from pushlib import Stream
+    lead, fs, chk = _setup(cluster, sockdir)
+    t0 = time.monotonic()
+    pr = Prober(lead)
+    streams, conns = [], []
+    try:
+        for i in range(64):
+            s = Stream(lead, ("tcp", "unix")[i % 2])
+            streams.append(s)
+            assert s.status == 200, s.status
+        extra = Stream(lead, "tcp")
+        assert extra.status == 503, extra.status
+        assert extra.headers["content-type"].startswith("application/json")
+        extra.close()
+        for _ in range(1000):
+            c = socket.socket()
+            c.setblocking(False)
+            try:
+                c.connect(("127.0.0.1", lead.port))
+            except BlockingIOError:
+                pass
+            conns.append(c)
+        time.sleep(5.0)
+        open_streams = sum(1 for s in streams if s.closed_at is None)
+    finally:
+        probes = pr.stop()
+        for c in conns:
+            c.close()
+        for s in streams:
+            s.close()
+    t1 = time.monotonic()
+    measure("F24", "streams + idle connections: streams still open (of 64)",
+            open_streams, unit="", bound=64, cmp=">=")
+    assert open_streams == 64
+    assert all(s.data() and s.data()[0]["name"] == "lead" for s in streams)
+    _election_kept(cluster, lead, fs, chk, t0, t1, measure,
+                   "64 streams + 1000 idle connections")
+    _health_right(probes, measure, "64 streams + 1000 idle connections")

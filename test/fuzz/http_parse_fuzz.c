@@ -17,6 +17,7 @@ run(struct http_parser *p, const uint8_t *data, size_t size, size_t split,
 	enum http_parse_status	 st = HTTP_PARSE_MORE;
 	size_t			 off = 0, used, n;
 	int			 done = 0;
+	const char		*q;
 
 	http_parse_init(p);
 	while (off < size) {
@@ -32,6 +33,13 @@ run(struct http_parser *p, const uint8_t *data, size_t size, size_t split,
 		if (st == HTTP_PARSE_DONE) {
 			if (http_parse_request(p)->path[0] != '/')
 				abort();
+			/* The query is a string without spaces or controls. */
+			q = http_parse_request(p)->query;
+			if (memchr(q, '\0', HTTP_PARSE_QUERY_MAX) == NULL)
+				abort();
+			for (; *q != '\0'; q++)
+				if ((unsigned char)*q <= ' ')
+					abort();
 			done++;
 			http_parse_reset(p);
 		} else if (used < n)

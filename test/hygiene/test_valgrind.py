@@ -202,6 +202,9 @@ LOCAL_REQUESTS = [
      {413}),
     (b"GET /leader HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
      {400}),
+    (b"GET /leader?wait=soon&index=1 HTTP/1.1\r\nHost: x\r\n\r\n", {400}),
+    (b"GET /leader?wait=1s&index=0 HTTP/1.1\r\nHost: x\r\n\r\n", {200}),
+    (b"HEAD /leader/watch HTTP/1.1\r\nHost: x\r\n\r\n", {200}),
 ]
 
 
@@ -229,7 +232,9 @@ def exercise_local_api(inst):
         assert buf.count(b"HTTP/1.1 200") == 3, buf[:500]
     finally:
         s.close()
-    for data in (b"GET /lea", b"", b"GET /leader HTTP/1.1\r\nHost: x\r\n\r\n"):
+    for data in (b"GET /lea", b"", b"GET /leader HTTP/1.1\r\nHost: x\r\n\r\n",
+                 b"GET /sse HTTP/1.1\r\nHost: x\r\n\r\n",
+                 b"GET /leader?wait=1m&index=1 HTTP/1.1\r\nHost: x\r\n\r\n"):
         s = socket.create_connection(("127.0.0.1", inst.port), timeout=10)
         s.sendall(data)
         s.close()      # before (or without) reading the answer
@@ -251,8 +256,31 @@ def test_valgrind_acquire_renew_local_api_shutdown(api, tmp_path, lock,
     t = time.monotonic()
     wait_renews(v, 3, t, 30.0)
     exercise_local_api(v)
+    # A stream and a blocking read, both open across the SIGTERM.
+    idx = v.leader(timeout=10.0)["index"]
+    push = []
+    for data in (b"GET /leader/watch HTTP/1.1\r\nHost: x\r\n\r\n",
+                 b"GET /leader?wait=5m&index=%d HTTP/1.1\r\nHost: x\r\n"
+                 b"\r\n" % idx):
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(EXIT_TIMEOUT)
+        s.connect(v.unix)
+        s.sendall(data)
+        push.append(s)
+    wait_until(lambda: v.log_count(" waits") >= 1, 30.0, interval=0.2,
+               what="the blocking read to wait")
     t_term = time.monotonic()
     stop_and_check(v, figures, "single leader")
+    for s in push:
+        buf = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+        s.close()
+        assert buf.startswith(b"HTTP/1.1 200"), buf[:200]
+        assert b'"is_leader":false' in buf, buf[-400:]
     # The lease was released on the way out.
     rel = [w for w in v.writes() if w["t"] >= t_term]
     assert rel and rel[-1]["spec"].get("holderIdentity", "") == "", rel

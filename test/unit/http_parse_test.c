@@ -599,6 +599,56 @@ test_noise(void **state)
 	}
 }
 
+/* The query string is kept, undecoded, apart from the path. */
+static void
+test_query(void **state)
+{
+	static const struct {
+		const char	*raw;
+		const char	*path;
+		const char	*query;
+		int		 status;	/* 0: parsed */
+	} qc[] = {
+		{ "GET /leader?wait=30s&index=7 HTTP/1.1\r\n\r\n", "/leader",
+		    "wait=30s&index=7", 0 },
+		{ "GET /leader HTTP/1.1\r\n\r\n", "/leader", "", 0 },
+		{ "GET /leader? HTTP/1.1\r\n\r\n", "/leader", "", 0 },
+		{ "GET /a?b?c=%20 HTTP/1.1\r\n\r\n", "/a", "b?c=%20", 0 },
+		{ "GET http://h:1/leader?index=2 HTTP/1.1\r\n\r\n",
+		    "/leader", "index=2", 0 },
+	};
+	struct http_parser	 p;
+	const struct http_request *r;
+	char			 raw[HTTP_PARSE_LINE_MAX];
+	size_t			 i, used, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(qc) / sizeof(qc[0]); i++) {
+		http_parse_init(&p);
+		assert_int_equal(http_parse_feed(&p, qc[i].raw,
+		    strlen(qc[i].raw), &used), HTTP_PARSE_DONE);
+		r = http_parse_request(&p);
+		assert_string_equal(r->path, qc[i].path);
+		assert_string_equal(r->query, qc[i].query);
+		/* A reset forgets the query. */
+		http_parse_reset(&p);
+		assert_int_equal(http_parse_feed(&p, "GET / HTTP/1.1\r\n\r\n",
+		    18, &used), HTTP_PARSE_DONE);
+		assert_string_equal(http_parse_request(&p)->query, "");
+	}
+	/* The longest request line keeps its whole query. */
+	n = HTTP_PARSE_LINE_MAX - strlen("GET /? HTTP/1.1\r\n");
+	memcpy(raw, "GET /?", 6);
+	memset(raw + 6, 'q', n);
+	memcpy(raw + 6 + n, " HTTP/1.1\r\n", 11);
+	http_parse_init(&p);
+	assert_int_equal(http_parse_feed(&p, raw, 6 + n + 11, &used),
+	    HTTP_PARSE_MORE);
+	assert_int_equal(http_parse_feed(&p, "\r\n", 2, &used),
+	    HTTP_PARSE_DONE);
+	assert_int_equal(strlen(http_parse_request(&p)->query), n);
+}
+
 int
 main(void)
 {
@@ -607,6 +657,7 @@ main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_sticky),
 		cmocka_unit_test(test_noise),
+		cmocka_unit_test(test_query),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,302 @@
+/*
+ * localapi_test.c -- the push side of the local API, without sockets:
+ * change detection and the index (including leadership running out by
+ * time alone), the event framing, the wait/index query parser, and the
+ * /leader, /leader/watch and blocking-read answers.
+ */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "config.h"
+#include "elector.h"
+#include "http_parse.h"
+#include "localapi.h"
+
+struct fixture {
+	struct config		 conf;
+	struct elector		 el;
+	struct localapi_state	 st;
+};
+
+static void
+setup(struct fixture *f)
+{
+	struct elector_config	 ec;
+	char			 err[256];
+
+	memset(f, 0, sizeof(*f));
+	f->conf.lease_duration_ms = 15000;
+	snprintf(f->conf.identity, sizeof(f->conf.identity), "me");
+	snprintf(f->conf.lock_namespace, sizeof(f->conf.lock_namespace), "ns");
+	snprintf(f->conf.lock_name, sizeof(f->conf.lock_name), "app");
+	memset(&ec, 0, sizeof(ec));
+	snprintf(ec.identity, sizeof(ec.identity), "me");
+	ec.lease_duration_ms = 15000;
+	ec.renew_deadline_ms = 10000;
+	ec.retry_period_ms = 2000;
+	ec.request_timeout_ms = 5000;
+	assert_int_equal(elector_init(&f->el, &ec, 1000, err, sizeof(err)), 0);
+	f->st.conf = &f->conf;
+	f->st.el = &f->el;
+}
+
+static void
+observe(struct fixture *f, const char *holder)
+{
+	f->el.have_observed = 1;
+	snprintf(f->el.observed.holder, sizeof(f->el.observed.holder), "%s",
+	    holder);
+}
+
+static void
+test_changed(void **state)
+{
+	struct fixture	 f;
+
+	(void)state;
+	setup(&f);
+	assert_int_equal(f.st.index, 0);
+	/* The first call sets index 1, the second sees no change. */
+	assert_int_equal(localapi_changed(&f.st, 1000, 111), 1);
+	assert_int_equal(f.st.index, 1);
+	assert_int_equal(f.st.changed_us, 111);
+	assert_int_equal(localapi_changed(&f.st, 1001, 222), 0);
+	assert_int_equal(f.st.changed_us, 111);
+	/* A holder appears, then changes; the same holder again is quiet. */
+	observe(&f, "other");
+	assert_int_equal(localapi_changed(&f.st, 1002, 333), 1);
+	assert_int_equal(f.st.index, 2);
+	assert_int_equal(localapi_changed(&f.st, 1003, 0), 0);
+	observe(&f, "me");
+	assert_int_equal(localapi_changed(&f.st, 1004, 0), 1);
+	/* We lead until 5000: a change now, none while it lasts. */
+	f.el.state = ELECTOR_LEADER;
+	f.el.lead_until_ms = 5000;
+	assert_int_equal(localapi_changed(&f.st, 1005, 0), 1);
+	assert_int_equal(f.st.index, 4);
+	assert_int_equal(f.st.seen_leader, 1);
+	assert_int_equal(localapi_changed(&f.st, 4999, 0), 0);
+	/* Time alone ends it, at lead_until_ms exactly. */
+	assert_int_equal(localapi_changed(&f.st, 5000, 0), 1);
+	assert_int_equal(f.st.index, 5);
+	assert_int_equal(f.st.seen_leader, 0);
+	/* A renew brings it back: another change. */
+	f.el.lead_until_ms = 9000;
+	assert_int_equal(localapi_changed(&f.st, 5001, 0), 1);
+	/* Stopping is a change even when nothing else moves (a follower). */
+	f.el.state = ELECTOR_FOLLOWER;
+	observe(&f, "other");
+	assert_int_equal(localapi_changed(&f.st, 5002, 0), 1);
+	f.el.state = ELECTOR_STOPPED;
+	assert_int_equal(localapi_changed(&f.st, 5003, 0), 1);
+	assert_int_equal(f.st.index, 8);
+	assert_int_equal(localapi_changed(&f.st, 5004, 0), 0);
+}
+
+static void
+test_event(void **state)
+{
+	struct fixture	 f;
+	char		*ev, *nl;
+	size_t		 len;
+
+	(void)state;
+	setup(&f);
+	observe(&f, "a\nb\"c");
+	f.el.state = ELECTOR_LEADER;
+	f.el.lead_until_ms = 3000;
+	localapi_changed(&f.st, 1000, 1700000000000000LL);
+	ev = localapi_event(&f.st, 1000, &len);
+	assert_int_equal(len, strlen(ev));
+	assert_true(strncmp(ev, "data: {", 7) == 0);
+	/* One data line, ended by an empty line: no newline inside. */
+	nl = strchr(ev, '\n');
+	assert_non_null(nl);
+	assert_string_equal(nl, "\n\n");
+	assert_non_null(strstr(ev, "\"name\":\"a\\u000ab\\\"c\""));
+	assert_non_null(strstr(ev, "\"is_leader\":true"));
+	assert_non_null(strstr(ev, "\"valid_for_ms\":2000"));
+	assert_non_null(strstr(ev, "\"index\":1,"));
+	assert_non_null(strstr(ev,
+	    "\"changed_at\":\"2023-11-14T22:13:20.000000Z\"}"));
+	free(ev);
+}
+
+struct wcase {
+	const char	*query;
+	int		 ok;
+	int		 blocking;
+	uint64_t	 wait_ms;
+	uint64_t	 index;
+};
+
+static const struct wcase wcases[] = {
+	{ "", 1, 0, LOCALAPI_WAIT_MAX_MS, 0 },
+	{ "wait=30s", 1, 0, 30000, 0 },
+	{ "index=7", 1, 1, LOCALAPI_WAIT_MAX_MS, 7 },
+	{ "wait=30s&index=7", 1, 1, 30000, 7 },
+	{ "index=0&wait=500ms", 1, 1, 500, 0 },
+	{ "wait=0s&index=3", 1, 1, 0, 3 },
+	{ "wait=0&index=3", 1, 1, 0, 3 },
+	{ "wait=1h&index=3", 1, 1, LOCALAPI_WAIT_MAX_MS, 3 },
+	{ "wait=5m&index=3", 1, 1, 300000, 3 },
+	{ "wait=%33%30s&index=%31", 1, 1, 30000, 1 },
+	{ "x=1&index=18446744073709551615&y", 1, 1, LOCALAPI_WAIT_MAX_MS,
+	    UINT64_MAX },
+	{ "&&wait=1s&&index=2&&", 1, 1, 1000, 2 },
+	{ "waiting=abc&indexes=x", 1, 0, LOCALAPI_WAIT_MAX_MS, 0 },
+	{ "wait=abc&index=1", 0, 0, 0, 0 },
+	{ "wait=-1s&index=1", 0, 0, 0, 0 },
+	{ "wait=10&index=1", 0, 0, 0, 0 },
+	{ "wait=1.5ns&index=1", 0, 0, 0, 0 },
+	{ "wait=&index=1", 0, 0, 0, 0 },
+	{ "wait", 0, 0, 0, 0 },
+	{ "index", 0, 0, 0, 0 },
+	{ "index=", 0, 0, 0, 0 },
+	{ "index=x", 0, 0, 0, 0 },
+	{ "index=-3", 0, 0, 0, 0 },
+	{ "index=1.0", 0, 0, 0, 0 },
+	{ "index=18446744073709551616", 0, 0, 0, 0 },
+	{ "index=1&index=1", 0, 0, 0, 0 },
+	{ "wait=1s&wait=1s", 0, 0, 0, 0 },
+	{ "wait=%zz&index=1", 0, 0, 0, 0 },
+	{ "wait=%3", 0, 0, 0, 0 },
+	{ "wait=1s%00&index=1", 0, 0, 0, 0 },
+	{ "wait=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaa", 0, 0, 0, 0 },
+};
+
+static void
+test_parse_wait(void **state)
+{
+	char		 err[256];
+	uint64_t	 wait_ms, index;
+	size_t		 i;
+	int		 blocking, rv;
+
+	(void)state;
+	for (i = 0; i < sizeof(wcases) / sizeof(wcases[0]); i++) {
+		const struct wcase *w = &wcases[i];
+
+		err[0] = '\0';
+		rv = localapi_parse_wait(w->query, &blocking, &wait_ms, &index,
+		    err, sizeof(err));
+		if (!w->ok) {
+			if (rv != -1)
+				fail_msg("\"%s\": accepted", w->query);
+			if (err[0] == '\0')
+				fail_msg("\"%s\": no reason", w->query);
+			continue;
+		}
+		if (rv != 0)
+			fail_msg("\"%s\": refused: %s", w->query, err);
+		if (blocking != w->blocking || wait_ms != w->wait_ms ||
+		    index != w->index)
+			fail_msg("\"%s\": blocking %d wait %llu index %llu",
+			    w->query, blocking, (unsigned long long)wait_ms,
+			    (unsigned long long)index);
+	}
+}
+
+static void
+ask(struct fixture *f, const char *path, const char *query, int wait_over,
+    struct httpd_reply *r)
+{
+	struct http_request	 req;
+
+	memset(&req, 0, sizeof(req));
+	snprintf(req.method, sizeof(req.method), "GET");
+	snprintf(req.path, sizeof(req.path), "%s", path);
+	snprintf(req.query, sizeof(req.query), "%s", query);
+	req.accept_json = 1;
+	memset(r, 0, sizeof(*r));
+	r->wait_over = wait_over;
+	localapi_reply(&f->st, &req, 2000, r);
+}
+
+static void
+test_replies(void **state)
+{
+	struct fixture		 f;
+	struct httpd_reply	 r;
+	char			 q[64];
+
+	(void)state;
+	setup(&f);
+	observe(&f, "other");
+	localapi_changed(&f.st, 1000, 0);
+	localapi_changed(&f.st, 1000, 0);
+	assert_int_equal(f.st.index, 1);
+
+	ask(&f, "/leader", "", 0, &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(r.mode, HTTPD_REPLY_NOW);
+	assert_string_equal(r.headers, "X-Leaderd-Index: 1\r\n");
+	assert_non_null(strstr(r.body, "\"index\":1,"));
+	free(r.body);
+
+	/* The current index waits; another index, or the end, answers. */
+	ask(&f, "/leader", "wait=30s&index=1", 0, &r);
+	assert_int_equal(r.mode, HTTPD_REPLY_WAIT);
+	assert_int_equal(r.wait_ms, 30000);
+	assert_null(r.body);
+	ask(&f, "/leader", "wait=30s&index=1", 1, &r);
+	assert_int_equal(r.mode, HTTPD_REPLY_NOW);
+	assert_int_equal(r.status, 200);
+	free(r.body);
+	ask(&f, "/leader", "wait=30s&index=0", 0, &r);
+	assert_int_equal(r.mode, HTTPD_REPLY_NOW);
+	free(r.body);
+	observe(&f, "third");
+	localapi_changed(&f.st, 1000, 0);
+	snprintf(q, sizeof(q), "wait=30s&index=%d", 1);
+	ask(&f, "/leader", q, 0, &r);
+	assert_int_equal(r.mode, HTTPD_REPLY_NOW);
+	assert_string_equal(r.headers, "X-Leaderd-Index: 2\r\n");
+	free(r.body);
+
+	/* A bad wait is a 400 with a JSON error. */
+	ask(&f, "/leader", "wait=soon&index=1", 0, &r);
+	assert_int_equal(r.status, 400);
+	assert_string_equal(r.content_type, "application/json");
+	assert_non_null(strstr(r.body, "\"status\":400"));
+	assert_non_null(strstr(r.body, "\"error\":\"wait: "));
+	free(r.body);
+
+	/* The streams: a first event, the keep-alive comment. */
+	ask(&f, "/leader/watch", "", 0, &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(r.mode, HTTPD_REPLY_STREAM);
+	assert_string_equal(r.content_type, "text/event-stream");
+	assert_string_equal(r.ping, ": keep-alive\n\n");
+	assert_true(strncmp(r.body, "data: {\"name\":\"third\"", 21) == 0);
+	assert_int_equal(r.len, strlen(r.body));
+	free(r.body);
+	ask(&f, "/sse", "", 0, &r);
+	assert_int_equal(r.mode, HTTPD_REPLY_STREAM);
+	free(r.body);
+	ask(&f, "/leader/watch/x", "", 0, &r);
+	assert_int_equal(r.status, 404);
+	assert_int_equal(r.mode, HTTPD_REPLY_NOW);
+	free(r.body);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_changed),
+		cmocka_unit_test(test_event),
+		cmocka_unit_test(test_parse_wait),
+		cmocka_unit_test(test_replies),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
