@@ -149,7 +149,8 @@ conn_close(struct httpd_conn *c)
 /* Queue a whole reply; past HTTPD_OUT_MAX the connection is dropped. */
 static void
 queue_reply(struct httpd_conn *c, int status, const char *ctype,
-    const char *allow, const char *body, size_t len, int head, int keep)
+    const char *allow, const char *extra, const char *body, size_t len,
+    int head, int keep)
 {
 	char	 hdr[512];
 	int	 n;
@@ -160,10 +161,12 @@ queue_reply(struct httpd_conn *c, int status, const char *ctype,
 	    "Content-Length: %zu\r\n"
 	    "Cache-Control: no-store\r\n"
 	    "%s%s%s"
+	    "%s%s"
 	    "Connection: %s\r\n\r\n",
 	    status, reason_phrase(status), ctype, len,
 	    allow != NULL ? "Allow: " : "", allow != NULL ? allow : "",
-	    allow != NULL ? "\r\n" : "", keep ? "keep-alive" : "close");
+	    allow != NULL ? "\r\n" : "", extra, extra[0] != '\0' ? "\r\n" :
+	    "", keep ? "keep-alive" : "close");
 	if (n < 0 || (size_t)n >= sizeof(hdr)) {
 		c->overflow = 1;
 		return;
@@ -207,7 +210,7 @@ queue_error(struct httpd_conn *c, int status, const char *why)
 	esc[n] = '\0';
 	len = snprintf(body, sizeof(body), "{\"error\":\"%s\",\"status\":%d}\n",
 	    esc, status);
-	queue_reply(c, status, "application/json", NULL, body, (size_t)len,
+	queue_reply(c, status, "application/json", NULL, "", body, (size_t)len,
 	    0, 0);
 }
 
@@ -227,6 +230,7 @@ handle_request(struct httpd_conn *c)
 	log_debug("http: %s %s -> %d", req->method, req->path, reply.status);
 	queue_reply(c, reply.status, reply.content_type != NULL ?
 	    reply.content_type : "application/json", reply.allow,
+	    strpbrk(reply.header, "\r\n") == NULL ? reply.header : "",
 	    reply.body != NULL ? reply.body : "", reply.body != NULL ?
 	    reply.len : 0, head, req->keep_alive);
 	free(reply.body);

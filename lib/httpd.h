@@ -26,6 +26,7 @@ struct httpd_reply {
 	char		*body;		/* caller-allocated; httpd frees it */
 	size_t		 len;		/* body length */
 	const char	*allow;		/* Allow header for a 405, or NULL */
+	char		 header[160];	/* one more "Name: value" line, or "" */
 };
 
 /*

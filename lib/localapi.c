@@ -95,6 +95,13 @@ reply_leader(const struct localapi_state *d, const struct http_request *req,
 	const char		*holder = elector_holder(d->el);
 	struct buf		 b = { 0 };
 	int			 leading = elector_is_leader(d->el, now_ms);
+	char			 token[LEASE_TOKEN_MAX] = "";
+
+	if (d->el->have_observed)
+		lease_fencing_token(o, token, sizeof(token));
+	if (token[0] != '\0')
+		snprintf(reply->header, sizeof(reply->header),
+		    "X-Leaderd-Fencing-Token: %s", token);
 
 	if (req->accept_text) {
 		buf_printf(&b, "%s\n", holder);
@@ -111,7 +118,9 @@ reply_leader(const struct localapi_state *d, const struct http_request *req,
 	buf_printf(&b, ",\"lock\":\"leases/%s/%s\",\"state\":\"%s\"",
 	    d->conf->lock_namespace, d->conf->lock_name,
 	    elector_state_name(d->el->state));
-	buf_printf(&b, ",\"transitions\":%d", o->transitions);
+	buf_printf(&b, ",\"transitions\":%d,\"fencing_token\":",
+	    o->transitions);
+	buf_json_str(&b, token);
 	json_time(&b, "acquire_time", o->acquire_us);
 	json_time(&b, "renew_time", o->renew_us);
 	buf_printf(&b, ",\"lease_duration_seconds\":%d,\"valid_for_ms\":%llu}",
