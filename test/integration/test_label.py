@@ -106,8 +106,11 @@ def test_label_standby_at_claim_end_no_overlap(api, cluster):
     wait_until(lambda: role(api, "pod-lb") == "leader",
                LD + JITTER * RP + SLACK + 3.0, what="lb labelled leader")
     api.clear_fault(f)
-    assert not overlaps(leader_spans(api, ["pod-la", "pod-lb"])), \
-        leader_spans(api, ["pod-la", "pod-lb"])
+    spans = sorted(leader_spans(api, ["pod-la", "pod-lb"]),
+                   key=lambda x: x[1])
+    assert not overlaps(spans), spans
+    print("label hand-over: %s standby %.3fs before %s leader"
+          % (spans[0][0], spans[1][1] - spans[0][2], spans[1][0]))
     assert b.is_leader()
 
 
@@ -123,6 +126,9 @@ def test_label_patch_failures_are_retried_and_reasserted(api, cluster):
     wait_until(lambda: role(api, "pod-la") == "leader", 1 + 2 + 4 + SLACK,
                what="label after failures")
     assert f.hits == 3
+    print("F28: label converged %.3fs after the first failed PATCH"
+          % (time.monotonic() - [r for r in api.requests(
+              token=a.token, method="PATCH") if r["code"] == 503][0]["t_recv"]))
     fails = [r for r in api.requests(token=a.token, method="PATCH")
              if r["code"] == 503]
     assert len(fails) == 3

@@ -162,6 +162,11 @@ def test_command_ignoring_sigterm_is_killed_after_grace(cluster, tmp_path):
     assert pid_gone(pid)
     assert "sending SIGKILL to its process group" in a.log()
     rel = [w for w in a.writes() if not w["spec"].get("holderIdentity")]
+    print("F27: SIGTERM->last sign of life %.3fs (grace %.1fs), release "
+          "%.3fs after SIGTERM, exit %.3fs" % (last - t_term, GRACE,
+                                               rel[-1]["t"] - t_term,
+                                               time.monotonic() - t_term))
+    rel = [w for w in a.writes() if not w["spec"].get("holderIdentity")]
     assert rel and rel[-1]["t"] >= last
 
 
@@ -254,6 +259,10 @@ def test_leadership_lost_mid_run_stops_command_at_renew_deadline(
     # renew was sent), well before the lease expired for b.
     assert stop_a[0][2] <= last_renew + RD + 0.5, (stop_a[0][2] - last_renew)
     assert stop_a[0][2] < starts(mb)[0][2]
+    print("lost mid-run: command stopped %.3fs after the last good renew "
+          "(RD %.1fs); next command started %.3fs after that stop"
+          % (stop_a[0][2] - last_renew, RD,
+             starts(mb)[0][2] - stop_a[0][2]))
     assert "the claim on the lease ended" in a.log() or \
         "stopped leading" in a.log()
     tok_b = b.leader()["fencing_token"]
@@ -297,7 +306,10 @@ def test_never_two_commands_at_once_through_failovers(api, cluster,
         if how in ("blackhole", "status"):
             api.clear_fault(f)
         time.sleep(RP)
-    assert_never_two(marks)
+    spans = assert_never_two(marks)
+    gaps = [b[2] - a[3] for a, b in zip(spans, spans[1:]) if a[0] != b[0]]
+    print("failovers: %d commands, smallest gap between two commands "
+          "%.3fs" % (len(spans), min(gaps)))
     chk.assert_s1()
     for i in ins:
         if i.alive():
