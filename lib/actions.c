@@ -25,12 +25,12 @@
 				   after RESTART_MIN_MS again */
 
 struct actions {
-	struct ev_loop		*loop;
+	struct ev_loop		*loop;		/* the default loop */
 	const struct config	*conf;		/* borrowed */
 	struct child		*child;		/* NULL: not in run mode */
 	struct label		*label;		/* NULL: label disabled */
-	actions_quit_cb		 quit_cb;
-	void			*quit_arg;
+	actions_quit_cb		 quit_cb;	/* the command ended leaderd */
+	void			*quit_arg;	/* for quit_cb */
 	int			 leading;	/* the claim holds */
 	uint64_t		 lead_until_ms;	/* when it ends, monotonic */
 	char			 token[LEASE_TOKEN_MAX]; /* of this term */
@@ -38,12 +38,12 @@ struct actions {
 	ev_timer		 restart;	/* restarts the command */
 	uint64_t		 restart_ms;	/* next restart delay */
 	uint64_t		 started_ms;	/* when the command started */
-	int			 exit_code;	/* for leaderd's exit, -1 none */
-	int			 shutting;	/* actions_shutdown was called */
-	int			 label_done;	/* shutdown's standby answered */
+	int			 exit_code;	/* leaderd's exit; -1 none */
+	int			 shutting;	/* actions_shutdown ran */
+	int			 label_done;	/* shutdown's standby done */
 	void			(*done_cb)(void *); /* of actions_shutdown */
-	void			*done_arg;
-	char			 env[3][2 * CONFIG_STR_MAX + 32]; /* LEADERD_* */
+	void			*done_arg;	/* for done_cb */
+	char			 env[3][2 * CONFIG_STR_MAX + 32]; /* vars */
 };
 
 static void
@@ -81,6 +81,7 @@ start_command(struct actions *a)
 	env[3] = NULL;
 	if (child_start(a->child, env, err, sizeof(err)) == -1) {
 		log_warnx("cannot start the command: %s", err);
+		ev_now_update(a->loop);
 		ev_timer_set(&a->restart, clock_timer_seconds(a->restart_ms),
 		    0.);
 		ev_timer_start(a->loop, &a->restart);
@@ -169,6 +170,7 @@ command_exit_cb(int status, int stopped, void *arg)
 		a->restart_ms = RESTART_MIN_MS;
 	log_info("restarting the command in %llums",
 	    (unsigned long long)a->restart_ms);
+	ev_now_update(a->loop);
 	ev_timer_set(&a->restart, clock_timer_seconds(a->restart_ms), 0.);
 	ev_timer_start(a->loop, &a->restart);
 	a->restart_ms = a->restart_ms * 2 > RESTART_MAX_MS ? RESTART_MAX_MS :
@@ -204,8 +206,8 @@ actions_new(struct ev_loop *loop, struct curlev *cv,
 		label_set(a->label, 0);
 	}
 	if (cmd != NULL)
-		a->child = child_new(loop, cmd, c->run_grace_ms, command_exit_cb,
-		    a);
+		a->child = child_new(loop, cmd, c->run_grace_ms,
+		    command_exit_cb, a);
 	return a;
 }
 
@@ -223,6 +225,7 @@ actions_sync(struct actions *a, uint64_t lead_until_ms, const char *token,
 		return;		/* no renew since the last call */
 	a->lead_until_ms = lead_until_ms;
 	ev_timer_stop(a->loop, &a->claim);
+	ev_now_update(a->loop);
 	ev_timer_set(&a->claim, clock_timer_seconds(lead_until_ms - now_ms),
 	    0.);
 	ev_timer_start(a->loop, &a->claim);

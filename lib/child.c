@@ -38,7 +38,7 @@ struct child {
 	child_exit_cb	 cb;		/* told when the command ended */
 	void		*arg;		/* for cb */
 	enum child_state state;		/* see above */
-	pid_t		 pid;		/* main process and group id; 0 = none */
+	pid_t		 pid;		/* main process and group; 0 none */
 	int		 main_done;	/* the main process was reaped */
 	int		 status;	/* its wait status */
 	int		 stop_asked;	/* child_stop was called */
@@ -80,6 +80,8 @@ begin_stop(struct child *c)
 		return;
 	c->state = CHILD_STOPPING;
 	signal_group(c, SIGTERM);
+	/* Timers count from the loop's cached time: refresh it first. */
+	ev_now_update(c->loop);
 	ev_timer_set(&c->kill_timer, clock_timer_seconds(c->grace_ms), 0.);
 	ev_timer_start(c->loop, &c->kill_timer);
 	ev_timer_set(&c->poll, POLL_S, POLL_S);
@@ -224,7 +226,8 @@ child_start(struct child *c, char *const env[], char *err, size_t errlen)
 		return -1;
 	}
 	if (pid == 0) {
-		static const char msg[] = "leaderd: cannot execute the command\n";
+		static const char msg[] =
+		    "leaderd: cannot execute the command\n";
 
 		/* leaderd killed with SIGKILL takes the command with it. */
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);

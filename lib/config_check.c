@@ -339,7 +339,8 @@ label_name(const char *s)
 		return 0;
 	for (i = 0; i < n; i++) {
 		int	 alnum = (s[i] >= 'a' && s[i] <= 'z') ||
-		    (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9');
+		    (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= '0' && s[i] <= '9');
 
 		if (!alnum && ((i == 0 || i == n - 1) ||
 		    (s[i] != '-' && s[i] != '_' && s[i] != '.')))
@@ -528,7 +529,8 @@ config_dump(const struct config *c, char *buf, size_t len)
 			const char *end = strchr(p, '.');
 			size_t	 upto = (size_t)(end - k->path);
 
-			if (upto > seclen || strncmp(section, k->path, upto) != 0 ||
+			if (upto > seclen ||
+			    strncmp(section, k->path, upto) != 0 ||
 			    (upto < seclen && section[upto] != '.'))
 				out_add(&o, "%*s%.*s:\n", (int)(2 * depth), "",
 				    (int)(end - p), p);

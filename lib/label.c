@@ -23,18 +23,18 @@
 #define BACKOFF_MAX_MS	30000	/* retries are at most this far apart */
 
 struct label {
-	struct ev_loop		*loop;
+	struct ev_loop		*loop;		/* the default loop */
 	const struct config	*conf;		/* borrowed */
 	struct kube		*kube;		/* our own client */
 	const char		*ns;		/* the pod's namespace */
 	int			 want;		/* 1 leader, 0 standby */
-	int			 inflight;	/* value of the running PATCH, -1 */
+	int			 inflight;	/* value being PATCHed; -1 */
 	int			 again;		/* PATCH once more after it */
 	uint64_t		 backoff_ms;	/* next retry delay, 0 = none */
 	ev_timer		 retry;		/* the retry after a failure */
 	int			 finishing;	/* label_finish was called */
 	void			(*done_cb)(void *); /* for label_finish */
-	void			*done_arg;
+	void			*done_arg;	/* for done_cb */
 	char			 last_err[768];	/* last error logged */
 };
 
@@ -113,6 +113,7 @@ patch_done_cb(const struct kube_result *res, void *arg)
 	    l->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS :
 	    l->backoff_ms * 2;
 	l->again = 0;
+	ev_now_update(l->loop);
 	ev_timer_set(&l->retry, clock_timer_seconds(l->backoff_ms), 0.);
 	ev_timer_start(l->loop, &l->retry);
 }
