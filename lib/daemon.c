@@ -415,6 +415,8 @@ stop_daemon(struct daemon *d, const char *why)
 	double	 t;
 
 	d->stopping = 1;
+	/* is_leader is false from now on, even while the actions stop. */
+	d->st.stopping = 1;
 	log_info("%s: stopping", why);
 	t = (double)(d->conf->request_timeout_ms + (d->act != NULL ?
 	    actions_shutdown_ms(d->act) : 0)) / 1000.0;

@@ -94,7 +94,8 @@ reply_leader(const struct localapi_state *d, const struct http_request *req,
 	const struct lease	*o = &d->el->observed;
 	const char		*holder = elector_holder(d->el);
 	struct buf		 b = { 0 };
-	int			 leading = elector_is_leader(d->el, now_ms);
+	int			 leading = !d->stopping &&
+				    elector_is_leader(d->el, now_ms);
 	char			 token[LEASE_TOKEN_MAX] = "";
 
 	if (d->el->have_observed)
@@ -157,8 +158,8 @@ localapi_reply(const struct localapi_state *d, const struct http_request *req,
 		if (!d->ready)
 			reply_status(reply, 503, "status", "not ready",
 			    "the lease has not been read yet");
-		else if (d->conf->readyz_leader_only &&
-		    !elector_is_leader(d->el, now_ms))
+		else if (d->conf->readyz_leader_only && (d->stopping ||
+		    !elector_is_leader(d->el, now_ms)))
 			reply_status(reply, 503, "status", "not ready",
 			    "not the leader");
 		else

@@ -20,6 +20,7 @@ struct localapi_state {
 	uint64_t		 wake_ms;	/* armed elector wake, 0 = none */
 	uint64_t		 req_deadline_ms; /* in-flight request's end, 0 = none */
 	uint64_t		 written_ms;	/* last successful write, 0 = none */
+	int			 stopping;	/* shutdown began: never "I lead" */
 };
 
 /*

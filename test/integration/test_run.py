@@ -151,6 +151,12 @@ def test_command_ignoring_sigterm_is_killed_after_grace(cluster, tmp_path):
     time.sleep(0.3)
     t_term = time.monotonic()
     a.terminate()
+    # While the command is being stopped, leaderd still renews but no
+    # longer says it leads.
+    time.sleep(GRACE / 2)
+    v = a.leader()
+    assert v is not None and v["is_leader"] is False, v
+    assert v["name"] == "ra"
     assert a.wait(GRACE + 5.0) == 0
     recs = records(m)
     term = [r for r in recs if r[1] == "term"]
