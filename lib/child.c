@@ -200,7 +200,7 @@ child_start(struct child *c, char *const env[], char *err, size_t errlen)
 	sigset_t	 all;
 	struct sigaction sa;
 	pid_t		 pid, parent;
-	int		 sig;
+	int		 sig, fd, maxfd;
 
 	if (c->state != CHILD_IDLE) {
 		snprintf(err, errlen, "a command is already running");
@@ -220,6 +220,9 @@ child_start(struct child *c, char *const env[], char *err, size_t errlen)
 	envp[n] = NULL;
 
 	parent = getpid();
+	maxfd = (int)sysconf(_SC_OPEN_MAX);
+	if (maxfd < 0 || maxfd > 65536)
+		maxfd = 65536;
 	if ((pid = fork()) == -1) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		free(envp);
@@ -234,6 +237,10 @@ child_start(struct child *c, char *const env[], char *err, size_t errlen)
 		if (getppid() != parent)
 			_exit(127);
 		(void)setpgid(0, 0);
+		/* Nothing of leaderd's (listeners, API connections) leaks. */
+		if (close_range(3, ~0U, 0) == -1)
+			for (fd = 3; fd < maxfd; fd++)
+				(void)close(fd);
 		sigemptyset(&all);
 		(void)sigprocmask(SIG_SETMASK, &all, NULL);
 		memset(&sa, 0, sizeof(sa));

@@ -57,8 +57,14 @@ def main():
     env = " ".join("%s=%s" % (k, os.environ.get(k, "")) for k in
                    ("LEADERD_IDENTITY", "LEADERD_FENCING_TOKEN",
                     "LEADERD_LEASE"))
-    mark(a.marker, "start", "pgid=%d ppid=%d %s" % (os.getpgid(0),
-                                                    os.getppid(), env))
+    socks = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            socks += os.readlink("/proc/self/fd/" + fd).startswith("socket:")
+        except OSError:
+            pass
+    mark(a.marker, "start", "pgid=%d ppid=%d sockets=%d %s"
+         % (os.getpgid(0), os.getppid(), socks, env))
     if a.print is not None:
         print(a.print, flush=True)
         print(a.print + " (stderr)", file=sys.stderr, flush=True)

@@ -124,6 +124,8 @@ def test_command_runs_while_leading_with_env_and_output(cluster, tmp_path):
     # Its own process group, child of leaderd.
     pid = st[0][0]
     assert "pgid=%d ppid=%d" % (pid, a.pid) in rest
+    # None of leaderd's sockets (listener, API connections) leaked into it.
+    assert "sockets=0 " in rest, rest
     wait_until(lambda: "hello from the command" in
                open(a.stdout_path).read(), 3.0, what="stdout pass-through")
     assert "hello from the command (stderr)" in a.log()
