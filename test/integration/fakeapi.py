@@ -501,7 +501,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(401, UNAUTHORIZED)
             return
         ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
-        if method == "PATCH" and ctype.lower() not in (
+        if method == "PATCH" and path.startswith(POD_PREFIX) and \
+                "/pods/" in path and ctype.lower() not in (
                 "application/merge-patch+json",
                 "application/strategic-merge-patch+json"):
             entry["code"] = 415
