@@ -108,7 +108,7 @@ deps:
 
 # Unit tests: one cmocka program per module, linking that module and
 # what it needs.
-UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi
+UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
 
 test_deps_duration	= duration
@@ -118,6 +118,7 @@ test_deps_elector	= elector lease
 test_deps_http_parse	= http_parse
 test_deps_kubeconfig	= kubeconfig
 test_deps_localapi	= localapi elector lease duration
+test_deps_child		= child clock
 test_deps_elector_sim	= elector lease
 
 .SECONDEXPANSION:

@@ -51,6 +51,14 @@ const struct config_keydef config_keys[CONFIG_NKEYS] = {
 	{ "watch", CONFIG_WATCH, CONFIG_T_BOOL, NUM(watch) },
 	{ "kubernetes.watch_timeout", CONFIG_WATCH_TIMEOUT, CONFIG_T_DUR,
 	    NUM(watch_timeout_ms) },
+	{ "run.grace", CONFIG_RUN_GRACE, CONFIG_T_DUR, NUM(run_grace_ms) },
+	{ "run.restart", CONFIG_RUN_RESTART, CONFIG_T_STR, STR(run_restart) },
+	{ "actions.label.enabled", CONFIG_LABEL_ENABLED, CONFIG_T_BOOL,
+	    NUM(label_enabled) },
+	{ "actions.label.key", CONFIG_LABEL_KEY, CONFIG_T_STR, STR(label_key) },
+	{ "actions.label.pod", CONFIG_LABEL_POD, CONFIG_T_STR, STR(label_pod) },
+	{ "actions.label.namespace", CONFIG_LABEL_NAMESPACE, CONFIG_T_STR,
+	    STR(label_namespace) },
 };
 
 void
@@ -122,6 +130,9 @@ config_defaults(struct config *c)
 	c->watch_timeout_ms = 300000;
 	snprintf(c->log_level, sizeof(c->log_level), "info");
 	snprintf(c->log_format, sizeof(c->log_format), "text");
+	c->run_grace_ms = 10000;
+	snprintf(c->run_restart, sizeof(c->run_restart), "never");
+	snprintf(c->label_key, sizeof(c->label_key), "leaderd.io/role");
 }
 
 int
@@ -313,6 +324,19 @@ config_finish(struct config *c, const char *sa_dir)
 			c->identity[sizeof(c->identity) - 1] = '\0';
 			config_origin_set(o, "", 0, 0);
 		}
+	}
+	if (!c->set[CONFIG_LABEL_POD] &&
+	    (v = getenv("POD_NAME")) != NULL && *v != '\0') {
+		snprintf(c->label_pod, sizeof(c->label_pod), "%s", v);
+		config_origin_set(&c->origin[CONFIG_LABEL_POD], "$POD_NAME", 0,
+		    0);
+	}
+	if (!c->set[CONFIG_LABEL_NAMESPACE] &&
+	    (v = getenv("POD_NAMESPACE")) != NULL && *v != '\0') {
+		snprintf(c->label_namespace, sizeof(c->label_namespace), "%s",
+		    v);
+		config_origin_set(&c->origin[CONFIG_LABEL_NAMESPACE],
+		    "$POD_NAMESPACE", 0, 0);
 	}
 	if (!c->set[CONFIG_REQUEST_TIMEOUT]) {
 		/* client-go's NewFromKubeconfig: max(1s, renewDeadline/2). */

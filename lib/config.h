@@ -47,6 +47,12 @@ enum config_key {
 	CONFIG_READYZ_LEADER_ONLY,
 	CONFIG_WATCH,
 	CONFIG_WATCH_TIMEOUT,
+	CONFIG_RUN_GRACE,
+	CONFIG_RUN_RESTART,
+	CONFIG_LABEL_ENABLED,
+	CONFIG_LABEL_KEY,
+	CONFIG_LABEL_POD,
+	CONFIG_LABEL_NAMESPACE,
 	CONFIG_NKEYS
 };
 
@@ -69,6 +75,12 @@ struct config {
 	int		 readyz_leader_only;		/* /readyz 200 only leading */
 	int		 watch;				/* watch the lock; default 1 */
 	uint64_t	 watch_timeout_ms;		/* one watch's length; 5m */
+	uint64_t	 run_grace_ms;			/* SIGTERM..SIGKILL; 10s */
+	char		 run_restart[16];		/* never|restart */
+	int		 label_enabled;			/* keep the pod label */
+	char		 label_key[CONFIG_STR_MAX];	/* leaderd.io/role */
+	char		 label_pod[CONFIG_STR_MAX];	/* pod; default $POD_NAME */
+	char		 label_namespace[CONFIG_STR_MAX]; /* "" = lock's */
 	struct config_origin origin[CONFIG_NKEYS];	/* where each value came from */
 	int		 set[CONFIG_NKEYS];		/* value given explicitly */
 };
@@ -113,6 +125,15 @@ void	config_finish(struct config *c, const char *sa_dir);
  * or -1 with every error, one per line, in err.
  */
 int	config_validate(const struct config *c, char *err, size_t errlen);
+
+/*
+ * Whether the run mode's guarantee holds: the command is stopped within
+ * run.grace after the claim ends (renew_deadline after the last renew
+ * was sent), so it is gone before another instance may take the lease
+ * only if grace <= lease_duration - renew_deadline.  Returns 0, or -1
+ * with the advice in err.
+ */
+int	config_check_grace(const struct config *c, char *err, size_t errlen);
 
 /*
  * Write the effective configuration as YAML (durations in Go syntax) to

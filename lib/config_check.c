@@ -351,6 +351,83 @@ check_listen(const struct config *c, struct config_errs *e)
 		    CONFIG_STREAMS_MAX);
 }
 
+/* A label name: [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, <= 63. */
+static int
+label_name(const char *s)
+{
+	size_t	 i, n = strlen(s);
+
+	if (n == 0 || n > 63)
+		return 0;
+	for (i = 0; i < n; i++) {
+		int	 alnum = (s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= '0' && s[i] <= '9');
+
+		if (!alnum && ((i == 0 || i == n - 1) ||
+		    (s[i] != '-' && s[i] != '_' && s[i] != '.')))
+			return 0;
+	}
+	return 1;
+}
+
+/* run.restart, and actions.label when it is enabled. */
+static void
+check_actions(const struct config *c, struct config_errs *e)
+{
+	const char	*k = c->label_key, *slash;
+	char		 prefix[CONFIG_STR_MAX];
+
+	if (strcmp(c->run_restart, "never") != 0 &&
+	    strcmp(c->run_restart, "restart") != 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_RUN_RESTART), "run.restart "
+		    "\"%s\" is not never or restart", c->run_restart);
+	if ((slash = strchr(k, '/')) != NULL) {
+		snprintf(prefix, sizeof(prefix), "%.*s", (int)(slash - k), k);
+		k = slash + 1;
+	} else
+		prefix[0] = '\0';
+	if (!label_name(k) || (slash != NULL && !dns_subdomain(prefix)))
+		config_errs_add(e, ORIGIN(c, CONFIG_LABEL_KEY),
+		    "actions.label.key \"%s\" is not a label key: an "
+		    "optional DNS subdomain and '/', then at most 63 letters, "
+		    "digits, '-', '_' and '.', starting and ending with a "
+		    "letter or digit", c->label_key);
+	if (!c->label_enabled)
+		return;
+	if (c->label_pod[0] == '\0')
+		config_errs_add(e, ORIGIN(c, CONFIG_LABEL_ENABLED),
+		    "actions.label.enabled needs the pod's name: set "
+		    "actions.label.pod, or $POD_NAME from the downward API "
+		    "(fieldRef metadata.name)");
+	else if (!dns_subdomain(c->label_pod))
+		config_errs_add(e, ORIGIN(c, CONFIG_LABEL_POD),
+		    "actions.label.pod \"%s\" is not a valid pod name",
+		    c->label_pod);
+	if (c->label_namespace[0] != '\0' &&
+	    !dns_label(c->label_namespace, strlen(c->label_namespace), 63))
+		config_errs_add(e, ORIGIN(c, CONFIG_LABEL_NAMESPACE),
+		    "actions.label.namespace \"%s\" is not a valid "
+		    "namespace", c->label_namespace);
+}
+
+int
+config_check_grace(const struct config *c, char *err, size_t errlen)
+{
+	uint64_t	 room;
+
+	room = c->lease_duration_ms > c->renew_deadline_ms ?
+	    c->lease_duration_ms - c->renew_deadline_ms : 0;
+	if (c->run_grace_ms <= room)
+		return 0;
+	snprintf(err, errlen, "run.grace %llums is longer than lease_duration "
+	    "- renew_deadline (%llums): a command that ignores SIGTERM may "
+	    "still run when another instance takes the lease; lower "
+	    "run.grace (--grace) or widen that gap",
+	    (unsigned long long)c->run_grace_ms, (unsigned long long)room);
+	return -1;
+}
+
 int
 config_validate(const struct config *c, char *err, size_t errlen)
 {
@@ -363,6 +440,7 @@ config_validate(const struct config *c, char *err, size_t errlen)
 	check_listen(c, &e);
 	check_request_timeout(c, &e);
 	check_watch_timeout(c, &e);
+	check_actions(c, &e);
 	if (strcmp(c->log_level, "error") != 0 &&
 	    strcmp(c->log_level, "warn") != 0 &&
 	    strcmp(c->log_level, "info") != 0 &&
@@ -448,7 +526,7 @@ out_str(struct out *o, const char *s)
 		out_add(o, "\"");
 }
 
-/* The length of k's section name ("lock" of "lock.name"), 0 if none. */
+/* The length of k's top section ("actions" of "actions.label.key"). */
 static size_t
 section_len(const struct config_keydef *k)
 {
@@ -466,18 +544,13 @@ same_section(const struct config_keydef *a, const struct config_keydef *b)
 	    strncmp(a->path, b->path, n) == 0;
 }
 
-/* One "key: value  # origin" line. */
+/* A value and its origin, to the end of the line. */
 static void
-dump_key(struct out *o, const struct config *c, const struct config_keydef *k)
+dump_value(struct out *o, const struct config *c, const struct config_keydef *k)
 {
 	const struct config_origin *org;
-	size_t		 n = section_len(k);
 	char		 d[32];
 
-	if (n > 0)
-		out_add(o, "  %s: ", k->path + n + 1);
-	else
-		out_add(o, "%s: ", k->path);
 	switch (k->type) {
 	case CONFIG_T_STR:
 		out_str(o, (const char *)c + k->off);
@@ -505,34 +578,61 @@ dump_key(struct out *o, const struct config *c, const struct config_keydef *k)
 }
 
 /*
- * Keys in table order, each section once, at its first key: keys added
- * to the end of the table may belong to a section listed earlier.
+ * Keys in table order, each top section once, at its first key (keys
+ * added to the end of the table may belong to a section listed
+ * earlier), nested sections two spaces deeper.
  */
 size_t
 config_dump(const struct config *c, char *buf, size_t len)
 {
 	struct out	 o = { buf, len, 0 };
 	const struct config_keydef *k;
-	size_t		 i, j, n;
+	const char	*dot, *p, *section = "";
+	size_t		 order[CONFIG_NKEYS], no = 0, i, j, n, depth;
+	size_t		 seclen = 0;
 
 	if (len == 0)
 		return 0;
 	buf[0] = '\0';
 	for (i = 0; i < CONFIG_NKEYS; i++) {
-		k = &config_keys[i];
-		if ((n = section_len(k)) == 0) {
-			dump_key(&o, c, k);
+		if (section_len(&config_keys[i]) == 0) {
+			order[no++] = i;
 			continue;
 		}
 		for (j = 0; j < i; j++)
-			if (same_section(&config_keys[j], k))
+			if (same_section(&config_keys[j], &config_keys[i]))
 				break;
 		if (j < i)
-			continue;	/* its section is written already */
-		out_add(&o, "%.*s:\n", (int)n, k->path);
+			continue;	/* placed with its section already */
 		for (j = i; j < CONFIG_NKEYS; j++)
-			if (same_section(&config_keys[j], k))
-				dump_key(&o, c, &config_keys[j]);
+			if (same_section(&config_keys[j], &config_keys[i]))
+				order[no++] = j;
+	}
+	for (i = 0; i < no; i++) {
+		k = &config_keys[order[i]];
+		/*
+		 * Open the sections of this key that the previous key did not
+		 * share ("actions.label.key" after "run.grace": actions:,
+		 * then label:), each nested two spaces deeper.
+		 */
+		dot = strrchr(k->path, '.');
+		n = dot != NULL ? (size_t)(dot - k->path) : 0;
+		for (p = k->path, depth = 0; dot != NULL && p < dot; depth++) {
+			const char *end = strchr(p, '.');
+			size_t	 upto = (size_t)(end - k->path);
+
+			if (upto > seclen ||
+			    strncmp(section, k->path, upto) != 0 ||
+			    (upto < seclen && section[upto] != '.'))
+				out_add(&o, "%*s%.*s:\n", (int)(2 * depth), "",
+				    (int)(end - p), p);
+			p = end + 1;
+		}
+		section = k->path;
+		seclen = n;
+		out_add(&o, "%*s%s: ", (int)(2 * depth), "",
+		    dot != NULL ? dot + 1 : k->path);
+		dump_value(&o, c, k);
 	}
 	return o.used;
 }

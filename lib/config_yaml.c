@@ -21,9 +21,10 @@
 
 #define CONFIG_FILE_MAX	(1024 * 1024)	/* larger files are refused */
 
-/* The sections, in the order of the first key of each. */
+/* The sections, in the order of the first key of each; dotted: nested. */
 static const char *const sections[] = {
-	"lock", "listen", "kubernetes", "log", "readyz"
+	"lock", "listen", "kubernetes", "log", "readyz", "run", "actions",
+	"actions.label"
 };
 #define NSECTIONS	(sizeof(sections) / sizeof(sections[0]))
 
@@ -186,7 +187,8 @@ in_section(const char *path, const char *section)
 	if (section == NULL)
 		return strchr(path, '.') == NULL;
 	n = strlen(section);
-	return strncmp(path, section, n) == 0 && path[n] == '.';
+	return strncmp(path, section, n) == 0 && path[n] == '.' &&
+	    strchr(path + n + 1, '.') == NULL;
 }
 
 /* Append word to the comma-separated list in buf, truncating. */
@@ -215,7 +217,7 @@ static void
 unknown_key(struct load *l, const char *name, const char *section,
     const struct config_origin *o)
 {
-	char		 where[64], allowed[256], hint[128];
+	char		 where[64], allowed[256], hint[320];
 	const char	*best = NULL, *path;
 	size_t		 i, d, bestd = 99, limit;
 
@@ -295,8 +297,8 @@ load_mapping(struct load *l, yaml_node_t *n, const char *section)
 		slot = -1;
 		if (k != NULL)
 			slot = (int)k->key;
-		for (i = 0; section == NULL && i < NSECTIONS; i++)
-			if (strcmp(name, sections[i]) == 0)
+		for (i = 0; strchr(name, '.') == NULL && i < NSECTIONS; i++)
+			if (strcmp(path, sections[i]) == 0)
 				slot = CONFIG_NKEYS + (int)i;
 		if (slot == -1) {
 			unknown_key(l, name, section, &o);
@@ -321,7 +323,7 @@ load_mapping(struct load *l, yaml_node_t *n, const char *section)
 
 			allowed[0] = '\0';
 			for (i = 0; i < CONFIG_NKEYS; i++)
-				if (in_section(config_keys[i].path, name))
+				if (in_section(config_keys[i].path, path))
 					list_add(allowed, sizeof(allowed),
 					    leaf(config_keys[i].path));
 			origin_mark(l, &o, vn);

@@ -15,6 +15,7 @@
 
 #include <ev.h>
 
+#include "actions.h"
 #include "clock.h"
 #include "config.h"
 #include "daemon.h"
@@ -61,11 +62,14 @@ struct daemon {
 						    request kind; 0: Events */
 	int			 stopping;	/* a signal arrived */
 	ev_timer		 lead_end;	/* re-check is_leader at its end */
+	struct actions		*act;		/* command and label (actions.h) */
+	char *const		*cmd;		/* run mode's command, or NULL */
 };
 
 static void	step(struct daemon *, enum elector_input_kind,
 		    const struct lease *);
 static void	notify_local(struct daemon *);
+static void	stop_daemon(struct daemon *, const char *);
 
 /*
  * Log an API error once per change of what the server says for that kind
@@ -422,6 +426,23 @@ arm_wake(struct daemon *d, uint64_t wake_ms)
 }
 
 /*
+ * Tell the actions (command, label) until when we lead, after every
+ * elector step; they keep their own timer for the end of the claim.
+ */
+static void
+sync_actions(struct daemon *d)
+{
+	uint64_t	 now_ms = clock_mono_ms();
+	char		 token[LEASE_TOKEN_MAX];
+
+	if (d->act == NULL)
+		return;
+	lease_fencing_token(&d->el.observed, token, sizeof(token));
+	actions_sync(d->act, elector_is_leader(&d->el, now_ms) ?
+	    d->el.lead_until_ms : 0, token, now_ms);
+}
+
+/*
  * Feed one input to the elector and carry out its action.  A request that
  * cannot be started comes back as FAILED, which the elector answers with
  * a later retry, so the loop ends.
@@ -441,6 +462,7 @@ step(struct daemon *d, enum elector_input_kind kind, const struct lease *rec)
 		elector_step(&d->el, &in, &act);
 		log_events(d, act.events);
 		notify_local(d);
+		sync_actions(d);
 		if (d->el.state == ELECTOR_STOPPED) {
 			kube_cancel(d->kube);
 			d->req = ELECTOR_DO_NOTHING;
@@ -522,7 +544,6 @@ static void
 signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	struct daemon	*d = w->data;
-	double		 t;
 
 	(void)revents;
 	if (w->signum == SIGHUP) {
@@ -535,13 +556,51 @@ signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		ev_break(loop, EVBREAK_ALL);
 		return;
 	}
+	stop_daemon(d, w->signum == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+/* The actions are stopped (command gone, label standby): release. */
+static void
+actions_stopped_cb(void *arg)
+{
+	struct daemon	*d = arg;
+
+	step(d, ELECTOR_IN_STOP, NULL);
+}
+
+/* The command ended leaderd (run.restart never): stop as on SIGTERM. */
+static void
+command_quit_cb(void *arg)
+{
+	struct daemon	*d = arg;
+
+	if (!d->stopping)
+		stop_daemon(d, "the command exited");
+}
+
+/*
+ * Stop: the actions first (the command must be gone before the lease is
+ * released), then the elector's release; all bounded by the hard stop.
+ */
+static void
+stop_daemon(struct daemon *d, const char *why)
+{
+	double	 t;
+
 	d->stopping = 1;
-	log_info("%s: stopping", w->signum == SIGTERM ? "SIGTERM" : "SIGINT");
-	t = (double)d->conf->request_timeout_ms / 1000.0;
+	/* is_leader is false from now on, even while the actions stop. */
+	d->st.stopping = 1;
+	notify_local(d);
+	log_info("%s: stopping", why);
+	t = (double)(d->conf->request_timeout_ms + (d->act != NULL ?
+	    actions_shutdown_ms(d->act) : 0)) / 1000.0;
 	ev_timer_init(&d->hard_stop, hard_stop_cb, t, 0.);
 	d->hard_stop.data = d;
-	ev_timer_start(loop, &d->hard_stop);
-	step(d, ELECTOR_IN_STOP, NULL);
+	ev_timer_start(d->loop, &d->hard_stop);
+	if (d->act != NULL)
+		actions_shutdown(d->act, actions_stopped_cb, d);
+	else
+		step(d, ELECTOR_IN_STOP, NULL);
 }
 
 static void
@@ -602,6 +661,12 @@ daemon_setup(struct daemon *d, const struct config *c,
 		    c->lock_name, c->watch_timeout_ms, c->request_timeout_ms,
 		    &cbs, d);
 	}
+	if ((d->cmd != NULL || c->label_enabled) && (d->act = actions_new(
+	    d->loop, d->cv, creds, ua, c, d->cmd, command_quit_cb, d, err,
+	    sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return -1;
+	}
 	d->httpd = httpd_new(d->loop, http_cb, d);
 	httpd_set_max_streams(d->httpd, c->listen_max_streams);
 	if (c->listen_http[0] != '\0' &&
@@ -620,12 +685,14 @@ daemon_setup(struct daemon *d, const struct config *c,
 }
 
 int
-daemon_run(const struct config *c, const struct kube_creds *creds)
+daemon_run(const struct config *c, const struct kube_creds *creds,
+    char *const *cmd)
 {
 	struct daemon	 d;
 	int		 status = 1;
 
 	memset(&d, 0, sizeof(d));
+	d.cmd = cmd;
 	d.conf = c;
 	d.st.conf = c;
 	d.st.el = &d.el;
@@ -662,6 +729,11 @@ daemon_run(const struct config *c, const struct kube_creds *creds)
 	ev_timer_stop(d.loop, &d.wake);
 	ev_timer_stop(d.loop, &d.hard_stop);
 	ev_timer_stop(d.loop, &d.lead_end);
+	if (d.act != NULL) {
+		if (status == 0 && actions_exit_code(d.act) >= 0)
+			status = actions_exit_code(d.act);
+		actions_free(d.act);
+	}
 	if (d.httpd != NULL)
 		httpd_free(d.httpd);
 	/* The clients that share d.kube's token go first. */

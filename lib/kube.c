@@ -49,6 +49,7 @@ struct kube {
 	void			*arg;
 	int			 in_cb;		/* inside done_cb */
 	int			 dead;		/* kube_free ran inside done_cb */
+	const char		*ctype;		/* body type; NULL: JSON */
 	char			 errbuf[CURL_ERROR_SIZE];
 };
 
@@ -456,8 +457,8 @@ make_headers(struct kube *k, int with_body)
 	if ((h = add_header(NULL, "Accept: application/json")) == NULL)
 		return NULL;
 	if (with_body) {
-		if ((h = add_header(h, "Content-Type: application/json")) ==
-		    NULL)
+		if ((h = add_header(h, k->ctype != NULL ? k->ctype :
+		    "Content-Type: application/json")) == NULL)
 			return NULL;
 	}
 	/* No 100-continue round trip (curl asks for it on big bodies). */
@@ -730,6 +731,34 @@ kube_lease_watch(struct kube *k, const char *ns, const char *name,
 	if ((rc = start(k, "GET", sel, NULL, limit_ms, cb, arg)) == 0)
 		k->line_cb = line_cb;
 	return rc;
+}
+
+/*
+ * Pods: a JSON merge patch (RFC 7386) on pods/NAME, for the leader
+ * label.  Its own function so the Content-Type stays with it.
+ */
+int
+kube_pod_patch(struct kube *k, const char *ns, const char *name,
+    const char *body, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	char	*ens, *ename, *url;
+	int	 rv;
+
+	ens = curl_easy_escape(k->easy, ns, 0);
+	ename = curl_easy_escape(k->easy, name, 0);
+	if (ens == NULL || ename == NULL) {
+		curl_free(ens);
+		curl_free(ename);
+		return -1;
+	}
+	xasprintf(&url, "%s/api/v1/namespaces/%s/pods/%s", k->server, ens,
+	    ename);
+	curl_free(ens);
+	curl_free(ename);
+	k->ctype = "Content-Type: application/merge-patch+json";
+	rv = start(k, "PATCH", url, body, timeout_ms, cb, arg);
+	k->ctype = NULL;
+	return rv;
 }
 
 void

@@ -93,6 +93,14 @@ int	kube_lease_watch(struct kube *k, const char *ns, const char *name,
 	    const char *rv, unsigned timeout_s, uint64_t limit_ms,
 	    kube_line_cb line_cb, kube_done_cb done_cb, void *arg);
 
+/*
+ * PATCH body, a JSON merge patch, onto the pod ns/name (the leader
+ * label); same rules as the Lease requests.  The answer is the Pod.
+ */
+int	kube_pod_patch(struct kube *k, const char *ns, const char *name,
+	    const char *body, uint64_t timeout_ms, kube_done_cb done_cb,
+	    void *arg);
+
 /* Abort the running request, if any; its done_cb does not run. */
 void	kube_cancel(struct kube *k);
 

@@ -113,6 +113,18 @@ civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
 }
 
 void
+lease_fencing_token(const struct lease *rec, char *buf, size_t len)
+{
+	if (len == 0)
+		return;
+	if (rec->holder[0] == '\0' || rec->transitions < 0) {
+		buf[0] = '\0';
+		return;
+	}
+	snprintf(buf, len, "%010" PRId32 "-%s", rec->transitions, rec->uid);
+}
+
+void
 lease_format_microtime(int64_t us, char *buf)
 {
 	int64_t secs, days, y;

@@ -85,6 +85,20 @@ char	*lease_encode_event(const char *ns, const char *name,
  */
 int	lease_same_record(const struct lease *, const struct lease *);
 
+#define LEASE_TOKEN_MAX	(11 + LEASE_RV_MAX)	/* fencing token incl. NUL */
+
+/*
+ * Write the fencing token of the term rec records into buf (at least
+ * LEASE_TOKEN_MAX bytes): leaseTransitions as ten zero-padded digits, a
+ * '-', then metadata.uid ("0000000007-6f1c...").  Within one Lease
+ * object, a later term has more transitions, so its token compares
+ * greater as a plain string; a Lease deleted and created again has a new
+ * uid, so no token is ever repeated.  Every instance that observes the
+ * same record computes the same token.  Writes "" when rec has no holder
+ * (no term is running).
+ */
+void	lease_fencing_token(const struct lease *rec, char *buf, size_t len);
+
 /*
  * Format a wall-clock time in µs as a MicroTime: exactly six fractional
  * digits and "Z" (ref 4.3).  buf must hold LEASE_MICROTIME_LEN bytes.

@@ -106,8 +106,12 @@ static void
 leader_json(const struct localapi_state *d, uint64_t now_ms, struct buf *b)
 {
 	const struct lease	*o = &d->el->observed;
-	int			 leading = elector_is_leader(d->el, now_ms);
+	int			 leading = !d->stopping &&
+				    elector_is_leader(d->el, now_ms);
+	char			 token[LEASE_TOKEN_MAX] = "";
 
+	if (d->el->have_observed)
+		lease_fencing_token(o, token, sizeof(token));
 	buf_add(b, "{\"name\":", 8);
 	buf_json_str(b, elector_holder(d->el));
 	buf_printf(b, ",\"is_leader\":%s,\"identity\":",
@@ -116,7 +120,9 @@ leader_json(const struct localapi_state *d, uint64_t now_ms, struct buf *b)
 	buf_printf(b, ",\"lock\":\"leases/%s/%s\",\"state\":\"%s\"",
 	    d->conf->lock_namespace, d->conf->lock_name,
 	    elector_state_name(d->el->state));
-	buf_printf(b, ",\"transitions\":%d", o->transitions);
+	buf_printf(b, ",\"transitions\":%d,\"fencing_token\":",
+	    o->transitions);
+	buf_json_str(b, token);
 	json_time(b, "acquire_time", o->acquire_us);
 	json_time(b, "renew_time", o->renew_us);
 	buf_printf(b, ",\"lease_duration_seconds\":%d,\"valid_for_ms\":%llu",
@@ -143,7 +149,7 @@ reply_leader(const struct localapi_state *d, const struct http_request *req,
     uint64_t now_ms, struct httpd_reply *reply)
 {
 	struct buf	 b = { 0 };
-	char		 err[256], why[300];
+	char		 err[256], why[300], token[LEASE_TOKEN_MAX] = "";
 	uint64_t	 wait_ms, index;
 	int		 blocking;
 
@@ -160,8 +166,12 @@ reply_leader(const struct localapi_state *d, const struct http_request *req,
 		reply->wait_ms = wait_ms;
 		return;
 	}
+	if (d->el->have_observed)
+		lease_fencing_token(&d->el->observed, token, sizeof(token));
 	snprintf(reply->headers, sizeof(reply->headers),
-	    "X-Leaderd-Index: %llu\r\n", (unsigned long long)d->index);
+	    "X-Leaderd-Index: %llu\r\n%s%s%s", (unsigned long long)d->index,
+	    token[0] != '\0' ? "X-Leaderd-Fencing-Token: " : "", token,
+	    token[0] != '\0' ? "\r\n" : "");
 	if (req->accept_text) {
 		buf_printf(&b, "%s\n", elector_holder(d->el));
 		reply->status = 200;
@@ -191,8 +201,10 @@ int
 localapi_changed(struct localapi_state *d, uint64_t now_ms, int64_t wall_us)
 {
 	const char	*holder = elector_holder(d->el);
-	int		 leading = elector_is_leader(d->el, now_ms) ? 1 : 0;
-	int		 stopping = d->el->state == ELECTOR_STOPPING ||
+	int		 leading = !d->stopping &&
+			    elector_is_leader(d->el, now_ms) ? 1 : 0;
+	int		 stopping = d->stopping ||
+			    d->el->state == ELECTOR_STOPPING ||
 			    d->el->state == ELECTOR_STOPPED;
 
 	if (d->index != 0 && leading == d->seen_leader &&
@@ -346,8 +358,8 @@ localapi_reply(const struct localapi_state *d, const struct http_request *req,
 		if (!d->ready)
 			reply_status(reply, 503, "status", "not ready",
 			    "the lease has not been read yet");
-		else if (d->conf->readyz_leader_only &&
-		    !elector_is_leader(d->el, now_ms))
+		else if (d->conf->readyz_leader_only && (d->stopping ||
+		    !elector_is_leader(d->el, now_ms)))
 			reply_status(reply, 503, "status", "not ready",
 			    "not the leader");
 		else

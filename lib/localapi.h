@@ -33,6 +33,7 @@ struct localapi_state {
 	char			 seen_holder[LEASE_HOLDER_MAX]; /* at index */
 	int			 seen_leader;	/* is_leader at index */
 	int			 seen_stopping;	/* stopping at index */
+	int			 stopping;	/* shutdown began: never "I lead" */
 };
 
 #define LOCALAPI_WAIT_MAX_MS	300000	/* longest blocking read (5m) */

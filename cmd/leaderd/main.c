@@ -3,6 +3,9 @@
  *
  * main.c parses flags, loads and checks the configuration, loads the
  * credentials, and hands over to daemon_run.  Wiring only.
+ *
+ * `leaderd [flags] run [flags] -- CMD ARGS...` is the run mode: CMD runs
+ * only while this instance leads (actions.h).
  */
 
 #include <getopt.h>
@@ -23,7 +26,7 @@ enum {
 	OPT_KUBECONFIG, OPT_LEASE_DURATION, OPT_RENEW_DEADLINE,
 	OPT_RETRY_PERIOD, OPT_REQUEST_TIMEOUT, OPT_TTL, OPT_RELEASE,
 	OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_CLUSTER_CREDS, OPT_VERSION,
-	OPT_WATCH
+	OPT_WATCH, OPT_GRACE, OPT_RESTART
 };
 
 static const struct option longopts[] = {
@@ -49,6 +52,8 @@ static const struct option longopts[] = {
 	{ "use-cluster-credentials", optional_argument, NULL,
 	    OPT_CLUSTER_CREDS },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
+	{ "grace",		required_argument, NULL, OPT_GRACE },
+	{ "restart",		required_argument, NULL, OPT_RESTART },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -73,6 +78,8 @@ static const struct {
 	{ OPT_LOG_LEVEL,	"log.level",		"--log-level" },
 	{ OPT_LOG_FORMAT,	"log.format",		"--log-format" },
 	{ OPT_WATCH,		"watch",		"--watch" },
+	{ OPT_GRACE,		"run.grace",		"--grace" },
+	{ OPT_RESTART,		"run.restart",		"--restart" },
 };
 
 static void __attribute__((noreturn))
@@ -80,6 +87,13 @@ usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
 	    "usage: leaderd [-nv] [-f file] [options]\n"
+	    "       leaderd [-f file] [options] run [options] -- CMD "
+	    "[ARG...]\n"
+	    "  run -- CMD ARGS...          run CMD while this instance leads\n"
+	    "  --grace D                   SIGTERM to SIGKILL of CMD "
+	    "(run.grace, 10s)\n"
+	    "  --restart POLICY            when CMD exits while leading: never "
+	    "or restart\n"
 	    "  -f, --config FILE           YAML configuration file\n"
 	    "  -n, --check                 check the configuration and exit\n"
 	    "  -v, --verbose               with -n print the effective "
@@ -180,6 +194,22 @@ main(int argc, char *argv[])
 	size_t			 i;
 	enum log_level		 level;
 	enum log_format		 format;
+	char		       **cmd = NULL;
+	int			 run = 0, nargs;
+
+	/*
+	 * The run mode: everything after the first "--" is the command,
+	 * and the flags before it may surround the word "run".  getopt only
+	 * sees what comes before "--".
+	 */
+	for (nargs = 1; nargs < argc && strcmp(argv[nargs], "--") != 0;
+	    nargs++)
+		;
+	if (nargs < argc) {
+		cmd = argv + nargs + 1;
+		argv[nargs] = NULL;
+	}
+	argc = nargs;
 
 	/* First pass: the file and the modes; flags override the file. */
 	while ((ch = getopt_long(argc, argv, "f:nvh", longopts, NULL)) != -1) {
@@ -204,10 +234,24 @@ main(int argc, char *argv[])
 			break;
 		}
 	}
+	if (optind < argc && strcmp(argv[optind], "run") == 0) {
+		run = 1;
+		optind++;
+	}
 	if (optind < argc) {
 		fprintf(stderr, "leaderd: unexpected argument \"%s\"\n",
 		    argv[optind]);
 		usage(EXIT_CONFIG);
+	}
+	if (run && (cmd == NULL || cmd[0] == NULL)) {
+		fprintf(stderr, "leaderd: run needs a command: leaderd run "
+		    "[options] -- CMD [ARG...]\n");
+		exit(EXIT_CONFIG);
+	}
+	if (!run && cmd != NULL) {
+		fprintf(stderr, "leaderd: a command after \"--\" needs the "
+		    "run mode: leaderd run [options] -- CMD [ARG...]\n");
+		exit(EXIT_CONFIG);
 	}
 
 	config_defaults(&conf);
@@ -234,6 +278,8 @@ main(int argc, char *argv[])
 	config_finish(&conf, getenv("LEADERD_SA_DIR"));
 	if (config_validate(&conf, err, sizeof(err)) == -1)
 		config_fail(err);
+	if (run && config_check_grace(&conf, err, sizeof(err)) == -1)
+		fprintf(stderr, "leaderd: warning: %s\n", err);
 	if (check) {
 		if (conf.kubeconfig[0] != '\0') {
 			load_creds(&conf, &creds, err, sizeof(err));
@@ -259,7 +305,7 @@ main(int argc, char *argv[])
 	if (config_validate(&conf, err, sizeof(err)) == -1)
 		config_fail(err);
 
-	ret = daemon_run(&conf, &creds);
+	ret = daemon_run(&conf, &creds, run ? cmd : NULL);
 	kubeconfig_free(&creds);
 	return ret;
 }

@@ -33,14 +33,17 @@ KUSTOMIZATIONS = [
     "deploy/base",
     "deploy/native-sidecar",
     "deploy/migrate-leader-elector",
+    "deploy/leader-service",
 ]
 # The variants that keep the base's config file and unix socket.
-WITH_CONFIG = ["deploy", "deploy/base", "deploy/native-sidecar"]
+WITH_CONFIG = ["deploy", "deploy/base", "deploy/native-sidecar",
+               "deploy/leader-service"]
 
 IMAGE = "ghcr.io/leaderd/leaderd"
 SA_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 LEASES = ("coordination.k8s.io", "leases")
 EVENTS = ("", "events")
+PODS = ("", "pods")
 
 _cache = {}
 
@@ -198,6 +201,10 @@ def test_role_is_least_privilege(kubectl, rel):
         LEASES + ("create", None),
         EVENTS + ("create", None),
     }
+    if rel == "deploy/leader-service":
+        # The pod label: get and patch, on all pods (resourceNames cannot
+        # name a Deployment's generated pod names).
+        want |= {PODS + ("get", None), PODS + ("patch", None)}
     assert got == want, f"{rel}: Role rules differ from least privilege"
     assert not objects(docs, "ClusterRole")
     assert not objects(docs, "ClusterRoleBinding")
@@ -498,3 +505,37 @@ def test_k8s_expand():
     env = {"POD_NAME": "p"}
     assert k8s_expand("--id=$(POD_NAME)", env) == "--id=p"
     assert k8s_expand("$(UNSET) $$(POD_NAME)", env) == "$(UNSET) $(POD_NAME)"
+
+
+def test_leader_service(kubectl):
+    """deploy/leader-service: a Service selecting the pods of the
+    Deployment that leaderd labels leader, and leaderd configured to
+    keep that label on its own pod (named by the downward API)."""
+    docs = render(kubectl, "deploy/leader-service")
+    svc = one(docs, "Service")
+    dep = one(docs, "Deployment")
+    tmpl = dep["spec"]["template"]["metadata"]["labels"]
+    sel = svc["spec"]["selector"]
+    assert sel.get("leaderd.io/role") == "leader"
+    assert {k: v for k, v in sel.items() if k != "leaderd.io/role"} \
+        .items() <= tmpl.items(), (sel, tmpl)
+    # The label is leaderd's to set: never part of the template or of the
+    # Deployment's selector (it would orphan the pods).
+    assert "leaderd.io/role" not in tmpl
+    assert "leaderd.io/role" not in dep["spec"]["selector"]["matchLabels"]
+    cfg = leaderd_config(docs)
+    assert cfg["actions"]["label"]["enabled"] is True
+    assert cfg["actions"]["label"].get("key", "leaderd.io/role") == \
+        "leaderd.io/role"
+    spec = pod_spec(docs)
+    env = {e["name"]: e for e in leaderd_container(spec)["env"]}
+    assert env["POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == \
+        "metadata.name"
+    # The Service's port reaches a port the leader's pod exposes.
+    ports = {p["name"] for c in spec["containers"] +
+             spec.get("initContainers", []) for p in c.get("ports", [])}
+    for p in svc["spec"]["ports"]:
+        assert p["targetPort"] in ports or isinstance(p["targetPort"], int)
+    # Everything else is the base's.
+    base = leaderd_container(pod_spec(render(kubectl, "deploy/base")))
+    assert leaderd_container(spec) == base

@@ -7,7 +7,10 @@ a global resourceVersion counter, uid and creationTimestamp on create,
 optimistic concurrency on PUT (409 Conflict, 422 without resourceVersion,
 409 on a uid precondition), create-on-update, MicroTime and field
 validation, and the real Status bodies for 400/401/404/409/422.  Core
-events (POST /api/v1/namespaces/NS/events) are accepted and kept.
+events (POST /api/v1/namespaces/NS/events) are accepted and kept.  Pods
+(GET and JSON merge PATCH on /api/v1/namespaces/NS/pods/NAME, for the
+leader label) exist only when a test creates them, and every change of
+their labels is kept with its time (pod_history).
 
 On top of that it has fault switches, global or per bearer token (every
 leaderd under test gets its own token, so a fault can target one
@@ -70,6 +73,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 GROUP = "coordination.k8s.io"
 LEASE_API = GROUP + "/v1"
 LEASE_PREFIX = "/apis/coordination.k8s.io/v1/namespaces/"
+POD_PREFIX = "/api/v1/namespaces/"
 EVENT_PREFIXES = ("/api/v1/namespaces/", "/apis/events.k8s.io/v1/namespaces/")
 BODY_MAX = 3 * 1024 * 1024
 BLACKHOLE_MAX_S = 120.0  # a held request is answered by a close at the latest then
@@ -151,6 +155,20 @@ def bad_request(message):
 
 
 UNAUTHORIZED = status_body(401, "Unauthorized", "Unauthorized")
+
+
+def _merge_patch(target, patch):
+    """RFC 7386 JSON merge patch: objects merge, null deletes."""
+    if not isinstance(patch, dict):
+        return patch
+    if not isinstance(target, dict):
+        target = {}
+    for k, v in patch.items():
+        if v is None:
+            target.pop(k, None)
+        else:
+            target[k] = _merge_patch(target.get(k), v)
+    return target
 
 
 def go_quote(v):
@@ -1040,6 +1058,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(401, UNAUTHORIZED)
             return
         ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+        if method == "PATCH" and path.startswith(POD_PREFIX) and \
+                "/pods/" in path and ctype.lower() not in (
+                "application/merge-patch+json",
+                "application/strategic-merge-patch+json"):
+            entry["code"] = 415
+            self._send(415, status_body(
+                415, "the body of the request was in an unknown format - "
+                "accepted media types include: application/merge-patch+json",
+                "UnsupportedMediaType"))
+            return
         if method in ("POST", "PUT") and ctype.lower() != "application/json":
             entry["code"] = 415
             self._send(415, status_body(
@@ -1086,6 +1114,8 @@ class FakeAPI(_WatchMixin):
         self._history = []
         self._requests = []
         self._events = []
+        self._pods = {}         # (ns, name) -> stored Pod (dict)
+        self._pod_history = []  # (t monotonic, ns, name, labels, token)
         self._faults = []
         self._conns = set()
         self._stopping = threading.Event()
@@ -1367,6 +1397,12 @@ class FakeAPI(_WatchMixin):
 
     def _route(self, method, path, query, body, token, entry):
         """Returns (code, response object, extra headers)."""
+        if path.startswith(POD_PREFIX):
+            parts = path[len(POD_PREFIX):].split("/")
+            if len(parts) == 3 and parts[1] == "pods" and parts[0] and \
+                    parts[2]:
+                return self._pod(method, parts[0], parts[2], body, token,
+                                 entry)
         for pfx in EVENT_PREFIXES:
             if path.startswith(pfx):
                 parts = path[len(pfx):].split("/")
@@ -1549,6 +1585,86 @@ class FakeAPI(_WatchMixin):
             ev.setdefault("apiVersion", "v1")
             self._events.append(copy.deepcopy(ev))
         return 201, ev, {}
+
+    # -- pods (the leader label) -------------------------------------
+
+    def create_pod(self, ns, name, labels=None):
+        """A Pod object for the label tests (no containers run)."""
+        with self._lock:
+            self._rv += 1
+            meta = {"name": name, "namespace": ns, "uid": str(uuid.uuid4()),
+                    "resourceVersion": str(self._rv),
+                    "creationTimestamp": now_rfc3339()}
+            if labels:
+                meta["labels"] = dict(labels)
+            self._pods[(ns, name)] = {"kind": "Pod", "apiVersion": "v1",
+                                      "metadata": meta, "spec": {},
+                                      "status": {"phase": "Running"}}
+            self._pod_history.append((time.monotonic(), ns, name,
+                                      dict(labels or {}), None))
+
+    def get_pod(self, ns, name):
+        with self._lock:
+            o = self._pods.get((ns, name))
+            return copy.deepcopy(o) if o is not None else None
+
+    def pod_labels(self, ns, name):
+        o = self.get_pod(ns, name)
+        return None if o is None else o["metadata"].get("labels", {})
+
+    def set_pod_labels(self, ns, name, labels):
+        """Overwrite a pod's labels, as someone editing it by hand."""
+        with self._lock:
+            o = self._pods[(ns, name)]
+            self._rv += 1
+            o["metadata"]["labels"] = dict(labels)
+            o["metadata"]["resourceVersion"] = str(self._rv)
+            self._pod_history.append((time.monotonic(), ns, name,
+                                      dict(labels), None))
+
+    def pod_history(self, ns=None, name=None):
+        """Every change of pod labels: (t monotonic, ns, name, labels after,
+        token of the writer or None)."""
+        with self._lock:
+            return [copy.deepcopy(h) for h in self._pod_history
+                    if (ns is None or h[1] == ns) and
+                    (name is None or h[2] == name)]
+
+    def _pod(self, method, ns, name, body, token, entry):
+        with self._lock:
+            obj = self._pods.get((ns, name))
+            if obj is None:
+                return 404, status_body(404, 'pods "%s" not found' % name,
+                                        "NotFound", {"name": name,
+                                                     "kind": "pods"}), {}
+            if method == "GET":
+                return 200, copy.deepcopy(obj), {}
+            if method != "PATCH":
+                return 405, status_body(405, "the server does not allow "
+                                        "this method on the requested "
+                                        "resource"), {}
+            try:
+                patch = json.loads(body)
+            except (ValueError, UnicodeDecodeError) as e:
+                return 400, bad_request("error decoding patch: %s" % e), {}
+            if not isinstance(patch, dict):
+                return 400, bad_request("error decoding patch: not an "
+                                        "object"), {}
+            new = _merge_patch(copy.deepcopy(obj), patch)
+            if not isinstance(new.get("metadata"), dict) or \
+                    new["metadata"].get("name") != name:
+                return 422, invalid(name, [("metadata.name", '"%s"' % name,
+                                            "field is immutable")], "Pod"), {}
+            old_labels = obj["metadata"].get("labels", {})
+            new_labels = new["metadata"].get("labels", {})
+            if new != obj:
+                self._rv += 1
+                new["metadata"]["resourceVersion"] = str(self._rv)
+                self._pods[(ns, name)] = new
+            if new_labels != old_labels:
+                self._pod_history.append((entry["t_recv"], ns, name,
+                                          dict(new_labels), token))
+            return 200, copy.deepcopy(self._pods[(ns, name)]), {}
 
     # -- clients ---------------------------------------------------------
 

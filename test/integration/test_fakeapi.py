@@ -1019,3 +1019,52 @@ def test_stop_ends_open_watches(certdir):
     assert w.until_end(timeout=3)[1] == "cut"
     assert time.monotonic() - t0 < 2
     w.close()
+# -- pods (the leader label) ------------------------------------------
+
+PODS = "/api/v1/namespaces/default/pods/"
+MERGE = {"Content-Type": "application/merge-patch+json"}
+
+
+def test_pod_get_and_merge_patch(api):
+    assert call(api, "GET", PODS + "p1")[0] == 404
+    api.create_pod("default", "p1", labels={"app": "a", "gone": "x"})
+    code, _, pod = call(api, "GET", PODS + "p1")
+    assert code == 200 and pod["kind"] == "Pod"
+    rv = pod["metadata"]["resourceVersion"]
+    code, _, pod = call(api, "PATCH", PODS + "p1",
+                        {"metadata": {"labels": {"role": "leader",
+                                                 "gone": None}}},
+                        headers=MERGE)
+    assert code == 200
+    assert pod["metadata"]["labels"] == {"app": "a", "role": "leader"}
+    assert pod["metadata"]["resourceVersion"] != rv
+    assert api.pod_labels("default", "p1") == {"app": "a", "role": "leader"}
+    h = api.pod_history("default", "p1")
+    assert [x[3] for x in h] == [{"app": "a", "gone": "x"},
+                                 {"app": "a", "role": "leader"}]
+    assert h[-1][4] == TOK
+    # The same patch again changes nothing: no new history entry.
+    code, _, again = call(api, "PATCH", PODS + "p1",
+                          {"metadata": {"labels": {"role": "leader"}}},
+                          headers=MERGE)
+    assert code == 200
+    assert again["metadata"]["resourceVersion"] == \
+        pod["metadata"]["resourceVersion"]
+    assert len(api.pod_history("default", "p1")) == 2
+
+
+def test_pod_patch_errors(api):
+    api.create_pod("default", "p2")
+    # A plain JSON body is not a patch type the server accepts.
+    assert call(api, "PATCH", PODS + "p2", {"metadata": {}})[0] == 415
+    assert call(api, "PATCH", PODS + "missing", {"metadata": {}},
+                headers=MERGE)[0] == 404
+    assert call(api, "PATCH", PODS + "p2", b"not json", headers=MERGE)[0] \
+        == 400
+    assert call(api, "PATCH", PODS + "p2", {"metadata": {"name": "other"}},
+                headers=MERGE)[0] == 422
+    assert call(api, "PUT", PODS + "p2", {"metadata": {}})[0] == 405
+    assert call(api, "PATCH", PODS + "p2", {"metadata": {}}, headers=MERGE,
+                token="bad")[0] == 401
+    api.set_pod_labels("default", "p2", {"k": "v"})
+    assert api.pod_labels("default", "p2") == {"k": "v"}

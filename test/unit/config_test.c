@@ -744,6 +744,47 @@ test_dump_round_trip(void **state)
 	assert_int_equal(dump[0], '\0');
 }
 
+/*
+ * config_check_grace: run.grace must fit in lease_duration -
+ * renew_deadline for the run mode's guarantee; the defaults (10s in
+ * 15s - 10s) do not, and the message says what to change.
+ */
+static void
+test_check_grace(void **state)
+{
+	struct {
+		uint64_t	 ld, rd, grace;
+		int		 ok;
+	} cases[] = {
+		{ 15000, 10000, 10000, 0 },	/* the defaults */
+		{ 15000, 10000, 5000, 1 },	/* exactly the gap */
+		{ 15000, 10000, 5001, 0 },
+		{ 3000, 2000, 800, 1 },
+		{ 3000, 2000, 0, 1 },
+	};
+	char		 err[ERRLEN];
+	struct config	 c;
+	size_t		 i;
+
+	(void)state;
+	config_defaults(&c);
+	assert_int_equal(c.run_grace_ms, 10000);
+	assert_string_equal(c.run_restart, "never");
+	assert_string_equal(c.label_key, "leaderd.io/role");
+	assert_int_equal(c.label_enabled, 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		c.lease_duration_ms = cases[i].ld;
+		c.renew_deadline_ms = cases[i].rd;
+		c.run_grace_ms = cases[i].grace;
+		err[0] = '\0';
+		assert_int_equal(config_check_grace(&c, err, sizeof(err)),
+		    cases[i].ok ? 0 : -1);
+		if (!cases[i].ok)
+			assert_non_null(strstr(err, "lease_duration - "
+			    "renew_deadline"));
+	}
+}
+
 int
 main(void)
 {
@@ -762,6 +803,7 @@ main(void)
 		cmocka_unit_test(test_validate_table),
 		cmocka_unit_test(test_timing_agrees),
 		cmocka_unit_test(test_dump_round_trip),
+		cmocka_unit_test(test_check_grace),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -662,6 +662,49 @@ test_encode_update_errors(void **state)
 	free(s);
 }
 
+/*
+ * The fencing token: equal records give equal tokens, more transitions
+ * compare greater as strings (also across digit counts), a new uid gives
+ * a new token, and a free lease has none.
+ */
+static void
+test_fencing_token(void **state)
+{
+	struct lease	 a, b;
+	char		 ta[LEASE_TOKEN_MAX], tb[LEASE_TOKEN_MAX];
+	int32_t		 steps[] = { 0, 1, 9, 10, 99, 100, 123456, 2147483647 };
+	size_t		 i;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	snprintf(a.holder, sizeof(a.holder), "pod-a");
+	snprintf(a.uid, sizeof(a.uid), "6f1c0d0e-1111-2222-3333-444455556666");
+	a.transitions = 7;
+	lease_fencing_token(&a, ta, sizeof(ta));
+	assert_string_equal(ta,
+	    "0000000007-6f1c0d0e-1111-2222-3333-444455556666");
+	b = a;
+	snprintf(b.holder, sizeof(b.holder), "pod-b");	/* other observer */
+	b.renew_us = 12345;
+	lease_fencing_token(&b, tb, sizeof(tb));
+	assert_string_equal(ta, tb);
+	for (i = 0; i + 1 < sizeof(steps) / sizeof(steps[0]); i++) {
+		a.transitions = steps[i];
+		b.transitions = steps[i + 1];
+		lease_fencing_token(&a, ta, sizeof(ta));
+		lease_fencing_token(&b, tb, sizeof(tb));
+		assert_true(strcmp(ta, tb) < 0);
+	}
+	b = a;
+	snprintf(b.uid, sizeof(b.uid), "0a1c0d0e-1111-2222-3333-444455556666");
+	lease_fencing_token(&a, ta, sizeof(ta));
+	lease_fencing_token(&b, tb, sizeof(tb));
+	assert_string_not_equal(ta, tb);
+	b.holder[0] = '\0';
+	lease_fencing_token(&b, tb, sizeof(tb));
+	assert_string_equal(tb, "");
+}
+
 static void
 test_status(void **state)
 {
@@ -797,6 +840,7 @@ main(void)
 		cmocka_unit_test(test_encode_update_errors),
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_watch_event),
+		cmocka_unit_test(test_fencing_token),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
