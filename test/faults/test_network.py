@@ -284,8 +284,8 @@ def test_f10_api_frozen_everyone_steps_down_one_leader_after(cluster,
 
 def test_f22_stalled_or_closed_stream_polling_expiry_right(
         certdir, hub, tmp_path, lock_name, request, measure):
-    """F22: leaderd does not watch; it polls with GET, so the row's faults
-    are applied to its polls: the follower's open connection goes
+    """F22, polling (watch: false; the watch's own F22 rows are in
+    test/integration/test_watch.py): the row's faults applied to polls: the follower's open connection goes
     half-open (it stalls: the socket stays open, nothing comes back),
     then its GETs get 410 Gone three times, and the server closes idle
     connections after 0.3s throughout (as an API server closes watches
@@ -297,10 +297,10 @@ def test_f22_stalled_or_closed_stream_polling_expiry_right(
     api = fakeapi.FakeAPI(certdir=certdir, idle_timeout=0.3).start()
     cl = FaultCluster(api, hub, str(tmp_path), lock_name, request.node)
     try:
-        lead = cl.start("lead")
+        lead = cl.start("lead", args=("--watch", "false"))
         chk = cl.checker()
         wait_until(lead.is_leader, POLL + 2.0, what="lead to lead")
-        f = cl.start("follow")
+        f = cl.start("follow", args=("--watch", "false"))
         chk.add(f)
         wait_until(lambda: (v := f.leader()) and v["name"] == "lead",
                    POLL + 2.0, what="follow to follow")
