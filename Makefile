@@ -112,11 +112,12 @@ UNIT_TESTS = duration config lease elector http_parse kubeconfig
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
 
 test_deps_duration	= duration
-test_deps_config	= config config_yaml config_check duration elector lease
+test_deps_config	= config config_yaml config_check duration elector lease \
+			  cfgfile
 test_deps_lease		= lease
 test_deps_elector	= elector lease
 test_deps_http_parse	= http_parse
-test_deps_kubeconfig	= kubeconfig
+test_deps_kubeconfig	= kubeconfig cfgfile
 test_deps_elector_sim	= elector lease
 
 .SECONDEXPANSION:
@@ -135,8 +136,9 @@ unit: $(UNIT_BINS)
 # `make test`; run for real with libFuzzer by `make fuzz`.
 FUZZ_TARGETS	 = lease config kubeconfig http_parse
 fuzz_deps_lease		= lease xmalloc log
-fuzz_deps_config	= config config_yaml config_check duration elector lease xmalloc log
-fuzz_deps_kubeconfig	= kubeconfig xmalloc log
+fuzz_deps_config	= config config_yaml config_check duration elector lease xmalloc log \
+			  cfgfile
+fuzz_deps_kubeconfig	= kubeconfig xmalloc log cfgfile
 fuzz_deps_http_parse	= http_parse
 FUZZ_SECONDS	?= 60
 FUZZ_CC		?= clang

@@ -6,6 +6,7 @@
  * dumps.  Every value carries its origin, for error messages.
  */
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cfgfile.h"
 #include "config.h"
 #include "config_int.h"
 #include "duration.h"
@@ -254,13 +256,22 @@ config_set(struct config *c, const char *key, const char *value,
 static int
 read_namespace(const char *path, char *buf, size_t len)
 {
-	FILE	*f;
 	size_t	 n, i;
+	ssize_t	 r;
+	int	 fd;
 
-	if ((f = fopen(path, "r")) == NULL)
+	/* Non-blocking open: a FIFO or a device is refused, not waited on. */
+	if ((fd = cfgfile_open(path, CFGFILE_MAX, NULL, NULL, 0)) == -1)
 		return -1;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
+	n = 0;
+	while (n < len - 1 && (r = read(fd, buf + n, len - 1 - n)) != 0) {
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
 	buf[n] = '\0';
 	for (i = 0; i < n && (buf[i] == ' ' || buf[i] == '\t' ||
 	    buf[i] == '\n' || buf[i] == '\r'); i++)

@@ -459,7 +459,7 @@ static void
 test_load_file_errors(void **state)
 {
 	struct config	 c;
-	char		 err[ERRLEN], *big;
+	char		 err[ERRLEN], *big, path[PATH_MAX + 64];
 	size_t		 n = 1024 * 1024 + 10;
 
 	(void)state;
@@ -476,6 +476,15 @@ test_load_file_errors(void **state)
 	assert_int_equal(load_text(&c, big, err), -1);
 	assert_true(strstr(err, "file too large") != NULL);
 	free(big);
+
+	/* A FIFO is refused at once, not waited on (I1). */
+	alarm(20);
+	snprintf(path, sizeof(path), "%s/fifo.yaml", tmp_dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(config_load(&c, path, err, sizeof(err)), -1);
+	assert_true(strstr(err, ": not a regular file") != NULL);
+	unlink(path);
+	alarm(0);
 }
 
 /* Every error is reported, and a small buffer only truncates them. */
