@@ -44,6 +44,8 @@ const struct config_keydef config_keys[CONFIG_NKEYS] = {
 	    STR(kubeconfig) },
 	{ "kubernetes.request_timeout", CONFIG_REQUEST_TIMEOUT, CONFIG_T_DUR,
 	    NUM(request_timeout_ms) },
+	{ "kubernetes.insecure_http", CONFIG_INSECURE_HTTP, CONFIG_T_BOOL,
+	    NUM(insecure_http) },
 	{ "log.level", CONFIG_LOG_LEVEL, CONFIG_T_STR, STR(log_level) },
 	{ "log.format", CONFIG_LOG_FORMAT, CONFIG_T_STR, STR(log_format) },
 	{ "readyz.leader_only", CONFIG_READYZ_LEADER_ONLY, CONFIG_T_BOOL,

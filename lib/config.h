@@ -40,6 +40,7 @@ enum config_key {
 	CONFIG_LISTEN_UNIX,
 	CONFIG_KUBECONFIG,
 	CONFIG_REQUEST_TIMEOUT,
+	CONFIG_INSECURE_HTTP,
 	CONFIG_LOG_LEVEL,
 	CONFIG_LOG_FORMAT,
 	CONFIG_READYZ_LEADER_ONLY,
@@ -62,6 +63,7 @@ struct config {
 	char		 log_level[16];			/* error|warn|info|debug */
 	char		 log_format[16];		/* text|json */
 	int		 readyz_leader_only;		/* /readyz 200 only leading */
+	int		 insecure_http;			/* credentials over http:// */
 	struct config_origin origin[CONFIG_NKEYS];	/* where each value came from */
 	int		 set[CONFIG_NKEYS];		/* value given explicitly */
 };

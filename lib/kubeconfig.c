@@ -700,6 +700,18 @@ kubeconfig_check_file(const char *path, const char *what, char *err,
 	return 0;
 }
 
+const char *
+kubeconfig_cleartext(const struct kube_creds *c)
+{
+	if (c->server == NULL || strncmp(c->server, "http://", 7) != 0)
+		return NULL;
+	if (c->token != NULL || c->token_file != NULL)
+		return "a bearer token";
+	if (c->cert_pem != NULL || c->cert_file != NULL)
+		return "a client certificate";
+	return NULL;
+}
+
 /* Visible ASCII only: nothing that could break an HTTP header. */
 static int
 token_ok(const char *s)

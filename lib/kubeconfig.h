@@ -73,6 +73,15 @@ char	*kubeconfig_read_token(const char *path, char *err, size_t errlen);
 int	kubeconfig_check_file(const char *path, const char *what, char *err,
 	    size_t errlen);
 
+/*
+ * What user credentials c would send in cleartext: "a bearer token" or
+ * "a client certificate" when the server is an http:// URL (a proxy in
+ * between sees the same bytes), or NULL when there are none or the
+ * server is https:// (an HTTPS_PROXY tunnels TLS with CONNECT, so the
+ * credentials stay inside TLS).
+ */
+const char *kubeconfig_cleartext(const struct kube_creds *c);
+
 /* Free what c owns and zero it. */
 void	kubeconfig_free(struct kube_creds *c);
 

@@ -140,7 +140,8 @@ static void
 load_creds(struct config *c, struct kube_creds *creds, char *err,
     size_t errlen)
 {
-	char	 warn[512] = "";
+	char		 warn[512] = "";
+	const char	*what;
 
 	memset(creds, 0, sizeof(*creds));
 	if (c->kubeconfig[0] != '\0') {
@@ -157,6 +158,21 @@ load_creds(struct config *c, struct kube_creds *creds, char *err,
 		    "outside a cluster, set kubernetes.kubeconfig or "
 		    "--kubeconfig", err);
 		config_fail(e);
+	}
+	/* Credentials in cleartext only when asked for explicitly (L5). */
+	if ((what = kubeconfig_cleartext(creds)) != NULL) {
+		if (!c->insecure_http) {
+			char	 e[CONFIG_ERR_MAX + 512];
+
+			snprintf(e, sizeof(e), "%s: server %s is plain HTTP, "
+			    "so %s would cross the network in cleartext; use "
+			    "an https:// server, or set "
+			    "kubernetes.insecure_http: true to allow it",
+			    c->kubeconfig, creds->server, what);
+			config_fail(e);
+		}
+		log_warnx("kubernetes.insecure_http is true: %s goes to %s "
+		    "in cleartext", what, creds->server);
 	}
 	/* A kubeconfig context's namespace comes before the defaults. */
 	if (!c->set[CONFIG_LOCK_NAMESPACE] && getenv("POD_NAMESPACE") == NULL &&

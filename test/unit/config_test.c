@@ -131,6 +131,7 @@ test_defaults(void **state)
 	assert_string_equal(c.log_level, "info");
 	assert_string_equal(c.log_format, "text");
 	assert_int_equal(c.readyz_leader_only, 0);
+	assert_int_equal(c.insecure_http, 0);
 	for (i = 0; i < CONFIG_NKEYS; i++) {
 		assert_int_equal(c.set[i], 0);
 		assert_string_equal(c.origin[i].src, "");

