@@ -108,7 +108,7 @@ deps:
 
 # Unit tests: one cmocka program per module, linking that module and
 # what it needs.
-UNIT_TESTS = duration config lease elector http_parse kubeconfig proxy
+UNIT_TESTS = duration config lease elector http_parse kubeconfig proxy log
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
 
 test_deps_duration	= duration
@@ -119,6 +119,7 @@ test_deps_elector	= elector lease
 test_deps_http_parse	= http_parse
 test_deps_kubeconfig	= kubeconfig cfgfile
 test_deps_proxy		= proxy
+test_deps_log		=
 test_deps_elector_sim	= elector lease
 
 .SECONDEXPANSION:

@@ -7,10 +7,13 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
 #include "localapi.h"
+#include "log.h"
+#include "xmalloc.h"
 
 #define STUCK_SLACK_MS	5000	/* a timer this late means a stuck loop */
 
@@ -97,7 +100,13 @@ reply_leader(const struct localapi_state *d, const struct http_request *req,
 	int			 leading = elector_is_leader(d->el, now_ms);
 
 	if (req->accept_text) {
-		buf_printf(&b, "%s\n", holder);
+		/* One line: the holder is the Lease writer's text (L1). */
+		size_t	 n = strlen(holder) * 4 + 8;
+		char	*esc = xmalloc(n);
+
+		log_text_escape(esc, n, holder);
+		buf_printf(&b, "%s\n", esc);
+		free(esc);
 		reply->status = 200;
 		reply->content_type = "text/plain; charset=utf-8";
 		reply->body = buf_steal(&b, &reply->len);

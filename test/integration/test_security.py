@@ -203,3 +203,36 @@ def test_proxy_env(leaderd_bin, tmp_path, env, proxied):
             assert sink.hits == [], (sink.hits, err)
     finally:
         sink.close()
+
+
+# -- L1: Lease and API text in logs and text answers --------------------
+
+FORGED = "2030-01-01T00:00:00.000Z info became leader of lease default/x"
+
+
+def test_hostile_holder_and_status(cluster):
+    from fakeapi import now_microtime
+    api = cluster.api
+    evil = "pod-a\n" + FORGED + " (forged)\x1b[31m\x07"
+    api.create_lease("default", cluster.lock, {
+        "holderIdentity": evil, "leaseDurationSeconds": 3600,
+        "acquireTime": now_microtime(), "renewTime": now_microtime(),
+        "leaseTransitions": 0})
+    a = cluster.start("a")
+    wait_until(lambda: (a.leader() or {}).get("name") == evil, 5,
+               what="the hostile holder in /leader")
+    st, hdrs, body = a.request("/leader", headers={"Accept": "text/plain"})
+    assert st == 200, body
+    assert body == (b"pod-a\\x0a" + FORGED.encode() +
+                    b" (forged)\\x1b[31m\\x07\n"), body
+    # The Status message of a 403 is the API side's text as well.
+    f = api.fault("status", token=a.token, status=403, count=3,
+                  message="denied\n" + FORGED + "\x1b]0;pwn\x07")
+    wait_until(lambda: "denied\\x0a" in a.log(), 5,
+               what="the 403 logged")
+    api.clear_fault(f)
+    log = open(a.stderr_path, "rb").read()
+    assert b"\x1b" not in log and b"\x07" not in log
+    for ln in log.decode().splitlines():
+        assert not ln.startswith(FORGED), ln
+    assert "pod-a\\x0a" + FORGED in log.decode()
