@@ -108,7 +108,8 @@ deps:
 
 # Unit tests: one cmocka program per module, linking that module and
 # what it needs.
-UNIT_TESTS = duration config lease elector http_parse kubeconfig proxy log
+UNIT_TESTS = duration config lease elector http_parse kubeconfig proxy log \
+	     sock
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
 
 test_deps_duration	= duration
@@ -120,6 +121,7 @@ test_deps_http_parse	= http_parse
 test_deps_kubeconfig	= kubeconfig cfgfile
 test_deps_proxy		= proxy
 test_deps_log		=
+test_deps_sock		= sock
 test_deps_elector_sim	= elector lease
 
 .SECONDEXPANSION:
@@ -127,6 +129,9 @@ $(BUILD)/test/%: test/unit/%.c $$(addprefix $(BUILD)/lib/,$$(addsuffix .o,$$(tes
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itest/unit -o $@ $(filter %.c %.o,$^) $(LDFLAGS) \
 		$(PKG_LIBS) -lcmocka -lm
+
+# sock_test wraps bind() to swap the socket for a symlink mid-listen.
+$(BUILD)/test/sock_test: LDFLAGS += -Wl,--wrap=bind
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do \
