@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -49,10 +50,12 @@ struct httpd_listener {
 	int		 fd;
 	int		 is_unix;
 	struct ev_io	 io;		/* io.data = this */
+	char		 host[256];	/* configured TCP host, for Host checks */
 };
 
 struct httpd_conn {
 	struct httpd		*h;
+	struct httpd_listener	*l;		/* accepted on */
 	int			 fd;
 	struct ev_io		 rio;		/* rio.data = this */
 	struct ev_io		 wio;		/* wio.data = this */
@@ -109,6 +112,7 @@ reason_phrase(int status)
 	case 406: return "Not Acceptable";
 	case 408: return "Request Timeout";
 	case 413: return "Content Too Large";
+	case 421: return "Misdirected Request";
 	case 414: return "URI Too Long";
 	case 431: return "Request Header Fields Too Large";
 	case 500: return "Internal Server Error";
@@ -211,6 +215,45 @@ queue_error(struct httpd_conn *c, int status, const char *why)
 	    0, 0);
 }
 
+/*
+ * On TCP, refuse a request whose Host does not name this server (DNS
+ * rebinding, I3): 400 or 421, then close.  The unix socket is not
+ * checked.  Returns 1 if refused.
+ */
+static int
+host_refused(struct httpd_conn *c, const struct http_request *req)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 sslen = sizeof(ss);
+	char			 ip[INET6_ADDRSTRLEN] = "";
+	int			 st, port = -1;
+
+	if (c->l == NULL || c->l->is_unix)
+		return 0;
+	if (getsockname(c->fd, (struct sockaddr *)&ss, &sslen) == 0) {
+		if (ss.ss_family == AF_INET6) {
+			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+			inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip));
+			port = ntohs(s6->sin6_port);
+		} else if (ss.ss_family == AF_INET) {
+			struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+			inet_ntop(AF_INET, &s4->sin_addr, ip, sizeof(ip));
+			port = ntohs(s4->sin_port);
+		}
+	}
+	if ((st = http_host_check(req, ip, port, c->l->host)) == 0)
+		return 0;
+	log_debug("http: %s %s: Host \"%s\" refused (%d)", req->method,
+	    req->path, req->host, st);
+	queue_error(c, st, st == 400 ? "a Host header is required" :
+	    "the Host header does not name this server; use localhost or "
+	    "the listen address");
+	c->closing = 1;
+	return 1;
+}
+
 static void
 handle_request(struct httpd_conn *c)
 {
@@ -220,6 +263,8 @@ handle_request(struct httpd_conn *c)
 	int				 head;
 
 	memset(&reply, 0, sizeof(reply));
+	if (host_refused(c, req))
+		return;
 	h->handler(req, &reply, h->arg);
 	if (reply.status < 100 || reply.status > 599)
 		reply.status = 500;
@@ -421,12 +466,13 @@ conn_timer_cb(struct ev_loop *loop, struct ev_timer *w, int revents)
 }
 
 static void
-conn_new(struct httpd *h, int fd)
+conn_new(struct httpd *h, int fd, struct httpd_listener *l)
 {
 	struct httpd_conn	*c;
 
 	c = xcalloc(1, sizeof(*c));
 	c->h = h;
+	c->l = l;
 	c->fd = fd;
 	http_parse_init(&c->parser);
 	ev_io_init(&c->rio, conn_read_cb, fd, EV_READ);
@@ -550,7 +596,7 @@ accept_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 		if (!l->is_unix)
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
 			    sizeof(one));
-		conn_new(h, fd);
+		conn_new(h, fd, l);
 	}
 }
 
@@ -601,6 +647,10 @@ httpd_listen_tcp(struct httpd *h, const char *hostport, char *err,
 	if (h->tcp_port == -1)
 		h->tcp_port = port;
 	add_listener(h, fd, 0);
+	/* The configured host, without port or brackets. */
+	snprintf(h->ls[h->nls - 1].host, sizeof(h->ls[0].host), "%.*s",
+	    (int)(strrchr(hostport, ':') != NULL ?
+	    strrchr(hostport, ':') - hostport : 0), hostport);
 	return 0;
 }
 

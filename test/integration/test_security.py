@@ -236,3 +236,40 @@ def test_hostile_holder_and_status(cluster):
     for ln in log.decode().splitlines():
         assert not ln.startswith(FORGED), ln
     assert "pod-a\\x0a" + FORGED in log.decode()
+
+
+# -- I3: the Host header on the TCP listener ---------------------------
+
+def test_host_header_checked_on_tcp_only(cluster, sockdir):
+    from harness import tcp_request, unix_request
+    path = os.path.join(sockdir, "a.sock")
+    a = cluster.start("a", unix=path)
+    port = a.port
+
+    def tcp(req):
+        return tcp_request(port, req)
+
+    # DNS rebinding: a browser sends the attacker's name.
+    st, h, body = tcp(b"GET /leader HTTP/1.1\r\nHost: evil.example:%d\r\n"
+                      b"\r\n" % port)
+    assert st == 421, body
+    assert h.get("content-type") == "application/json"
+    assert b'"status":421' in body and b"pod" not in body
+    st, _, body = tcp(b"GET /leader HTTP/1.1\r\n\r\n")
+    assert st == 400 and b"Host header is required" in body, body
+    st, _, body = tcp(b"GET /leader HTTP/1.1\r\nHost: localhost:%d\r\n"
+                      b"Connection: close\r\n\r\n" % (port + 1))
+    assert st == 421, body
+    for host in (b"localhost:%d" % port, b"127.0.0.1:%d" % port,
+                 b"LOCALHOST", b"[::1]:%d" % port):
+        st, _, body = tcp(b"GET /leader HTTP/1.1\r\nHost: " + host +
+                          b"\r\nConnection: close\r\n\r\n")
+        assert st == 200, (host, body)
+    st, _, body = tcp(b"GET /leader HTTP/1.0\r\n\r\n")
+    assert st == 200, body
+    # The unix socket is not checked: only local processes reach it.
+    st, _, body = unix_request(path, b"GET /leader HTTP/1.1\r\n"
+                               b"Host: evil.example\r\nConnection: close"
+                               b"\r\n\r\n")
+    assert st == 200, body
+    assert a.alive()
