@@ -21,6 +21,7 @@
  * its last action on the connection.
  */
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -90,6 +91,7 @@ struct httpd {
 	ino_t			 unix_ino;
 	struct httpd_conn	*conns;
 	int			 nconns;
+	int			 max_conns;	/* HTTPD_MAX_CONNS or less */
 	int			 paused;	/* accept is stopped */
 	ev_tstamp		 warned_at;	/* last accept warning */
 	struct ev_timer		 retry;		/* resume after EMFILE */
@@ -586,11 +588,11 @@ accept_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 				return;
 			}
 		}
-		if (h->nconns >= HTTPD_MAX_CONNS) {
+		if (h->nconns >= h->max_conns) {
 			if (may_warn(h))
 				log_warnx("%d local API connections open; "
 				    "closing the oldest to make room",
-				    HTTPD_MAX_CONNS);
+				    h->max_conns);
 			evict_oldest(h);
 		}
 		if (!l->is_unix)
@@ -598,6 +600,29 @@ accept_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 			    sizeof(one));
 		conn_new(h, fd, l);
 	}
+}
+
+/*
+ * The connection cap: HTTPD_MAX_CONNS, or fewer when the open-file
+ * limit would not leave HTTPD_FD_RESERVE descriptors for the API client
+ * (its connections, the CA and token files) and the listeners; a local
+ * flood must never starve the renew (L2).
+ */
+static int
+conn_cap(void)
+{
+	struct rlimit	 rl;
+	rlim_t		 cap;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= (rlim_t)HTTPD_MAX_CONNS + HTTPD_FD_RESERVE)
+		return HTTPD_MAX_CONNS;
+	cap = rl.rlim_cur > HTTPD_FD_RESERVE + HTTPD_MIN_CONNS ?
+	    rl.rlim_cur - HTTPD_FD_RESERVE : HTTPD_MIN_CONNS;
+	log_warnx("open-file limit %llu: local API connections at most %d, "
+	    "keeping %d descriptors for the API client",
+	    (unsigned long long)rl.rlim_cur, (int)cap, HTTPD_FD_RESERVE);
+	return (int)cap;
 }
 
 struct httpd *
@@ -610,6 +635,7 @@ httpd_new(struct ev_loop *loop, httpd_handler_cb handler, void *arg)
 	h->handler = handler;
 	h->arg = arg;
 	h->tcp_port = -1;
+	h->max_conns = conn_cap();
 	ev_init(&h->retry, retry_cb);
 	h->retry.data = h;
 	return h;

@@ -2,8 +2,9 @@
  * httpd.h -- the local HTTP/1.1 server, on TCP and on a unix socket.
  *
  * Non-blocking, on the daemon's libev loop; it never blocks the
- * election.  Limits: a cap on connections (accept pauses past it and on
- * EMFILE), an idle timeout, a cap on buffered output (a client that
+ * election.  Limits: a cap on connections (HTTPD_MAX_CONNS, lowered so
+ * that HTTPD_FD_RESERVE descriptors stay free under RLIMIT_NOFILE; past
+ * it the oldest connection is closed; accept pauses on EMFILE), an idle timeout, a cap on buffered output (a client that
  * never reads is dropped), and http_parse's size limits.  Routing is the
  * caller's: httpd calls the handler with each complete request.
  */
@@ -17,6 +18,8 @@
 #include "http_parse.h"
 
 #define HTTPD_MAX_CONNS		256	/* open connections, all listeners */
+#define HTTPD_FD_RESERVE	32	/* descriptors kept from local clients */
+#define HTTPD_MIN_CONNS		8	/* the cap never goes below this */
 #define HTTPD_IDLE_MS		10000	/* idle or slow connection timeout */
 #define HTTPD_OUT_MAX		65536	/* unsent reply bytes per connection */
 

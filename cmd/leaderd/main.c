@@ -5,6 +5,8 @@
  * credentials, and hands over to daemon_run.  Wiring only.
  */
 
+#include <sys/resource.h>
+
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +183,23 @@ load_creds(struct config *c, struct kube_creds *creds, char *err,
 		    "kubeconfig", err, errlen);
 }
 
+/*
+ * Raise the soft open-file limit to the hard one, as Go programs do
+ * since Go 1.19: a low default must not leave the API client without
+ * descriptors (httpd caps local connections below what remains).
+ */
+static void
+raise_nofile(void)
+{
+	struct rlimit	 rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+			log_warn("setrlimit RLIMIT_NOFILE");
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -271,6 +290,7 @@ main(int argc, char *argv[])
 	if (config_validate(&conf, err, sizeof(err)) == -1)
 		config_fail(err);
 
+	raise_nofile();
 	ret = daemon_run(&conf, &creds);
 	kubeconfig_free(&creds);
 	return ret;

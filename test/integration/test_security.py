@@ -273,3 +273,65 @@ def test_host_header_checked_on_tcp_only(cluster, sockdir):
                                b"\r\n\r\n")
     assert st == 200, body
     assert a.alive()
+
+
+# -- L2: a local connection flood under a low open-file limit ----------
+
+def test_connection_flood_under_low_nofile_keeps_lease(cluster, tmp_path,
+                                                       leaderd_bin):
+    """Under `ulimit -n 64` (soft and hard), 200 idle local connections
+    must not take the descriptors the API client needs: the leader's API
+    connection is dropped and has to be reopened (with the CA file) while
+    the flood holds, and the lease must be kept."""
+    wrapper = str(tmp_path / "leaderd-nofile64")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nulimit -n 64 || exit 99\nexec %s \"$@\"\n"
+                % leaderd_bin)
+    os.chmod(wrapper, 0o755)
+    a = cluster.start("a", binary=wrapper)
+    wait_until(a.is_leader, 5, what="a to lead")
+    held = []
+    try:
+        for _ in range(200):
+            s = socket.socket()
+            s.setblocking(False)
+            s.connect_ex(("127.0.0.1", a.port))
+            held.append(s)
+        time.sleep(0.3)
+        # The leader's next renew is dropped: the API client must open a
+        # new connection while the flood holds every local slot.
+        api = cluster.api
+        api.fault("drop", token=a.token, count=1)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 3 * 2.0:
+            time.sleep(0.1)
+            assert "stopped leading" not in a.log(), a.log()[-2000:]
+        # Renews went on, through a new connection.
+        assert [r for r in api.requests(token=a.token, method="PUT",
+                                        since=t0 + 2.0)
+                if r["code"] == 200], "no successful renew during the flood"
+        assert a.alive()
+    finally:
+        for s in held:
+            s.close()
+    st = a.get_status("/healthz")
+    assert st == 200
+    assert "local API connections at most" in a.log()
+
+
+def test_soft_nofile_raised_to_hard(cluster, tmp_path, leaderd_bin):
+    wrapper = str(tmp_path / "leaderd-soft64")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nulimit -S -n 64 || exit 99\nexec %s \"$@\"\n"
+                % leaderd_bin)
+    os.chmod(wrapper, 0o755)
+    hard = open("/proc/self/limits").read()
+    hard = [ln.split() for ln in hard.splitlines()
+            if ln.startswith("Max open files")][0][4]
+    a = cluster.start("a", binary=wrapper)
+    lim = [ln.split() for ln in
+           open("/proc/%d/limits" % a.pid).read().splitlines()
+           if ln.startswith("Max open files")][0]
+    assert lim[3] == hard and lim[4] == hard, lim
+    if int(hard) >= 256 + 32:
+        assert "local API connections at most" not in a.log()
