@@ -40,6 +40,8 @@ const struct config_keydef config_keys[CONFIG_NKEYS] = {
 	    NUM(release_on_cancel) },
 	{ "listen.http", CONFIG_LISTEN_HTTP, CONFIG_T_STR, STR(listen_http) },
 	{ "listen.unix", CONFIG_LISTEN_UNIX, CONFIG_T_STR, STR(listen_unix) },
+	{ "listen.probes", CONFIG_LISTEN_PROBES, CONFIG_T_STR,
+	    STR(listen_probes) },
 	{ "kubernetes.kubeconfig", CONFIG_KUBECONFIG, CONFIG_T_STR,
 	    STR(kubeconfig) },
 	{ "kubernetes.request_timeout", CONFIG_REQUEST_TIMEOUT, CONFIG_T_DUR,

@@ -38,6 +38,7 @@ enum config_key {
 	CONFIG_RELEASE_ON_CANCEL,
 	CONFIG_LISTEN_HTTP,
 	CONFIG_LISTEN_UNIX,
+	CONFIG_LISTEN_PROBES,
 	CONFIG_KUBECONFIG,
 	CONFIG_REQUEST_TIMEOUT,
 	CONFIG_INSECURE_HTTP,
@@ -58,6 +59,7 @@ struct config {
 	int		 release_on_cancel;		/* default 1 */
 	char		 listen_http[CONFIG_STR_MAX];	/* host:port; "" = off */
 	char		 listen_unix[CONFIG_PATH_MAX];	/* socket path; "" = off */
+	char		 listen_probes[CONFIG_STR_MAX];	/* host:port; "" = off */
 	char		 kubeconfig[CONFIG_PATH_MAX];	/* "" = in-cluster */
 	uint64_t	 request_timeout_ms;		/* default 5s; see finish */
 	char		 log_level[16];			/* error|warn|info|debug */

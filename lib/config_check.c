@@ -307,6 +307,17 @@ check_listen(const struct config *c, struct config_errs *e)
 	    (why = check_hostport(c->listen_http)) != NULL)
 		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_HTTP), "listen.http "
 		    "\"%s\": %s (\"\" turns TCP off)", c->listen_http, why);
+	if (c->listen_probes[0] != '\0' &&
+	    (why = check_hostport(c->listen_probes)) != NULL)
+		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_PROBES),
+		    "listen.probes \"%s\": %s (\"\" turns it off)",
+		    c->listen_probes, why);
+	else if (c->listen_probes[0] != '\0' &&
+	    strcmp(c->listen_probes, c->listen_http) == 0)
+		config_errs_add(e, ORIGIN(c, later(c, CONFIG_LISTEN_HTTP,
+		    CONFIG_LISTEN_PROBES)), "listen.probes and listen.http are "
+		    "both \"%s\"; the probes need a port of their own",
+		    c->listen_probes);
 	if (c->listen_unix[0] != '\0' && c->listen_unix[0] != '/')
 		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_UNIX), "listen.unix "
 		    "\"%s\" must be an absolute path", c->listen_unix);

@@ -39,6 +39,7 @@
 #include "xmalloc.h"
 
 #define LISTEN_MAX		4	/* listeners per server */
+#define HTTPD_PEER_MAX_STR	"8"	/* HTTPD_PEER_MAX, for messages */
 #define ACCEPT_PER_CYCLE	16	/* connections accepted per wakeup */
 #define ACCEPT_RETRY_S		1.0	/* retry accept after EMFILE */
 #define CONN_IN_MAX		2048	/* read buffer per connection */
@@ -52,12 +53,15 @@ struct httpd_listener {
 	int		 is_unix;
 	struct ev_io	 io;		/* io.data = this */
 	char		 host[256];	/* configured TCP host, for Host checks */
+	int		 probes_only;	/* /healthz and /readyz only */
 };
 
 struct httpd_conn {
 	struct httpd		*h;
 	struct httpd_listener	*l;		/* accepted on */
 	int			 fd;
+	int			 remote;	/* a TCP peer off the loopback */
+	struct sockaddr_storage	 peer;		/* its address, if remote */
 	struct ev_io		 rio;		/* rio.data = this */
 	struct ev_io		 wio;		/* wio.data = this */
 	struct ev_timer		 timer;		/* idle / request deadline */
@@ -98,6 +102,7 @@ struct httpd {
 };
 
 static void	resume_accept(struct httpd *);
+static int	listen_tcp(struct httpd *, const char *, int, char *, size_t);
 
 static const char *
 reason_phrase(int status)
@@ -267,6 +272,15 @@ handle_request(struct httpd_conn *c)
 	memset(&reply, 0, sizeof(reply));
 	if (host_refused(c, req))
 		return;
+	if (c->l != NULL && c->l->probes_only &&
+	    strcmp(req->path, "/healthz") != 0 &&
+	    strcmp(req->path, "/readyz") != 0) {
+		queue_error(c, 404, "only /healthz and /readyz are served "
+		    "here; the local API is on the loopback and unix "
+		    "listeners");
+		c->closing = 1;
+		return;
+	}
 	h->handler(req, &reply, h->arg);
 	if (reply.status < 100 || reply.status > 599)
 		reply.status = 500;
@@ -551,16 +565,77 @@ evict_oldest(struct httpd *h)
 	}
 }
 
+static int
+peer_is_loopback(const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr)
+		    >> 24) == 127;
+	if (ss->ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr) ||
+		    (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr) &&
+		    s6->sin6_addr.s6_addr[12] == 127);
+	return 1;
+}
+
+static int
+same_peer(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return 0;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		    ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+	    &((const struct sockaddr_in6 *)b)->sin6_addr,
+	    sizeof(struct in6_addr)) == 0;
+}
+
+/*
+ * Whether to refuse a new connection from a peer off the loopback (a
+ * kubelet probe, or another pod when the probes listener is exposed):
+ * each such peer may hold HTTPD_PEER_MAX connections, and all of them
+ * together half the cap, so local clients always keep room (M1).
+ */
+static int
+remote_refused(struct httpd *h, const struct sockaddr_storage *peer)
+{
+	struct httpd_conn	*c;
+	int			 same = 0, all = 0;
+
+	for (c = h->conns; c != NULL; c = c->next) {
+		if (!c->remote)
+			continue;
+		all++;
+		if (same_peer(&c->peer, peer))
+			same++;
+	}
+	if (same < HTTPD_PEER_MAX && all < h->max_conns / 2)
+		return 0;
+	if (may_warn(h))
+		log_warnx("refusing a connection from a non-loopback peer: "
+		    "%s", same >= HTTPD_PEER_MAX ? "it has "
+		    HTTPD_PEER_MAX_STR " open already" : "non-loopback peers "
+		    "hold half the connection slots");
+	return 1;
+}
+
 static void
 accept_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 {
 	struct httpd_listener	*l = w->data;
 	struct httpd		*h = l->h;
-	int			 i, fd, one = 1;
+	struct sockaddr_storage	 peer;
+	socklen_t		 plen;
+	int			 i, fd, one = 1, remote;
 
 	(void)revents;
 	for (i = 0; i < ACCEPT_PER_CYCLE; i++) {
-		fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		plen = sizeof(peer);
+		fd = accept4(l->fd, (struct sockaddr *)&peer, &plen,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd == -1) {
 			switch (errno) {
 			case EINTR:
@@ -588,6 +663,11 @@ accept_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 				return;
 			}
 		}
+		remote = !l->is_unix && !peer_is_loopback(&peer);
+		if (remote && remote_refused(h, &peer)) {
+			close(fd);
+			continue;
+		}
 		if (h->nconns >= h->max_conns) {
 			if (may_warn(h))
 				log_warnx("%d local API connections open; "
@@ -599,6 +679,10 @@ accept_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
 			    sizeof(one));
 		conn_new(h, fd, l);
+		if (remote) {
+			h->conns->remote = 1;	/* conn_new puts it first */
+			h->conns->peer = peer;
+		}
 	}
 }
 
@@ -659,6 +743,20 @@ int
 httpd_listen_tcp(struct httpd *h, const char *hostport, char *err,
     size_t errlen)
 {
+	return listen_tcp(h, hostport, 0, err, errlen);
+}
+
+int
+httpd_listen_probes(struct httpd *h, const char *hostport, char *err,
+    size_t errlen)
+{
+	return listen_tcp(h, hostport, 1, err, errlen);
+}
+
+static int
+listen_tcp(struct httpd *h, const char *hostport, int probes, char *err,
+    size_t errlen)
+{
 	char	 name[300];
 	int	 fd, port;
 
@@ -669,10 +767,11 @@ httpd_listen_tcp(struct httpd *h, const char *hostport, char *err,
 	if ((fd = sock_listen_tcp(hostport, name, sizeof(name), &port, err,
 	    errlen)) == -1)
 		return -1;
-	log_info("listening on %s", name);
-	if (h->tcp_port == -1)
+	log_info("listening on %s%s", name, probes ? " (probes only)" : "");
+	if (h->tcp_port == -1 && !probes)
 		h->tcp_port = port;
 	add_listener(h, fd, 0);
+	h->ls[h->nls - 1].probes_only = probes;
 	/* The configured host, without port or brackets. */
 	snprintf(h->ls[h->nls - 1].host, sizeof(h->ls[0].host), "%.*s",
 	    (int)(strrchr(hostport, ':') != NULL ?

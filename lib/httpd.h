@@ -20,6 +20,7 @@
 #define HTTPD_MAX_CONNS		256	/* open connections, all listeners */
 #define HTTPD_FD_RESERVE	32	/* descriptors kept from local clients */
 #define HTTPD_MIN_CONNS		8	/* the cap never goes below this */
+#define HTTPD_PEER_MAX		8	/* connections per non-loopback peer */
 #define HTTPD_IDLE_MS		10000	/* idle or slow connection timeout */
 #define HTTPD_OUT_MAX		65536	/* unsent reply bytes per connection */
 
@@ -47,6 +48,15 @@ struct httpd	*httpd_new(struct ev_loop *loop, httpd_handler_cb handler,
  * Returns 0 or -1 with err.
  */
 int	httpd_listen_tcp(struct httpd *h, const char *hostport, char *err,
+	    size_t errlen);
+
+/*
+ * Listen on "host:port" for the kubelet's probes only: GET and HEAD of
+ * /healthz and /readyz go to the handler; any other path gets 404
+ * there, so the application API (/leader, ...) stays on the loopback
+ * and unix listeners.  Returns 0 or -1 with err.
+ */
+int	httpd_listen_probes(struct httpd *h, const char *hostport, char *err,
 	    size_t errlen);
 
 /* The TCP port actually bound (useful with port 0), or -1. */

@@ -24,7 +24,8 @@ enum {
 	OPT_ELECTION = 256, OPT_ELECTION_NS, OPT_ID, OPT_HTTP, OPT_UNIX,
 	OPT_KUBECONFIG, OPT_LEASE_DURATION, OPT_RENEW_DEADLINE,
 	OPT_RETRY_PERIOD, OPT_REQUEST_TIMEOUT, OPT_TTL, OPT_RELEASE,
-	OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_CLUSTER_CREDS, OPT_VERSION
+	OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_CLUSTER_CREDS, OPT_VERSION,
+	OPT_PROBES
 };
 
 static const struct option longopts[] = {
@@ -37,6 +38,7 @@ static const struct option longopts[] = {
 	{ "id",			required_argument, NULL, OPT_ID },
 	{ "http",		required_argument, NULL, OPT_HTTP },
 	{ "unix-socket",	required_argument, NULL, OPT_UNIX },
+	{ "probes",		required_argument, NULL, OPT_PROBES },
 	{ "kubeconfig",		required_argument, NULL, OPT_KUBECONFIG },
 	{ "lease-duration",	required_argument, NULL, OPT_LEASE_DURATION },
 	{ "renew-deadline",	required_argument, NULL, OPT_RENEW_DEADLINE },
@@ -63,6 +65,7 @@ static const struct {
 	{ OPT_ID,		"identity",		"--id" },
 	{ OPT_HTTP,		"listen.http",		"--http" },
 	{ OPT_UNIX,		"listen.unix",		"--unix-socket" },
+	{ OPT_PROBES,		"listen.probes",	"--probes" },
 	{ OPT_KUBECONFIG,	"kubernetes.kubeconfig", "--kubeconfig" },
 	{ OPT_LEASE_DURATION,	"lease_duration",	"--lease-duration" },
 	{ OPT_RENEW_DEADLINE,	"renew_deadline",	"--renew-deadline" },
@@ -89,6 +92,8 @@ usage(int status)
 	    "  --id ID                     identity written as holder\n"
 	    "  --http HOST:PORT            local API on TCP (listen.http)\n"
 	    "  --unix-socket PATH          local API on a unix socket\n"
+	    "  --probes HOST:PORT          /healthz and /readyz only, for "
+	    "kubelet probes\n"
 	    "  --kubeconfig PATH           kubeconfig instead of in-cluster "
 	    "credentials\n"
 	    "  --lease-duration D          e.g. 15s\n"

@@ -335,3 +335,94 @@ def test_soft_nofile_raised_to_hard(cluster, tmp_path, leaderd_bin):
     assert lim[3] == hard and lim[4] == hard, lim
     if int(hard) >= 256 + 32:
         assert "local API connections at most" not in a.log()
+
+
+# -- M1: a probes-only listener and a per-peer cap ---------------------
+
+def local_non_loopback_ip():
+    """An IPv4 address of this machine off the loopback (traffic to it
+    stays on the machine), so a test can be a non-loopback peer."""
+    try:
+        lines = open("/proc/net/fib_trie").read().splitlines()
+    except OSError:
+        lines = []
+    for prev, ln in zip(lines, lines[1:]):
+        if "/32 host LOCAL" in ln:
+            ip = prev.strip().split()[-1]
+            if not ip.startswith("127."):
+                return ip
+    pytest.fail("no local IPv4 address off the loopback to test with")
+
+
+def test_probes_listener_serves_probes_only(cluster, leaderd_bin):
+    pport = free_port()
+    a = cluster.start("a", args=["--probes", "127.0.0.1:%d" % pport])
+    wait_until(a.is_leader, 5, what="a to lead")
+    from harness import tcp_request
+    for path, want in (("/healthz", {200}), ("/readyz", {200})):
+        st, _, body = tcp_request(pport, b"GET %s HTTP/1.1\r\nHost: "
+                                  b"127.0.0.1:%d\r\nConnection: close\r\n\r\n"
+                                  % (path.encode(), pport))
+        assert st in want, (path, body)
+    st, _, body = tcp_request(pport, b"HEAD /healthz HTTP/1.1\r\nHost: "
+                              b"localhost\r\nConnection: close\r\n\r\n",
+                              head=True)
+    assert st == 200
+    for path in (b"/leader", b"/", b"/leader?x=1", b"/healthz/"):
+        st, _, body = tcp_request(pport, b"GET %s HTTP/1.1\r\nHost: "
+                                  b"localhost\r\n\r\n" % path)
+        assert st == 404 and b"pod" not in body and b'"a"' not in body, \
+            (path, body)
+    # The application API is where it was.
+    assert a.leader()["name"] == "a"
+    assert "(probes only)" in a.log()
+
+
+def test_per_peer_cap_for_non_loopback_peers(cluster):
+    ip = local_non_loopback_ip()
+    pport = free_port()
+    a = cluster.start("a", args=["--probes", "0.0.0.0:%d" % pport])
+    wait_until(a.is_leader, 5, what="a to lead")
+    held = []
+    try:
+        for _ in range(30):
+            s = socket.socket()
+            s.bind((ip, 0))
+            s.settimeout(2)
+            s.connect((ip, pport))
+            held.append(s)
+        time.sleep(0.5)
+        # Every connection asks; only HTTPD_PEER_MAX (8) are served.
+        served = 0
+        for s in held:
+            try:
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: %s:%d\r\n\r\n"
+                          % (ip.encode(), pport))
+                if s.recv(64).startswith(b"HTTP/1.1 200"):
+                    served += 1
+            except OSError:
+                pass
+        assert served == 8, served
+        # Loopback clients are not affected.
+        assert a.get_status("/healthz") == 200
+        assert a.leader()["name"] == "a"
+        assert "refusing a connection from a non-loopback peer" in a.log()
+    finally:
+        for s in held:
+            s.close()
+    # Once they are gone, the peer is served again.
+
+    def served_again():
+        s = socket.socket()
+        try:
+            s.bind((ip, 0))
+            s.settimeout(1)
+            s.connect((ip, pport))
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: %s:%d\r\n"
+                      b"Connection: close\r\n\r\n" % (ip.encode(), pport))
+            return s.recv(64).startswith(b"HTTP/1.1 200")
+        except OSError:
+            return False
+        finally:
+            s.close()
+    wait_until(served_again, 3, interval=0.1, what="the peer served again")
