@@ -71,7 +71,7 @@ def leader_of(insts):
 
 
 def http_latency(port, n):
-    req = b"GET /leader HTTP/1.1\r\nHost: x\r\n\r\n"
+    req = b"GET /leader HTTP/1.1\r\nHost: localhost\r\n\r\n"
     s = socket.create_connection(("127.0.0.1", port))
     times = []
     try:
