@@ -108,17 +108,22 @@ deps:
 
 # Unit tests: one cmocka program per module, linking that module and
 # what it needs.
-UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child
+UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child \
+	     proxy log sock
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
 
 test_deps_duration	= duration
-test_deps_config	= config config_yaml config_check duration elector lease
+test_deps_config	= config config_yaml config_check duration elector lease \
+			  cfgfile
 test_deps_lease		= lease
 test_deps_elector	= elector lease
 test_deps_http_parse	= http_parse
-test_deps_kubeconfig	= kubeconfig
+test_deps_kubeconfig	= kubeconfig cfgfile
 test_deps_localapi	= localapi elector lease duration
 test_deps_child		= child clock
+test_deps_proxy		= proxy
+test_deps_log		=
+test_deps_sock		= sock
 test_deps_elector_sim	= elector lease
 
 .SECONDEXPANSION:
@@ -126,6 +131,9 @@ $(BUILD)/test/%: test/unit/%.c $$(addprefix $(BUILD)/lib/,$$(addsuffix .o,$$(tes
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itest/unit -o $@ $(filter %.c %.o,$^) $(LDFLAGS) \
 		$(PKG_LIBS) -lcmocka -lm
+
+# sock_test wraps bind() to swap the socket for a symlink mid-listen.
+$(BUILD)/test/sock_test: LDFLAGS += -Wl,--wrap=bind
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do \
@@ -137,8 +145,9 @@ unit: $(UNIT_BINS)
 # `make test`; run for real with libFuzzer by `make fuzz`.
 FUZZ_TARGETS	 = lease config kubeconfig http_parse
 fuzz_deps_lease		= lease xmalloc log
-fuzz_deps_config	= config config_yaml config_check duration elector lease xmalloc log
-fuzz_deps_kubeconfig	= kubeconfig xmalloc log
+fuzz_deps_config	= config config_yaml config_check duration elector lease xmalloc log \
+			  cfgfile
+fuzz_deps_kubeconfig	= kubeconfig xmalloc log cfgfile
 fuzz_deps_http_parse	= http_parse
 FUZZ_SECONDS	?= 60
 FUZZ_CC		?= clang

@@ -6,6 +6,7 @@
  * dumps.  Every value carries its origin, for error messages.
  */
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cfgfile.h"
 #include "config.h"
 #include "config_int.h"
 #include "duration.h"
@@ -40,10 +42,14 @@ const struct config_keydef config_keys[CONFIG_NKEYS] = {
 	{ "listen.unix", CONFIG_LISTEN_UNIX, CONFIG_T_STR, STR(listen_unix) },
 	{ "listen.max_streams", CONFIG_LISTEN_MAX_STREAMS, CONFIG_T_INT,
 	    NUM(listen_max_streams) },
+	{ "listen.probes", CONFIG_LISTEN_PROBES, CONFIG_T_STR,
+	    STR(listen_probes) },
 	{ "kubernetes.kubeconfig", CONFIG_KUBECONFIG, CONFIG_T_STR,
 	    STR(kubeconfig) },
 	{ "kubernetes.request_timeout", CONFIG_REQUEST_TIMEOUT, CONFIG_T_DUR,
 	    NUM(request_timeout_ms) },
+	{ "kubernetes.insecure_http", CONFIG_INSECURE_HTTP, CONFIG_T_BOOL,
+	    NUM(insecure_http) },
 	{ "log.level", CONFIG_LOG_LEVEL, CONFIG_T_STR, STR(log_level) },
 	{ "log.format", CONFIG_LOG_FORMAT, CONFIG_T_STR, STR(log_format) },
 	{ "readyz.leader_only", CONFIG_READYZ_LEADER_ONLY, CONFIG_T_BOOL,
@@ -285,13 +291,22 @@ config_set(struct config *c, const char *key, const char *value,
 static int
 read_namespace(const char *path, char *buf, size_t len)
 {
-	FILE	*f;
 	size_t	 n, i;
+	ssize_t	 r;
+	int	 fd;
 
-	if ((f = fopen(path, "r")) == NULL)
+	/* Non-blocking open: a FIFO or a device is refused, not waited on. */
+	if ((fd = cfgfile_open(path, CFGFILE_MAX, NULL, NULL, 0)) == -1)
 		return -1;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
+	n = 0;
+	while (n < len - 1 && (r = read(fd, buf + n, len - 1 - n)) != 0) {
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
 	buf[n] = '\0';
 	for (i = 0; i < n && (buf[i] == ' ' || buf[i] == '\t' ||
 	    buf[i] == '\n' || buf[i] == '\r'); i++)

@@ -40,8 +40,10 @@ enum config_key {
 	CONFIG_LISTEN_HTTP,
 	CONFIG_LISTEN_UNIX,
 	CONFIG_LISTEN_MAX_STREAMS,
+	CONFIG_LISTEN_PROBES,
 	CONFIG_KUBECONFIG,
 	CONFIG_REQUEST_TIMEOUT,
+	CONFIG_INSECURE_HTTP,
 	CONFIG_LOG_LEVEL,
 	CONFIG_LOG_FORMAT,
 	CONFIG_READYZ_LEADER_ONLY,
@@ -68,6 +70,7 @@ struct config {
 	char		 listen_http[CONFIG_STR_MAX];	/* host:port; "" = off */
 	char		 listen_unix[CONFIG_PATH_MAX];	/* socket path; "" = off */
 	int		 listen_max_streams;		/* push clients; default 64 */
+	char		 listen_probes[CONFIG_STR_MAX];	/* host:port; "" = off */
 	char		 kubeconfig[CONFIG_PATH_MAX];	/* "" = in-cluster */
 	uint64_t	 request_timeout_ms;		/* default 5s; see finish */
 	char		 log_level[16];			/* error|warn|info|debug */
@@ -81,6 +84,7 @@ struct config {
 	char		 label_key[CONFIG_STR_MAX];	/* leaderd.io/role */
 	char		 label_pod[CONFIG_STR_MAX];	/* pod; default $POD_NAME */
 	char		 label_namespace[CONFIG_STR_MAX]; /* "" = lock's */
+	int		 insecure_http;			/* credentials over http:// */
 	struct config_origin origin[CONFIG_NKEYS];	/* where each value came from */
 	int		 set[CONFIG_NKEYS];		/* value given explicitly */
 };

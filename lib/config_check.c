@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,41 +51,33 @@ later(const struct config *c, enum config_key a, enum config_key b)
 	return a;
 }
 
-/* Whether s is valid UTF-8 without overlong forms or surrogates. */
-static int
-valid_utf8(const unsigned char *s)
+/*
+ * The identity leaderd writes as holderIdentity: what a pod name allows
+ * (a DNS-1123 subdomain: lower-case letters, digits, '-' and '.'), plus
+ * upper case and '_', because client-go users write "hostname_uuid" and
+ * host names outside a cluster may have capitals.  It must start and end
+ * with a letter or digit.  Anything else (spaces, ':', '/', quotes,
+ * control characters, non-ASCII) would make log lines and text answers
+ * ambiguous.  Returns the offset of the first byte that breaks the rule,
+ * or (size_t)-1 if s (non-empty) is fine.
+ */
+#define IDENTITY_RULE	"an identity is 1 to 253 letters, digits, '-', '.' " \
+			"and '_', starting and ending with a letter or digit, " \
+			"such as a pod name (fix identity, --id or $POD_NAME)"
+static size_t
+identity_bad(const char *s)
 {
-	unsigned	 cp;
-	int		 n, i;
+	size_t	 i, n = strlen(s);
 
-	while (*s != '\0') {
-		if (*s < 0x80) {
-			s++;
+	for (i = 0; i < n; i++) {
+		if (isalnum((unsigned char)s[i]) && (unsigned char)s[i] < 0x80)
 			continue;
-		}
-		if ((*s & 0xe0) == 0xc0) {
-			n = 1;
-			cp = *s & 0x1f;
-		} else if ((*s & 0xf0) == 0xe0) {
-			n = 2;
-			cp = *s & 0x0f;
-		} else if ((*s & 0xf8) == 0xf0) {
-			n = 3;
-			cp = *s & 0x07;
-		} else
-			return 0;
-		for (i = 1; i <= n; i++) {
-			if ((s[i] & 0xc0) != 0x80)
-				return 0;
-			cp = cp << 6 | (s[i] & 0x3f);
-		}
-		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) ||
-		    (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
-		s += n + 1;
+		if ((s[i] == '-' || s[i] == '.' || s[i] == '_') && i > 0 &&
+		    i + 1 < n)
+			continue;
+		return i;
 	}
-	return 1;
+	return (size_t)-1;
 }
 
 /* A DNS-1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most max bytes. */
@@ -276,17 +269,15 @@ check_names(const struct config *c, struct config_errs *e)
 	else if (n > IDENTITY_MAX)
 		config_errs_add(e, ORIGIN(c, CONFIG_IDENTITY), "identity is "
 		    "too long (%zu bytes; at most %d)", n, IDENTITY_MAX);
-	else if (!valid_utf8((const unsigned char *)s))
-		config_errs_add(e, ORIGIN(c, CONFIG_IDENTITY), "identity is "
-		    "not valid UTF-8");
-	else {
-		for (; *s != '\0'; s++)
-			if ((unsigned char)*s < 0x20 || *s == 0x7f)
-				break;
-		if (*s != '\0')
-			config_errs_add(e, ORIGIN(c, CONFIG_IDENTITY),
-			    "identity contains a control character (0x%02x); "
-			    "use printable characters", (unsigned char)*s);
+	else if ((n = identity_bad(s)) != (size_t)-1) {
+		if (s[n] > 0x20 && s[n] < 0x7f)
+			config_errs_add(e, ORIGIN(c, CONFIG_IDENTITY), "identity "
+			    "has \"%c\" at byte %zu; " IDENTITY_RULE, s[n],
+			    n + 1);
+		else
+			config_errs_add(e, ORIGIN(c, CONFIG_IDENTITY), "identity "
+			    "has byte 0x%02x at byte %zu; " IDENTITY_RULE,
+			    (unsigned char)s[n], n + 1);
 	}
 
 	s = c->lock_type;
@@ -332,6 +323,17 @@ check_listen(const struct config *c, struct config_errs *e)
 	    (why = check_hostport(c->listen_http)) != NULL)
 		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_HTTP), "listen.http "
 		    "\"%s\": %s (\"\" turns TCP off)", c->listen_http, why);
+	if (c->listen_probes[0] != '\0' &&
+	    (why = check_hostport(c->listen_probes)) != NULL)
+		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_PROBES),
+		    "listen.probes \"%s\": %s (\"\" turns it off)",
+		    c->listen_probes, why);
+	else if (c->listen_probes[0] != '\0' &&
+	    strcmp(c->listen_probes, c->listen_http) == 0)
+		config_errs_add(e, ORIGIN(c, later(c, CONFIG_LISTEN_HTTP,
+		    CONFIG_LISTEN_PROBES)), "listen.probes and listen.http are "
+		    "both \"%s\"; the probes need a port of their own",
+		    c->listen_probes);
 	if (c->listen_unix[0] != '\0' && c->listen_unix[0] != '/')
 		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_UNIX), "listen.unix "
 		    "\"%s\" must be an absolute path", c->listen_unix);

@@ -13,13 +13,13 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <yaml.h>
 
+#include "cfgfile.h"
 #include "config.h"
 #include "config_int.h"
-
-#define CONFIG_FILE_MAX	(1024 * 1024)	/* larger files are refused */
 
 /* The sections, in the order of the first key of each; dotted: nested. */
 static const char *const sections[] = {
@@ -443,24 +443,32 @@ config_load(struct config *c, const char *path, char *err, size_t errlen)
 	struct config_origin	 o;
 	struct config_errs	 errs = { err, errlen, 0, 0 };
 	struct load		 l;
-	struct stat		 st;
+	yaml_mark_t		 mark;
+	char			 why[CONFIG_PATH_MAX + 128];
 	FILE			*f;
+	int			 fd;
 
 	if (errlen > 0)
 		err[0] = '\0';
 	config_origin_set(&o, path, 0, 0);	/* for errors of the file */
-	if ((f = fopen(path, "r")) == NULL) {
+	/* Non-blocking open: a FIFO or a device is refused, not waited on. */
+	if ((fd = cfgfile_open(path, CFGFILE_MAX, NULL, why,
+	    sizeof(why))) == -1) {
+		config_errs_add(&errs, &o, "cannot open: %s", why);
+		return -1;
+	}
+	if ((f = fdopen(fd, "r")) == NULL) {
 		config_errs_add(&errs, &o, "cannot open: %s", strerror(errno));
+		close(fd);
 		return -1;
 	}
-	if (fstat(fileno(f), &st) == -1 || !S_ISREG(st.st_mode)) {
-		config_errs_add(&errs, &o, "not a regular file");
-		fclose(f);
-		return -1;
-	}
-	if (st.st_size > CONFIG_FILE_MAX) {
-		config_errs_add(&errs, &o, "file too large (over %d bytes)",
-		    CONFIG_FILE_MAX);
+	/* Bounded nesting: libyaml's scanner is quadratic in its depth. */
+	if (cfgfile_yaml_depth(f, CFGFILE_YAML_DEPTH, &mark) == -1) {
+		config_origin_set(&o, path, (int)mark.line + 1,
+		    (int)mark.column + 1);
+		config_errs_add(&errs, &o, "YAML nesting deeper than %d "
+		    "levels; leaderd's configuration needs two (section: "
+		    "key: value)", CFGFILE_YAML_DEPTH);
 		fclose(f);
 		return -1;
 	}

@@ -681,6 +681,12 @@ daemon_setup(struct daemon *d, const struct config *c,
 		log_warnx("%s", err);
 		return -1;
 	}
+	if (c->listen_probes[0] != '\0' &&
+	    httpd_listen_probes(d->httpd, c->listen_probes, err,
+	    sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		return -1;
+	}
 	return 0;
 }
 

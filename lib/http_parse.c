@@ -12,8 +12,12 @@
  * obs-fold, no Transfer-Encoding, a single Content-Length.
  */
 
+#include <arpa/inet.h>
+
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "http_parse.h"
 
@@ -341,6 +345,19 @@ header_connection(struct http_parser *p, const char *v, size_t vlen)
 }
 
 static enum http_parse_status
+header_host(struct http_parser *p, const char *v, size_t vlen)
+{
+	if (p->req.has_host)
+		return fail(p, 400, "more than one Host header");
+	if (vlen >= sizeof(p->req.host))
+		return fail(p, 400, "Host header too long");
+	memcpy(p->req.host, v, vlen);
+	p->req.host[vlen] = '\0';
+	p->req.has_host = 1;
+	return HTTP_PARSE_MORE;
+}
+
+static enum http_parse_status
 end_of_headers(struct http_parser *p)
 {
 	finish_accept(p);
@@ -385,6 +402,8 @@ parse_header_line(struct http_parser *p, const char *line, size_t len)
 		return header_content_length(p, v, vlen);
 	if (word_eq(line, nlen, "transfer-encoding"))
 		return fail(p, 400, "Transfer-Encoding not supported");
+	if (word_eq(line, nlen, "host"))
+		return header_host(p, v, vlen);
 	if (word_eq(line, nlen, "connection"))
 		header_connection(p, v, vlen);
 	else if (word_eq(line, nlen, "accept"))
@@ -501,4 +520,69 @@ http_parse_feed(struct http_parser *p, const char *buf, size_t len,
 			return st;
 		}
 	}
+}
+
+/* Whether the IP literal s is loopback or the same address as local. */
+static int
+ip_ok(const char *s, const char *local)
+{
+	unsigned char	 a[16], b[16];
+	static const unsigned char one[16] = { [15] = 1 };
+
+	if (inet_pton(AF_INET, s, a) == 1)
+		return a[0] == 127 || (local != NULL &&
+		    inet_pton(AF_INET, local, b) == 1 && memcmp(a, b, 4) == 0);
+	if (inet_pton(AF_INET6, s, a) == 1)
+		return memcmp(a, one, 16) == 0 || (local != NULL &&
+		    inet_pton(AF_INET6, local, b) == 1 &&
+		    memcmp(a, b, 16) == 0);
+	return 0;
+}
+
+int
+http_host_check(const struct http_request *req, const char *local_ip,
+    int local_port, const char *listen_host)
+{
+	char		 name[256];
+	const char	*h = req->host, *port = NULL, *end;
+	size_t		 n;
+	long		 pn;
+	char		*ep;
+
+	if (!req->has_host)
+		return req->minor == 0 ? 0 : 400;
+	if (h[0] == '[') {
+		if ((end = strchr(h, ']')) == NULL)
+			return 421;
+		n = (size_t)(end - h - 1);
+		memcpy(name, h + 1, n);
+		name[n] = '\0';
+		if (end[1] == ':')
+			port = end + 2;
+		else if (end[1] != '\0')
+			return 421;
+		if (strchr(name, ':') == NULL || !ip_ok(name, local_ip))
+			return 421;
+	} else {
+		n = strcspn(h, ":");
+		memcpy(name, h, n);
+		name[n] = '\0';
+		if (h[n] == ':')
+			port = h + n + 1;
+		/* A configured name; a configured address is local_ip. */
+		if (strcasecmp(name, "localhost") != 0 &&
+		    !ip_ok(name, local_ip) && (listen_host == NULL ||
+		    listen_host[0] == '\0' || strchr(listen_host, ':') != NULL ||
+		    strspn(listen_host, "0123456789.") ==
+		    strlen(listen_host) || strcasecmp(name, listen_host) != 0))
+			return 421;
+	}
+	if (port != NULL) {
+		if (*port < '0' || *port > '9')
+			return 421;
+		pn = strtol(port, &ep, 10);
+		if (*ep != '\0' || pn != local_port)
+			return 421;
+	}
+	return 0;
 }

@@ -4,8 +4,10 @@
  * whether a whole request is there.  Pure: no I/O, no allocation, no
  * logging, so it can be fuzzed.
  *
- * Only what the local API needs is kept: method, path, query string,
- * HTTP version, Accept, Connection, Content-Length and Host.
+ * Only what the local API needs is kept: method, path, query string
+ * (beside the path, undecoded), HTTP version, Accept, Connection,
+ * Content-Length and Host (a second Host header, or one over 255 bytes,
+ * is a 400).
  * Request bodies are counted and skipped up to HTTP_PARSE_BODY_MAX.
  */
 
@@ -35,6 +37,8 @@ struct http_request {
 	int	 accept_text;		/* Accept names text/plain before JSON */
 	int	 accept_json;		/* Accept allows application/json */
 	size_t	 content_length;	/* body length */
+	char	 host[256];		/* the Host header, "" if absent */
+	int	 has_host;		/* a Host header was sent */
 };
 
 struct http_parser {
@@ -65,5 +69,19 @@ const struct http_request *http_parse_request(const struct http_parser *p);
 
 /* Start on the next request of the same connection. */
 void	http_parse_reset(struct http_parser *p);
+
+/*
+ * Whether a request that came in over TCP names this server in its Host
+ * header, so a web page whose DNS name was rebound to 127.0.0.1 cannot
+ * read the local API (ref/security-review.md I3).  Accepted hosts, any
+ * letter case, each optionally with ":port" where port is local_port:
+ * "localhost", an IP literal that is a loopback address or equals
+ * local_ip (the address the client connected to; IPv6 in brackets), and
+ * listen_host (the configured listen host, or NULL).  A request without
+ * Host is accepted for HTTP/1.0 only.  Returns 0 to serve the request,
+ * 400 (HTTP/1.1 without Host) or 421 (another host) to refuse it.
+ */
+int	http_host_check(const struct http_request *req, const char *local_ip,
+	    int local_port, const char *listen_host);
 
 #endif /* HTTP_PARSE_H */

@@ -29,9 +29,11 @@
  * its last action on the connection.
  */
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -45,6 +47,7 @@
 #include "xmalloc.h"
 
 #define LISTEN_MAX		4	/* listeners per server */
+#define HTTPD_PEER_MAX_STR	"8"	/* HTTPD_PEER_MAX, for messages */
 #define ACCEPT_PER_CYCLE	16	/* connections accepted per wakeup */
 #define ACCEPT_RETRY_S		1.0	/* retry accept after EMFILE */
 #define CONN_IN_MAX		2048	/* read buffer per connection */
@@ -65,11 +68,16 @@ struct httpd_listener {
 	int		 fd;
 	int		 is_unix;
 	struct ev_io	 io;		/* io.data = this */
+	char		 host[256];	/* configured TCP host, for Host checks */
+	int		 probes_only;	/* /healthz and /readyz only */
 };
 
 struct httpd_conn {
 	struct httpd		*h;
+	struct httpd_listener	*l;		/* accepted on */
 	int			 fd;
+	int			 remote;	/* a TCP peer off the loopback */
+	struct sockaddr_storage	 peer;		/* its address, if remote */
 	struct ev_io		 rio;		/* rio.data = this */
 	struct ev_io		 wio;		/* wio.data = this */
 	struct ev_timer		 timer;		/* idle / request deadline */
@@ -105,6 +113,7 @@ struct httpd {
 	ino_t			 unix_ino;
 	struct httpd_conn	*conns;
 	int			 nconns;
+	int			 max_conns;	/* HTTPD_MAX_CONNS or less */
 	int			 paused;	/* accept is stopped */
 	ev_tstamp		 warned_at;	/* last accept warning */
 	struct ev_timer		 retry;		/* resume after EMFILE */
@@ -116,6 +125,7 @@ struct httpd {
 
 static void	resume_accept(struct httpd *);
 static void	conn_run(struct httpd_conn *);
+static int	listen_tcp(struct httpd *, const char *, int, char *, size_t);
 
 static const char *
 reason_phrase(int status)
@@ -132,6 +142,7 @@ reason_phrase(int status)
 	case 406: return "Not Acceptable";
 	case 408: return "Request Timeout";
 	case 413: return "Content Too Large";
+	case 421: return "Misdirected Request";
 	case 414: return "URI Too Long";
 	case 431: return "Request Header Fields Too Large";
 	case 500: return "Internal Server Error";
@@ -252,6 +263,45 @@ queue_error(struct httpd_conn *c, int status, const char *why)
 }
 
 /*
+ * On TCP, refuse a request whose Host does not name this server (DNS
+ * rebinding, I3): 400 or 421, then close.  The unix socket is not
+ * checked.  Returns 1 if refused.
+ */
+static int
+host_refused(struct httpd_conn *c, const struct http_request *req)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 sslen = sizeof(ss);
+	char			 ip[INET6_ADDRSTRLEN] = "";
+	int			 st, port = -1;
+
+	if (c->l == NULL || c->l->is_unix)
+		return 0;
+	if (getsockname(c->fd, (struct sockaddr *)&ss, &sslen) == 0) {
+		if (ss.ss_family == AF_INET6) {
+			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+			inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip));
+			port = ntohs(s6->sin6_port);
+		} else if (ss.ss_family == AF_INET) {
+			struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+			inet_ntop(AF_INET, &s4->sin_addr, ip, sizeof(ip));
+			port = ntohs(s4->sin_port);
+		}
+	}
+	if ((st = http_host_check(req, ip, port, c->l->host)) == 0)
+		return 0;
+	log_debug("http: %s %s: Host \"%s\" refused (%d)", req->method,
+	    req->path, req->host, st);
+	queue_error(c, st, st == 400 ? "a Host header is required" :
+	    "the Host header does not name this server; use localhost or "
+	    "the listen address");
+	c->closing = 1;
+	return 1;
+}
+
+/*
  * Start a stream on c: headers without a length (the body ends when the
  * connection does), then the first body.  Input from now on is dropped.
  */
@@ -318,6 +368,17 @@ handle_request(struct httpd_conn *c, int wait_over)
 	int				 head, waiting = c->kind == CONN_WAIT;
 
 	memset(&reply, 0, sizeof(reply));
+	if (host_refused(c, req))
+		return 0;
+	if (c->l != NULL && c->l->probes_only &&
+	    strcmp(req->path, "/healthz") != 0 &&
+	    strcmp(req->path, "/readyz") != 0) {
+		queue_error(c, 404, "only /healthz and /readyz are served "
+		    "here; the local API is on the loopback and unix "
+		    "listeners");
+		c->closing = 1;
+		return 0;
+	}
 	reply.wait_over = wait_over;
 	h->handler(req, &reply, h->arg);
 	if (reply.status < 100 || reply.status > 599)
@@ -604,12 +665,13 @@ conn_timer_cb(struct ev_loop *loop, struct ev_timer *w, int revents)
 }
 
 static void
-conn_new(struct httpd *h, int fd)
+conn_new(struct httpd *h, int fd, struct httpd_listener *l)
 {
 	struct httpd_conn	*c;
 
 	c = xcalloc(1, sizeof(*c));
 	c->h = h;
+	c->l = l;
 	c->fd = fd;
 	http_parse_init(&c->parser);
 	ev_io_init(&c->rio, conn_read_cb, fd, EV_READ);
@@ -687,16 +749,77 @@ evict_oldest(struct httpd *h)
 	}
 }
 
+static int
+peer_is_loopback(const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr)
+		    >> 24) == 127;
+	if (ss->ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr) ||
+		    (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr) &&
+		    s6->sin6_addr.s6_addr[12] == 127);
+	return 1;
+}
+
+static int
+same_peer(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return 0;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		    ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+	    &((const struct sockaddr_in6 *)b)->sin6_addr,
+	    sizeof(struct in6_addr)) == 0;
+}
+
+/*
+ * Whether to refuse a new connection from a peer off the loopback (a
+ * kubelet probe, or another pod when the probes listener is exposed):
+ * each such peer may hold HTTPD_PEER_MAX connections, and all of them
+ * together half the cap, so local clients always keep room (M1).
+ */
+static int
+remote_refused(struct httpd *h, const struct sockaddr_storage *peer)
+{
+	struct httpd_conn	*c;
+	int			 same = 0, all = 0;
+
+	for (c = h->conns; c != NULL; c = c->next) {
+		if (!c->remote)
+			continue;
+		all++;
+		if (same_peer(&c->peer, peer))
+			same++;
+	}
+	if (same < HTTPD_PEER_MAX && all < h->max_conns / 2)
+		return 0;
+	if (may_warn(h))
+		log_warnx("refusing a connection from a non-loopback peer: "
+		    "%s", same >= HTTPD_PEER_MAX ? "it has "
+		    HTTPD_PEER_MAX_STR " open already" : "non-loopback peers "
+		    "hold half the connection slots");
+	return 1;
+}
+
 static void
 accept_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 {
 	struct httpd_listener	*l = w->data;
 	struct httpd		*h = l->h;
-	int			 i, fd, one = 1;
+	struct sockaddr_storage	 peer;
+	socklen_t		 plen;
+	int			 i, fd, one = 1, remote;
 
 	(void)revents;
 	for (i = 0; i < ACCEPT_PER_CYCLE; i++) {
-		fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		plen = sizeof(peer);
+		fd = accept4(l->fd, (struct sockaddr *)&peer, &plen,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd == -1) {
 			switch (errno) {
 			case EINTR:
@@ -724,17 +847,26 @@ accept_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 				return;
 			}
 		}
-		if (h->nconns - h->nstreams - h->nwaits >= HTTPD_MAX_CONNS) {
+		remote = !l->is_unix && !peer_is_loopback(&peer);
+		if (remote && remote_refused(h, &peer)) {
+			close(fd);
+			continue;
+		}
+		if (h->nconns - h->nstreams - h->nwaits >= h->max_conns) {
 			if (may_warn(h))
 				log_warnx("%d local API connections open; "
 				    "closing the oldest to make room",
-				    HTTPD_MAX_CONNS);
+				    h->max_conns);
 			evict_oldest(h);
 		}
 		if (!l->is_unix)
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
 			    sizeof(one));
-		conn_new(h, fd);
+		conn_new(h, fd, l);
+		if (remote) {
+			h->conns->remote = 1;	/* conn_new puts it first */
+			h->conns->peer = peer;
+		}
 	}
 }
 
@@ -765,6 +897,29 @@ ping_cb(struct ev_loop *loop, struct ev_timer *w, int revents)
 	}
 }
 
+/*
+ * The connection cap: HTTPD_MAX_CONNS, or fewer when the open-file
+ * limit would not leave HTTPD_FD_RESERVE descriptors for the API client
+ * (its connections, the CA and token files) and the listeners; a local
+ * flood must never starve the renew (L2).
+ */
+static int
+conn_cap(void)
+{
+	struct rlimit	 rl;
+	rlim_t		 cap;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= (rlim_t)HTTPD_MAX_CONNS + HTTPD_FD_RESERVE)
+		return HTTPD_MAX_CONNS;
+	cap = rl.rlim_cur > HTTPD_FD_RESERVE + HTTPD_MIN_CONNS ?
+	    rl.rlim_cur - HTTPD_FD_RESERVE : HTTPD_MIN_CONNS;
+	log_warnx("open-file limit %llu: local API connections at most %d, "
+	    "keeping %d descriptors for the API client",
+	    (unsigned long long)rl.rlim_cur, (int)cap, HTTPD_FD_RESERVE);
+	return (int)cap;
+}
+
 struct httpd *
 httpd_new(struct ev_loop *loop, httpd_handler_cb handler, void *arg)
 {
@@ -775,6 +930,7 @@ httpd_new(struct ev_loop *loop, httpd_handler_cb handler, void *arg)
 	h->handler = handler;
 	h->arg = arg;
 	h->tcp_port = -1;
+	h->max_conns = conn_cap();
 	ev_init(&h->retry, retry_cb);
 	h->retry.data = h;
 	h->max_streams = STREAMS_DEFAULT;
@@ -802,6 +958,20 @@ int
 httpd_listen_tcp(struct httpd *h, const char *hostport, char *err,
     size_t errlen)
 {
+	return listen_tcp(h, hostport, 0, err, errlen);
+}
+
+int
+httpd_listen_probes(struct httpd *h, const char *hostport, char *err,
+    size_t errlen)
+{
+	return listen_tcp(h, hostport, 1, err, errlen);
+}
+
+static int
+listen_tcp(struct httpd *h, const char *hostport, int probes, char *err,
+    size_t errlen)
+{
 	char	 name[300];
 	int	 fd, port;
 
@@ -812,10 +982,15 @@ httpd_listen_tcp(struct httpd *h, const char *hostport, char *err,
 	if ((fd = sock_listen_tcp(hostport, name, sizeof(name), &port, err,
 	    errlen)) == -1)
 		return -1;
-	log_info("listening on %s", name);
-	if (h->tcp_port == -1)
+	log_info("listening on %s%s", name, probes ? " (probes only)" : "");
+	if (h->tcp_port == -1 && !probes)
 		h->tcp_port = port;
 	add_listener(h, fd, 0);
+	h->ls[h->nls - 1].probes_only = probes;
+	/* The configured host, without port or brackets. */
+	snprintf(h->ls[h->nls - 1].host, sizeof(h->ls[0].host), "%.*s",
+	    (int)(strrchr(hostport, ':') != NULL ?
+	    strrchr(hostport, ':') - hostport : 0), hostport);
 	return 0;
 }
 

@@ -2,11 +2,12 @@
  * httpd.h -- the local HTTP/1.1 server, on TCP and on a unix socket.
  *
  * Non-blocking, on the daemon's libev loop; it never blocks the
- * election.  Limits: a cap on request connections (past it the oldest
- * is closed; accept pauses on EMFILE), an idle timeout, a cap on
- * buffered output (a client that never reads is dropped), and
- * http_parse's size limits.  Routing is the caller's: httpd calls the
- * handler with each complete request.
+ * election.  Limits: a cap on request connections (HTTPD_MAX_CONNS,
+ * lowered so that HTTPD_FD_RESERVE descriptors stay free under
+ * RLIMIT_NOFILE; past it the oldest is closed; accept pauses on EMFILE),
+ * an idle timeout, a cap on buffered output (a client that never reads
+ * is dropped), and http_parse's size limits.  Routing is the caller's:
+ * httpd calls the handler with each complete request.
  *
  * Two kinds of long-lived replies, each under its own cap (see
  * httpd_set_max_streams), outside the request connections' cap and
@@ -26,6 +27,9 @@
 #include "http_parse.h"
 
 #define HTTPD_MAX_CONNS		256	/* open request connections, all listeners */
+#define HTTPD_FD_RESERVE	32	/* descriptors kept from local clients */
+#define HTTPD_MIN_CONNS		8	/* the cap never goes below this */
+#define HTTPD_PEER_MAX		8	/* connections per non-loopback peer */
 #define HTTPD_IDLE_MS		10000	/* idle or slow connection timeout */
 #define HTTPD_OUT_MAX		65536	/* unsent reply bytes per connection */
 #define HTTPD_PING_MS		15000	/* a stream's keep-alive period */
@@ -71,6 +75,15 @@ struct httpd	*httpd_new(struct ev_loop *loop, httpd_handler_cb handler,
  * Returns 0 or -1 with err.
  */
 int	httpd_listen_tcp(struct httpd *h, const char *hostport, char *err,
+	    size_t errlen);
+
+/*
+ * Listen on "host:port" for the kubelet's probes only: GET and HEAD of
+ * /healthz and /readyz go to the handler; any other path gets 404
+ * there, so the application API (/leader, ...) stays on the loopback
+ * and unix listeners.  Returns 0 or -1 with err.
+ */
+int	httpd_listen_probes(struct httpd *h, const char *hostport, char *err,
 	    size_t errlen);
 
 /* The TCP port actually bound (useful with port 0), or -1. */

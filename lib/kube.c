@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "kube.h"
+#include "proxy.h"
 #include "lease.h"
 #include "xmalloc.h"
 
@@ -293,8 +294,7 @@ setup_easy(struct kube *k, const char *user_agent, char *err, size_t errlen)
 {
 	CURL			*e = k->easy;
 	const struct kube_creds	*c = &k->creds;
-	const char		*np;
-	char			*noproxy;
+	char			 px[1024];
 
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, k->errbuf);
@@ -340,15 +340,14 @@ setup_easy(struct kube *k, const char *user_agent, char *err, size_t errlen)
 	if (k->connect_list != NULL)
 		curl_easy_setopt(e, CURLOPT_CONNECT_TO, k->connect_list);
 	/*
-	 * Proxies come from the environment as in client-go, which never
-	 * proxies loopback; curl would, unless told.
+	 * The proxy is chosen here by Go's rules (proxy.h), never by
+	 * libcurl from the environment: it would honour ALL_PROXY and its
+	 * own NO_PROXY syntax.  "" means a direct connection.
 	 */
-	if ((np = getenv("no_proxy")) == NULL)
-		np = getenv("NO_PROXY");
-	xasprintf(&noproxy, "localhost,127.0.0.1,::1%s%s",
-	    np != NULL && np[0] != '\0' ? "," : "", np != NULL ? np : "");
-	curl_easy_setopt(e, CURLOPT_NOPROXY, noproxy);
-	free(noproxy);
+	if (proxy_for(c->server, px, sizeof(px), err, errlen) == -1)
+		return -1;
+	curl_easy_setopt(e, CURLOPT_PROXY, px);
+	curl_easy_setopt(e, CURLOPT_NOPROXY, "");
 	return 0;
 blob:
 	snprintf(err, errlen, "this libcurl cannot take PEM data in memory "

@@ -23,10 +23,12 @@
 
 #include <yaml.h>
 
+#include "cfgfile.h"
 #include "kubeconfig.h"
 #include "xmalloc.h"
 
 #define TOKEN_MAX	65536	/* larger token files are refused */
+#define CRED_FILE_MAX	(1024 * 1024)	/* CA, certificate and key files */
 #define UNSUPPORTED	"which leaderd does not support; use a token, " \
 			"tokenFile or client certificate"
 
@@ -272,7 +274,7 @@ get_file(struct kc *kc, yaml_node_t *map, const char *key, char **out)
 {
 	yaml_node_t *n;
 	const char *s;
-	char *p;
+	char *p, why[1024];
 
 	*out = NULL;
 	if (get_str(kc, map, key, &s, &n) == -1)
@@ -280,8 +282,8 @@ get_file(struct kc *kc, yaml_node_t *map, const char *key, char **out)
 	if (s == NULL || *s == '\0')
 		return 0;
 	p = resolve(kc, s);
-	if (access(p, R_OK) == -1) {
-		kc_err(kc, n, "%s %s: %s", key, p, strerror(errno));
+	if (kubeconfig_check_file(p, key, why, sizeof(why)) == -1) {
+		kc_err(kc, n, "%s", why);
 		free(p);
 		return -1;
 	}
@@ -562,10 +564,10 @@ kubeconfig_load(struct kube_creds *c, const char *path, char *err,
 	struct kc kc;
 	yaml_parser_t parser;
 	const char *slash;
-	char cwd[4096];
-	struct stat st;
+	char cwd[4096], why[256];
+	yaml_mark_t mark;
 	FILE *f;
-	int rc;
+	int fd, rc;
 
 	memset(c, 0, sizeof(*c));
 	memset(&kc, 0, sizeof(kc));
@@ -579,11 +581,21 @@ kubeconfig_load(struct kube_creds *c, const char *path, char *err,
 	if (warn != NULL && warnlen > 0)
 		warn[0] = '\0';
 
-	if ((f = fopen(path, "rb")) == NULL)
+	/* Non-blocking open: a FIFO or a device is refused, not waited on. */
+	if ((fd = cfgfile_open(path, CFGFILE_MAX, NULL, why,
+	    sizeof(why))) == -1)
+		return kc_err(&kc, NULL, "%s", why);
+	if ((f = fdopen(fd, "rb")) == NULL) {
+		close(fd);
 		return kc_err(&kc, NULL, "%s", strerror(errno));
-	if (fstat(fileno(f), &st) == -1 || !S_ISREG(st.st_mode)) {
+	}
+	/* Bounded nesting: libyaml's scanner is quadratic in its depth. */
+	if (cfgfile_yaml_depth(f, CFGFILE_YAML_DEPTH, &mark) == -1) {
 		fclose(f);
-		return kc_err(&kc, NULL, "not a regular file");
+		snprintf(err, errlen, "%s:%zu:%zu: YAML nesting deeper than "
+		    "%d levels; a kubeconfig needs about five", path,
+		    mark.line + 1, mark.column + 1, CFGFILE_YAML_DEPTH);
+		return -1;
 	}
 	/* Relative paths in the file resolve against its directory. */
 	slash = strrchr(path, '/');
@@ -640,10 +652,9 @@ read_small(const char *path, size_t max, const char *what, char *err,
 	ssize_t n;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "%s %s: %s", what, path, strerror(errno));
+	/* Non-blocking open: a FIFO or a device is refused, not waited on. */
+	if ((fd = cfgfile_open(path, max, what, err, errlen)) == -1)
 		return NULL;
-	}
 	buf = xmalloc(max + 2);
 	while (len <= max && (n = read(fd, buf + len, max + 1 - len)) != 0) {
 		if (n == -1) {
@@ -674,6 +685,30 @@ read_small(const char *path, size_t max, const char *what, char *err,
 	explicit_bzero(buf, len);
 	free(buf);
 	close(fd);
+	return NULL;
+}
+
+int
+kubeconfig_check_file(const char *path, const char *what, char *err,
+    size_t errlen)
+{
+	int	 fd;
+
+	if ((fd = cfgfile_open(path, CRED_FILE_MAX, what, err, errlen)) == -1)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+const char *
+kubeconfig_cleartext(const struct kube_creds *c)
+{
+	if (c->server == NULL || strncmp(c->server, "http://", 7) != 0)
+		return NULL;
+	if (c->token != NULL || c->token_file != NULL)
+		return "a bearer token";
+	if (c->cert_pem != NULL || c->cert_file != NULL)
+		return "a client certificate";
 	return NULL;
 }
 
@@ -766,11 +801,18 @@ kubeconfig_incluster(struct kube_creds *c, const char *sa_dir, char *err,
 	free(tok);
 	c->token_file = path;
 
+	/*
+	 * The service account's CA is always projected into a pod; without
+	 * it leaderd would trust the system CA store instead, so its
+	 * absence is an error (client-go logs one and fails TLS).
+	 */
 	xasprintf(&path, "%s/ca.crt", sa_dir);
-	if (access(path, F_OK) == 0)
-		c->ca_file = path;
-	else
+	if (kubeconfig_check_file(path, "CA file", err, errlen) == -1) {
 		free(path);
+		kubeconfig_free(c);
+		return -1;
+	}
+	c->ca_file = path;
 
 	xasprintf(&path, "%s/namespace", sa_dir);
 	if ((ns = read_small(path, 1024, "namespace file", NULL, 0)) != NULL) {

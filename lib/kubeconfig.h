@@ -36,7 +36,8 @@ struct kube_creds {
 /*
  * In-cluster credentials (ref/clientgo-leaderelection.md 6.1):
  * $KUBERNETES_SERVICE_HOST and _PORT, and sa_dir/{token,ca.crt,namespace}
- * (sa_dir NULL means KUBE_SA_DIR).  The token file must be readable now.
+ * (sa_dir NULL means KUBE_SA_DIR).  The token and ca.crt files must be
+ * readable regular files now; there is no fallback to the system CA store.
  * Returns 0, or -1 with the reason in err.
  */
 int	kubeconfig_incluster(struct kube_creds *c, const char *sa_dir,
@@ -63,6 +64,23 @@ int	kubeconfig_load(struct kube_creds *c, const char *path, char *err,
  * file cannot be read or is empty.  The token never appears in err.
  */
 char	*kubeconfig_read_token(const char *path, char *err, size_t errlen);
+
+/*
+ * Check that a credential file (CA, client certificate or key) can be
+ * used: opened without blocking, a regular file, at most 1 MiB.  what
+ * names it in err ("CA file").  Returns 0, or -1 with err.
+ */
+int	kubeconfig_check_file(const char *path, const char *what, char *err,
+	    size_t errlen);
+
+/*
+ * What user credentials c would send in cleartext: "a bearer token" or
+ * "a client certificate" when the server is an http:// URL (a proxy in
+ * between sees the same bytes), or NULL when there are none or the
+ * server is https:// (an HTTPS_PROXY tunnels TLS with CONNECT, so the
+ * credentials stay inside TLS).
+ */
+const char *kubeconfig_cleartext(const struct kube_creds *c);
 
 /* Free what c owns and zero it. */
 void	kubeconfig_free(struct kube_creds *c);

@@ -13,6 +13,8 @@
 #include "buf.h"
 #include "duration.h"
 #include "localapi.h"
+#include "log.h"
+#include "xmalloc.h"
 
 #define STUCK_SLACK_MS	5000	/* a timer this late means a stuck loop */
 
@@ -173,7 +175,13 @@ reply_leader(const struct localapi_state *d, const struct http_request *req,
 	    token[0] != '\0' ? "X-Leaderd-Fencing-Token: " : "", token,
 	    token[0] != '\0' ? "\r\n" : "");
 	if (req->accept_text) {
-		buf_printf(&b, "%s\n", elector_holder(d->el));
+		/* One line: the holder is the Lease writer's text (L1). */
+		size_t	 n = strlen(elector_holder(d->el)) * 4 + 8;
+		char	*esc = xmalloc(n);
+
+		log_text_escape(esc, n, elector_holder(d->el));
+		buf_printf(&b, "%s\n", esc);
+		free(esc);
 		reply->status = 200;
 		reply->content_type = "text/plain; charset=utf-8";
 		reply->body = buf_steal(&b, &reply->len);

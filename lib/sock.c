@@ -213,17 +213,31 @@ sock_listen_unix(const char *path, dev_t *dev, ino_t *ino, char *err,
 		return -1;
 	}
 	umask(old);
+	/*
+	 * The umask made the mode 0660; nothing is done to the path by name
+	 * after bind (a chmod would follow a symlink swapped in meanwhile).
+	 * lstat only reads, and what it finds must be a socket: otherwise
+	 * someone replaced ours, and it is not ours to unlink.
+	 */
+	if (lstat(path, &st) == -1) {
+		snprintf(err, errlen, "%s: lstat: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "%s was replaced by something that is "
+		    "not a socket while leaderd bound it; is its directory "
+		    "writable by others?", path);
+		close(fd);
+		return -1;
+	}
 	what = "";
-	if (chmod(path, 0660) == -1)
-		what = "chmod";
-	else if (listen(fd, SOCK_BACKLOG) == -1)
+	if (listen(fd, SOCK_BACKLOG) == -1)
 		what = "listen";
-	else if (stat(path, &st) == -1)
-		what = "stat";
 	if (what[0] != '\0') {
 		snprintf(err, errlen, "%s: %s: %s", path, what,
 		    strerror(errno));
-		unlink(path);
+		sock_unlink_unix(path, st.st_dev, st.st_ino);
 		close(fd);
 		return -1;
 	}
@@ -237,6 +251,7 @@ sock_unlink_unix(const char *path, dev_t dev, ino_t ino)
 {
 	struct stat	 st;
 
-	if (stat(path, &st) == 0 && st.st_dev == dev && st.st_ino == ino)
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == dev &&
+	    st.st_ino == ino)
 		unlink(path);
 }

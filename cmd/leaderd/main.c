@@ -8,6 +8,8 @@
  * only while this instance leads (actions.h).
  */
 
+#include <sys/resource.h>
+
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +28,7 @@ enum {
 	OPT_KUBECONFIG, OPT_LEASE_DURATION, OPT_RENEW_DEADLINE,
 	OPT_RETRY_PERIOD, OPT_REQUEST_TIMEOUT, OPT_TTL, OPT_RELEASE,
 	OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_CLUSTER_CREDS, OPT_VERSION,
-	OPT_WATCH, OPT_GRACE, OPT_RESTART
+	OPT_WATCH, OPT_GRACE, OPT_RESTART, OPT_PROBES
 };
 
 static const struct option longopts[] = {
@@ -39,6 +41,7 @@ static const struct option longopts[] = {
 	{ "id",			required_argument, NULL, OPT_ID },
 	{ "http",		required_argument, NULL, OPT_HTTP },
 	{ "unix-socket",	required_argument, NULL, OPT_UNIX },
+	{ "probes",		required_argument, NULL, OPT_PROBES },
 	{ "kubeconfig",		required_argument, NULL, OPT_KUBECONFIG },
 	{ "lease-duration",	required_argument, NULL, OPT_LEASE_DURATION },
 	{ "renew-deadline",	required_argument, NULL, OPT_RENEW_DEADLINE },
@@ -68,6 +71,7 @@ static const struct {
 	{ OPT_ID,		"identity",		"--id" },
 	{ OPT_HTTP,		"listen.http",		"--http" },
 	{ OPT_UNIX,		"listen.unix",		"--unix-socket" },
+	{ OPT_PROBES,		"listen.probes",	"--probes" },
 	{ OPT_KUBECONFIG,	"kubernetes.kubeconfig", "--kubeconfig" },
 	{ OPT_LEASE_DURATION,	"lease_duration",	"--lease-duration" },
 	{ OPT_RENEW_DEADLINE,	"renew_deadline",	"--renew-deadline" },
@@ -104,6 +108,8 @@ usage(int status)
 	    "  --id ID                     identity written as holder\n"
 	    "  --http HOST:PORT            local API on TCP (listen.http)\n"
 	    "  --unix-socket PATH          local API on a unix socket\n"
+	    "  --probes HOST:PORT          /healthz and /readyz only, for "
+	    "kubelet probes\n"
 	    "  --kubeconfig PATH           kubeconfig instead of in-cluster "
 	    "credentials\n"
 	    "  --lease-duration D          e.g. 15s\n"
@@ -158,7 +164,8 @@ static void
 load_creds(struct config *c, struct kube_creds *creds, char *err,
     size_t errlen)
 {
-	char	 warn[512] = "";
+	char		 warn[512] = "";
+	const char	*what;
 
 	memset(creds, 0, sizeof(*creds));
 	if (c->kubeconfig[0] != '\0') {
@@ -176,11 +183,43 @@ load_creds(struct config *c, struct kube_creds *creds, char *err,
 		    "--kubeconfig", err);
 		config_fail(e);
 	}
+	/* Credentials in cleartext only when asked for explicitly (L5). */
+	if ((what = kubeconfig_cleartext(creds)) != NULL) {
+		if (!c->insecure_http) {
+			char	 e[CONFIG_ERR_MAX + 512];
+
+			snprintf(e, sizeof(e), "%s: server %s is plain HTTP, "
+			    "so %s would cross the network in cleartext; use "
+			    "an https:// server, or set "
+			    "kubernetes.insecure_http: true to allow it",
+			    c->kubeconfig, creds->server, what);
+			config_fail(e);
+		}
+		log_warnx("kubernetes.insecure_http is true: %s goes to %s "
+		    "in cleartext", what, creds->server);
+	}
 	/* A kubeconfig context's namespace comes before the defaults. */
 	if (!c->set[CONFIG_LOCK_NAMESPACE] && getenv("POD_NAMESPACE") == NULL &&
 	    creds->namespace != NULL && creds->namespace[0] != '\0')
 		config_set(c, "lock.namespace", creds->namespace,
 		    "kubeconfig", err, errlen);
+}
+
+/*
+ * Raise the soft open-file limit to the hard one, as Go programs do
+ * since Go 1.19: a low default must not leave the API client without
+ * descriptors (httpd caps local connections below what remains).
+ */
+static void
+raise_nofile(void)
+{
+	struct rlimit	 rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+			log_warn("setrlimit RLIMIT_NOFILE");
+	}
 }
 
 int
@@ -305,6 +344,7 @@ main(int argc, char *argv[])
 	if (config_validate(&conf, err, sizeof(err)) == -1)
 		config_fail(err);
 
+	raise_nofile();
 	ret = daemon_run(&conf, &creds, run ? cmd : NULL);
 	kubeconfig_free(&creds);
 	return ret;

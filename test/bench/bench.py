@@ -80,7 +80,7 @@ def leader_of(insts):
 
 
 def http_latency(port, n):
-    req = b"GET /leader HTTP/1.1\r\nHost: x\r\n\r\n"
+    req = b"GET /leader HTTP/1.1\r\nHost: localhost\r\n\r\n"
     s = socket.create_connection(("127.0.0.1", port))
     times = []
     try:
@@ -182,7 +182,7 @@ def push_delivery(args, work, nclients=100):
                 c.connect(sock)
             else:
                 c = socket.create_connection(("127.0.0.1", w.port))
-            c.sendall(b"GET /leader/watch HTTP/1.1\r\nHost: x\r\n\r\n")
+            c.sendall(b"GET /leader/watch HTTP/1.1\r\nHost: localhost\r\n\r\n")
             c.setblocking(False)
             conns.append(c)
             sel.register(c, selectors.EVENT_READ, {"buf": b"", "got": {}})

@@ -392,7 +392,7 @@ def free_port():
 
 def http_get(port, path, timeout=2.0):
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-        s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close"
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close"
             "\r\n\r\n".encode())
         data = b""
         while True:

@@ -153,6 +153,15 @@ def listen_http(docs):
     return (cfg or {}).get("listen", {}).get("http", "127.0.0.1:4040")
 
 
+def listen_probes(docs):
+    c = leaderd_container(pod_spec(docs))
+    value = flag_value(c.get("args", []), "--probes")
+    if value is not None:
+        return value
+    cfg = leaderd_config(docs)
+    return (cfg or {}).get("listen", {}).get("probes", "")
+
+
 def duration_s(value):
     m = re.fullmatch(r"(\d+)s", str(value))
     assert m, f"expected whole seconds, got {value!r}"
@@ -256,7 +265,10 @@ def test_probes(kubectl, rel):
     docs = render(kubectl, rel)
     c = leaderd_container(pod_spec(docs))
     ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
-    host, _, port = listen_http(docs).rpartition(":")
+    # The probes go to the probes-only listener (listen.probes), which
+    # serves /healthz and /readyz alone.
+    host, _, port = listen_probes(docs).rpartition(":")
+    assert port, "listen.probes (or --probes) is not set"
     for probe, path in (("livenessProbe", "/healthz"),
             ("readinessProbe", "/readyz")):
         get = c[probe]["httpGet"]
@@ -267,7 +279,14 @@ def test_probes(kubectl, rel):
     # The kubelet connects to the pod IP: a loopback listener would fail
     # every probe.
     assert host in ("0.0.0.0", "[::]", ""), \
-        f"listen.http {host}:{port} is not reachable by kubelet probes"
+        f"listen.probes {host}:{port} is not reachable by kubelet probes"
+    # The application API stays on the pod's loopback (M1): other pods
+    # cannot reach /leader, and cannot starve it with connections.
+    hhost, _, hport = listen_http(docs).rpartition(":")
+    assert hhost in ("127.0.0.1", "[::1]", "localhost"), \
+        f"listen.http {hhost}:{hport} is exposed beyond the pod"
+    assert hport not in [str(p) for p in ports.values()], \
+        "the local API's port is published"
 
 
 @pytest.mark.parametrize("rel", KUSTOMIZATIONS)
@@ -458,8 +477,8 @@ def test_migrate_leader_elector(kubectl):
     spec = pod_spec(docs)
     ld = leaderd_container(spec)
     assert ld["args"] == ["--election=example",
-        "--election-namespace=$(POD_NAMESPACE)", "--http=0.0.0.0:4040",
-        "--id=$(POD_NAME)"]
+        "--election-namespace=$(POD_NAMESPACE)", "--http=127.0.0.1:4040",
+        "--probes=0.0.0.0:4041", "--id=$(POD_NAME)"]
     assert one(docs, "Role")["rules"][0]["resourceNames"] == ["example"]
     # Old (Endpoints) and new (Lease) electors must never run together.
     assert one(docs, "Deployment")["spec"]["strategy"] == {"type": "Recreate"}

@@ -174,7 +174,7 @@ def test_f24_clients_that_never_read(cluster, sockdir, measure):
     t0 = time.monotonic()
     pr = Prober(lead)
     conns = []
-    req = b"GET /leader HTTP/1.1\r\nHost: x\r\n\r\n" * 64
+    req = b"GET /leader HTTP/1.1\r\nHost: localhost\r\n\r\n" * 64
     dropped = 0
     try:
         for _ in range(50):

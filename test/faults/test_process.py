@@ -94,7 +94,7 @@ def test_f02_sigterm_leader_releases_follower_leads_within_poll(
 
 def _raw_leader_request(port):
     s = socket.create_connection(("127.0.0.1", port), timeout=2.0)
-    s.sendall(b"GET /leader HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    s.sendall(b"GET /leader HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
     return s
 
 

@@ -129,13 +129,13 @@ def client_churn(inst):
         s.close()
     for _ in range(20):        # a request, then a reset before reading
         s = _conn(inst)
-        s.sendall(b"GET /leader HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.sendall(b"GET /leader HTTP/1.1\r\nHost: localhost\r\n\r\n")
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
                      struct.pack("ii", 1, 0))
         s.close()
     for _ in range(10):        # pipelined requests never read
         s = _conn(inst)
-        s.sendall(b"GET /leader HTTP/1.1\r\nHost: x\r\n\r\n" * 50)
+        s.sendall(b"GET /leader HTTP/1.1\r\nHost: localhost\r\n\r\n" * 50)
         s.close()
     for _ in range(5):         # oversized and malformed requests
         s = _conn(inst)

@@ -186,25 +186,25 @@ def lock(request):
 
 
 LOCAL_REQUESTS = [
-    (b"GET /leader HTTP/1.1\r\nHost: x\r\n\r\n", {200}),
-    (b"GET /leader HTTP/1.1\r\nHost: x\r\nAccept: text/plain\r\n\r\n", {200}),
-    (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", {200}),
-    (b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", {200}),
-    (b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n", {200}),
-    (b"GET /leaderz HTTP/1.1\r\nHost: x\r\n\r\n", {404}),
-    (b"POST /leader HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}",
+    (b"GET /leader HTTP/1.1\r\nHost: localhost\r\n\r\n", {200}),
+    (b"GET /leader HTTP/1.1\r\nHost: localhost\r\nAccept: text/plain\r\n\r\n", {200}),
+    (b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n", {200}),
+    (b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n", {200}),
+    (b"GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n", {200}),
+    (b"GET /leaderz HTTP/1.1\r\nHost: localhost\r\n\r\n", {404}),
+    (b"POST /leader HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n{}",
      {405}),
     (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03garbage\r\n\r\n", {400}),
-    (b"GET /leader HTTP/2.0\r\nHost: x\r\n\r\n", {505}),
-    (b"GET /leader HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20000 +
+    (b"GET /leader HTTP/2.0\r\nHost: localhost\r\n\r\n", {505}),
+    (b"GET /leader HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * 20000 +
      b"\r\n\r\n", {431}),
-    (b"GET /leader HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n",
+    (b"GET /leader HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000000\r\n\r\n",
      {413}),
-    (b"GET /leader HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+    (b"GET /leader HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n",
      {400}),
-    (b"GET /leader?wait=soon&index=1 HTTP/1.1\r\nHost: x\r\n\r\n", {400}),
-    (b"GET /leader?wait=1s&index=0 HTTP/1.1\r\nHost: x\r\n\r\n", {200}),
-    (b"HEAD /leader/watch HTTP/1.1\r\nHost: x\r\n\r\n", {200}),
+    (b"GET /leader?wait=soon&index=1 HTTP/1.1\r\nHost: localhost\r\n\r\n", {400}),
+    (b"GET /leader?wait=1s&index=0 HTTP/1.1\r\nHost: localhost\r\n\r\n", {200}),
+    (b"HEAD /leader/watch HTTP/1.1\r\nHost: localhost\r\n\r\n", {200}),
 ]
 
 
@@ -219,9 +219,9 @@ def exercise_local_api(inst):
             assert st in want, ("unix", data[:40], st, body)
     s = socket.create_connection(("127.0.0.1", inst.port), timeout=10)
     try:
-        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
-                  b"HEAD /leader HTTP/1.1\r\nHost: x\r\n\r\n"
-                  b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                  b"HEAD /leader HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                  b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
         end = time.monotonic() + 10
         buf = b""
         while time.monotonic() < end:
@@ -232,9 +232,9 @@ def exercise_local_api(inst):
         assert buf.count(b"HTTP/1.1 200") == 3, buf[:500]
     finally:
         s.close()
-    for data in (b"GET /lea", b"", b"GET /leader HTTP/1.1\r\nHost: x\r\n\r\n",
-                 b"GET /sse HTTP/1.1\r\nHost: x\r\n\r\n",
-                 b"GET /leader?wait=1m&index=1 HTTP/1.1\r\nHost: x\r\n\r\n"):
+    for data in (b"GET /lea", b"", b"GET /leader HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                 b"GET /sse HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                 b"GET /leader?wait=1m&index=1 HTTP/1.1\r\nHost: localhost\r\n\r\n"):
         s = socket.create_connection(("127.0.0.1", inst.port), timeout=10)
         s.sendall(data)
         s.close()      # before (or without) reading the answer
@@ -259,8 +259,8 @@ def test_valgrind_acquire_renew_local_api_shutdown(api, tmp_path, lock,
     # A stream and a blocking read, both open across the SIGTERM.
     idx = v.leader(timeout=10.0)["index"]
     push = []
-    for data in (b"GET /leader/watch HTTP/1.1\r\nHost: x\r\n\r\n",
-                 b"GET /leader?wait=5m&index=%d HTTP/1.1\r\nHost: x\r\n"
+    for data in (b"GET /leader/watch HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                 b"GET /leader?wait=5m&index=%d HTTP/1.1\r\nHost: localhost\r\n"
                  b"\r\n" % idx):
         s = socket.socket(socket.AF_UNIX)
         s.settimeout(EXIT_TIMEOUT)

@@ -379,14 +379,14 @@ def test_paused_leader_does_not_claim_after_resume(cluster):
     time.sleep(2 * RP)
     s = socket.create_connection(("127.0.0.1", old.port), timeout=5)
     try:
-        s.sendall(b"GET /leader HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.sendall(b"GET /leader HTTP/1.1\r\nHost: localhost\r\n\r\n")
         st, _, body, _ = read_http_response(s)
         assert st == 200 and json.loads(body)["is_leader"] is True
         t_stop = time.monotonic()
         old.signal(signal.SIGSTOP)
         try:
             time.sleep(0.05)
-            s.sendall(b"GET /leader HTTP/1.1\r\nHost: x\r\n\r\n")
+            s.sendall(b"GET /leader HTTP/1.1\r\nHost: localhost\r\n\r\n")
             wait_until(lambda: chk.first_true(since=t_stop,
                                               exclude=(old.name,)),
                        LD + 2 * JITTER * RP + SLACK, what="a new leader")

@@ -164,26 +164,26 @@ MALFORMED = [
     ("garbage", b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03garbage\r\n\r\n",
      {400}),
     ("no-version", b"GET /leader\r\n\r\n", {400, 505}),
-    ("bad-version-token", b"GET /leader HTTX/1.1\r\nHost: x\r\n\r\n",
+    ("bad-version-token", b"GET /leader HTTX/1.1\r\nHost: localhost\r\n\r\n",
      {400, 505}),
-    ("http2-version", b"GET /leader HTTP/2.0\r\nHost: x\r\n\r\n", {505}),
+    ("http2-version", b"GET /leader HTTP/2.0\r\nHost: localhost\r\n\r\n", {505}),
     ("header-no-colon", b"GET /leader HTTP/1.1\r\nHost x\r\n\r\n", {400}),
-    ("many-headers", b"GET /leader HTTP/1.1\r\nHost: x\r\n" +
+    ("many-headers", b"GET /leader HTTP/1.1\r\nHost: localhost\r\n" +
      b"".join(b"X-H%d: %s\r\n" % (i, b"v" * 100) for i in range(100)) +
      b"\r\n", {431}),
-    ("huge-header-line", b"GET /leader HTTP/1.1\r\nHost: x\r\nX-Big: " +
+    ("huge-header-line", b"GET /leader HTTP/1.1\r\nHost: localhost\r\nX-Big: " +
      b"a" * 20000 + b"\r\n\r\n", {431}),
-    ("post", b"POST /leader HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n"
+    ("post", b"POST /leader HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n"
      b"{}", {405}),
-    ("put-root", b"PUT / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+    ("put-root", b"PUT / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n",
      {405}),
-    ("delete", b"DELETE /leader HTTP/1.1\r\nHost: x\r\n\r\n", {405}),
-    ("unknown-path", b"GET /leaderz HTTP/1.1\r\nHost: x\r\n\r\n", {404}),
-    ("huge-body", b"GET /leader HTTP/1.1\r\nHost: x\r\n"
+    ("delete", b"DELETE /leader HTTP/1.1\r\nHost: localhost\r\n\r\n", {405}),
+    ("unknown-path", b"GET /leaderz HTTP/1.1\r\nHost: localhost\r\n\r\n", {404}),
+    ("huge-body", b"GET /leader HTTP/1.1\r\nHost: localhost\r\n"
      b"Content-Length: 100000000\r\n\r\n", {413}),
-    ("bad-content-length", b"GET /leader HTTP/1.1\r\nHost: x\r\n"
+    ("bad-content-length", b"GET /leader HTTP/1.1\r\nHost: localhost\r\n"
      b"Content-Length: abc\r\n\r\n", {400}),
-    ("negative-content-length", b"GET /leader HTTP/1.1\r\nHost: x\r\n"
+    ("negative-content-length", b"GET /leader HTTP/1.1\r\nHost: localhost\r\n"
      b"Content-Length: -5\r\n\r\n", {400}),
 ]
 
@@ -230,8 +230,8 @@ def test_pipelined_and_keepalive_requests(cluster):
     a = leading(cluster, "a")
     s = socket.create_connection(("127.0.0.1", a.port), timeout=3)
     try:
-        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
-                  b"GET /leader HTTP/1.1\r\nHost: x\r\nAccept: text/plain"
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                  b"GET /leader HTTP/1.1\r\nHost: localhost\r\nAccept: text/plain"
                   b"\r\n\r\n")
         st1, _, b1, rest = read_http_response(s)
         assert st1 == 200 and json.loads(b1) == {"status": "ok"}

@@ -132,6 +132,7 @@ test_defaults(void **state)
 	assert_string_equal(c.log_level, "info");
 	assert_string_equal(c.log_format, "text");
 	assert_int_equal(c.readyz_leader_only, 0);
+	assert_int_equal(c.insecure_http, 0);
 	for (i = 0; i < CONFIG_NKEYS; i++) {
 		assert_int_equal(c.set[i], 0);
 		assert_string_equal(c.origin[i].src, "");
@@ -460,7 +461,7 @@ static void
 test_load_file_errors(void **state)
 {
 	struct config	 c;
-	char		 err[ERRLEN], *big;
+	char		 err[ERRLEN], *big, path[PATH_MAX + 64];
 	size_t		 n = 1024 * 1024 + 10;
 
 	(void)state;
@@ -477,6 +478,15 @@ test_load_file_errors(void **state)
 	assert_int_equal(load_text(&c, big, err), -1);
 	assert_true(strstr(err, "file too large") != NULL);
 	free(big);
+
+	/* A FIFO is refused at once, not waited on (I1). */
+	alarm(20);
+	snprintf(path, sizeof(path), "%s/fifo.yaml", tmp_dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(config_load(&c, path, err, sizeof(err)), -1);
+	assert_true(strstr(err, ": not a regular file") != NULL);
+	unlink(path);
+	alarm(0);
 }
 
 /* Every error is reported, and a small buffer only truncates them. */
@@ -521,6 +531,11 @@ struct check {
 	const char	*value;
 	const char	*err;	/* exact error, or NULL for none */
 };
+
+/* The rule every bad identity is told (config_check.c). */
+#define RULE		"an identity is 1 to 253 letters, digits, '-', '.' and '_', " \
+			"starting and ending with a letter or digit, such as a pod " \
+			"name (fix identity, --id or $POD_NAME)"
 
 static const struct check checks[] = {
 	{ "listen.http", "127.0.0.1:4040", NULL },
@@ -577,14 +592,22 @@ static const struct check checks[] = {
 	{ "lock.type", "endpoints", "--f: lock.type \"endpoints\": the "
 	    "endpoints lock was removed from client-go; use leases" },
 	{ "lock.type", "leases", NULL },
-	{ "identity", "pod-0_x.y Z\xc3\xa9", NULL },
+	{ "identity", "pod-0_x.y-Z9", NULL },
+	{ "identity", "a", NULL },
 	{ "identity", "", "--f: identity is empty; set identity in the file, "
 	    "--id, or $POD_NAME" },
-	{ "identity", "a\tb", "--f: identity contains a control character "
-	    "(0x09); use printable characters" },
-	{ "identity", "a\xc3", "--f: identity is not valid UTF-8" },
-	{ "identity", "\xed\xa0\x80", "--f: identity is not valid UTF-8" },
-	{ "identity", "\xc0\xaf", "--f: identity is not valid UTF-8" },
+	{ "identity", "a\tb", "--f: identity has byte 0x09 at byte 2; " RULE },
+	{ "identity", "a\nb", "--f: identity has byte 0x0a at byte 2; " RULE },
+	{ "identity", "a b", "--f: identity has byte 0x20 at byte 2; " RULE },
+	{ "identity", "a\x7f", "--f: identity has byte 0x7f at byte 2; " RULE },
+	{ "identity", "a\xc3", "--f: identity has byte 0xc3 at byte 2; " RULE },
+	{ "identity", "caf\xc3\xa9", "--f: identity has byte 0xc3 at byte 4; "
+	    RULE },
+	{ "identity", "a/b", "--f: identity has \"/\" at byte 2; " RULE },
+	{ "identity", "pod:0", "--f: identity has \":\" at byte 4; " RULE },
+	{ "identity", ".a", "--f: identity has \".\" at byte 1; " RULE },
+	{ "identity", "a_", "--f: identity has \"_\" at byte 2; " RULE },
+	{ "identity", "-", "--f: identity has \"-\" at byte 1; " RULE },
 	{ "log.level", "debug", NULL },
 	{ "log.level", "DEBUG", "--f: log.level \"DEBUG\" is not one of "
 	    "error, warn, info, debug" },

@@ -562,6 +562,97 @@ test_sticky(void **state)
 	assert_int_equal(used, 0);
 }
 
+/* Parse one complete request; the parser holds it. */
+static const struct http_request *
+parse_req(struct http_parser *p, const char *raw)
+{
+	size_t	 used;
+
+	http_parse_init(p);
+	if (http_parse_feed(p, raw, strlen(raw), &used) != HTTP_PARSE_DONE)
+		fail_msg("not parsed: %s (%s)", raw, p->error ? p->error : "");
+	return http_parse_request(p);
+}
+
+struct host_case {
+	const char	*req;		/* the request */
+	const char	*local;		/* the address the client reached */
+	const char	*listen;	/* configured listen host */
+	int		 want;		/* 0, 400, 421 */
+};
+
+/* The Host check against DNS rebinding (I3). */
+static void
+test_host_check(void **state)
+{
+	static const struct host_case hcases[] = {
+		{ "GET / HTTP/1.1\r\nHost: localhost:4040\r\n\r\n",
+		    "127.0.0.1", "127.0.0.1", 0 },
+		{ "GET / HTTP/1.1\r\nHost: LocalHost\r\n\r\n",
+		    "127.0.0.1", "127.0.0.1", 0 },
+		{ "GET / HTTP/1.1\r\nHost: 127.0.0.1:4040\r\n\r\n",
+		    "127.0.0.1", "127.0.0.1", 0 },
+		{ "GET / HTTP/1.1\r\nHost: [::1]:4040\r\n\r\n",
+		    "::1", "[::1]", 0 },
+		{ "GET / HTTP/1.1\r\nHost: [::1]\r\n\r\n",
+		    "127.0.0.1", "127.0.0.1", 0 },
+		/* A pod IP on a wildcard listener: the address reached. */
+		{ "GET /healthz HTTP/1.1\r\nHost: 10.1.2.3:4040\r\n\r\n",
+		    "10.1.2.3", "0.0.0.0", 0 },
+		{ "GET /healthz HTTP/1.1\r\nHost: [fd00::5]:4040\r\n\r\n",
+		    "fd00::5", "", 0 },
+		/* A configured name. */
+		{ "GET / HTTP/1.1\r\nHost: leaderd.local:4040\r\n\r\n",
+		    "127.0.0.1", "leaderd.local", 0 },
+		/* No Host: HTTP/1.0 only. */
+		{ "GET / HTTP/1.0\r\n\r\n", "127.0.0.1", "127.0.0.1", 0 },
+		{ "GET / HTTP/1.1\r\n\r\n", "127.0.0.1", "127.0.0.1", 400 },
+		/* DNS rebinding: the attacker's name. */
+		{ "GET /leader HTTP/1.1\r\nHost: evil.example:4040\r\n\r\n",
+		    "127.0.0.1", "127.0.0.1", 421 },
+		{ "GET /leader HTTP/1.0\r\nHost: evil.example\r\n\r\n",
+		    "127.0.0.1", "127.0.0.1", 421 },
+		/* Another address, another port, junk. */
+		{ "GET / HTTP/1.1\r\nHost: 10.1.2.4:4040\r\n\r\n",
+		    "10.1.2.3", "0.0.0.0", 421 },
+		{ "GET / HTTP/1.1\r\nHost: 0.0.0.0:4040\r\n\r\n",
+		    "127.0.0.1", "0.0.0.0", 421 },
+		{ "GET / HTTP/1.1\r\nHost: localhost:4041\r\n\r\n",
+		    "127.0.0.1", "127.0.0.1", 421 },
+		{ "GET / HTTP/1.1\r\nHost: localhost:\r\n\r\n",
+		    "127.0.0.1", "127.0.0.1", 421 },
+		{ "GET / HTTP/1.1\r\nHost: localhost:4040x\r\n\r\n",
+		    "127.0.0.1", "127.0.0.1", 421 },
+		{ "GET / HTTP/1.1\r\nHost: [::1\r\n\r\n",
+		    "::1", "", 421 },
+		{ "GET / HTTP/1.1\r\nHost: [::1]x\r\n\r\n",
+		    "::1", "", 421 },
+		{ "GET / HTTP/1.1\r\nHost: \r\n\r\n",
+		    "127.0.0.1", "127.0.0.1", 421 },
+		{ "GET / HTTP/1.1\r\nHost: localhost.evil.example\r\n\r\n",
+		    "127.0.0.1", "127.0.0.1", 421 },
+	};
+	struct http_parser	 p;
+	const struct http_request *req;
+	size_t			 i, used;
+	int			 got;
+
+	(void)state;
+	for (i = 0; i < sizeof(hcases) / sizeof(hcases[0]); i++) {
+		req = parse_req(&p, hcases[i].req);
+		got = http_host_check(req, hcases[i].local, 4040,
+		    hcases[i].listen);
+		if (got != hcases[i].want)
+			fail_msg("case %zu: %s: got %d, want %d", i,
+			    hcases[i].req, got, hcases[i].want);
+	}
+	/* Two Host headers, or one too long, are malformed. */
+	http_parse_init(&p);
+	assert_int_equal(http_parse_feed(&p, "GET / HTTP/1.1\r\nHost: a\r\n"
+	    "Host: b\r\n\r\n", 36, &used), HTTP_PARSE_ERROR);
+	assert_int_equal(p.error_status, 400);
+}
+
 /* Arbitrary bytes never crash and always end in a defined state. */
 static void
 test_noise(void **state)
@@ -658,6 +749,7 @@ main(void)
 		cmocka_unit_test(test_sticky),
 		cmocka_unit_test(test_noise),
 		cmocka_unit_test(test_query),
+		cmocka_unit_test(test_host_check),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,8 @@
  * in-cluster tests build a service account directory under /tmp.
  */
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -385,14 +387,22 @@ test_incluster(void **state)
 	/* IPv6: bracketed as net.JoinHostPort does. */
 	setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
 	setenv("KUBERNETES_SERVICE_PORT", "6443", 1);
-	sa_rm(sa, "ca.crt");
 	sa_file(sa, "namespace", "\n");
 	assert_int_equal(kubeconfig_incluster(&c, sa->dir, err, sizeof(err)),
 	    0);
 	assert_string_equal(c.server, "https://[fd00::1]:6443");
-	assert_null(c.ca_file);
 	assert_null(c.namespace);
 	kubeconfig_free(&c);
+
+	/* No ca.crt: an error naming it, never the system CA store (L6). */
+	sa_rm(sa, "ca.crt");
+	assert_int_equal(kubeconfig_incluster(&c, sa->dir, err, sizeof(err)),
+	    -1);
+	snprintf(want, sizeof(want), "CA file %s/ca.crt: No such file or "
+	    "directory", sa->dir);
+	assert_string_equal(err, want);
+	assert_true(all_zero(&c));
+	sa_file(sa, "ca.crt", "-----BEGIN CERTIFICATE-----\n");
 
 	/* No namespace file at all. */
 	sa_rm(sa, "namespace");
@@ -518,13 +528,117 @@ test_read_token(void **state)
 	free(big);
 
 	assert_null(kubeconfig_read_token(sa->dir, err, sizeof(err)));
-	snprintf(want, sizeof(want), "token file %s: Is a directory",
+	snprintf(want, sizeof(want), "token file %s: not a regular file",
 	    sa->dir);
 	assert_string_equal(err, want);
 	assert_null(kubeconfig_read_token("/nonexistent/token", err,
 	    sizeof(err)));
 	assert_string_equal(err,
 	    "token file /nonexistent/token: No such file or directory");
+}
+
+/*
+ * A FIFO, a device or an oversized file where a credential or the
+ * kubeconfig should be is refused at once, never waited on (I1, L4).
+ * A FIFO with no writer blocks a plain open() for ever; the alarm turns
+ * such a hang into a failure.
+ */
+static void
+test_hostile_files(void **state)
+{
+	struct sa *sa = *state;
+	struct kube_creds c;
+	char err[1024], want[1024], kc[256], *text;
+	size_t i, n;
+	FILE *f;
+
+	alarm(20);
+	sa_rm(sa, "token");
+	assert_int_equal(mkfifo(sa->path, 0600), 0);
+	assert_null(kubeconfig_read_token(sa->path, err, sizeof(err)));
+	snprintf(want, sizeof(want), "token file %s: not a regular file",
+	    sa->path);
+	assert_string_equal(err, want);
+	assert_null(kubeconfig_read_token("/dev/zero", err, sizeof(err)));
+	assert_string_equal(err, "token file /dev/zero: not a regular file");
+
+	/* In-cluster: a FIFO ca.crt. */
+	setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
+	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+	sa_rm(sa, "token");
+	sa_file(sa, "token", "tok\n");
+	sa_rm(sa, "ca.crt");
+	assert_int_equal(mkfifo(sa->path, 0600), 0);
+	assert_int_equal(kubeconfig_incluster(&c, sa->dir, err, sizeof(err)),
+	    -1);
+	snprintf(want, sizeof(want), "CA file %s/ca.crt: not a regular file",
+	    sa->dir);
+	assert_string_equal(err, want);
+
+	/* A kubeconfig naming a FIFO as its CA file. */
+	snprintf(kc, sizeof(kc), "%s/kubeconfig", sa->dir);
+	xasprintf(&text, "current-context: x\ncontexts:\n- name: x\n"
+	    "  context: {cluster: c, user: u}\nclusters:\n- name: c\n"
+	    "  cluster:\n    server: https://h\n"
+	    "    certificate-authority: %s/ca.crt\n"
+	    "users:\n- name: u\n  user: {token: t}\n", sa->dir);
+	spew(kc, text);
+	free(text);
+	assert_int_equal(kubeconfig_load(&c, kc, err, sizeof(err), NULL, 0),
+	    -1);
+	snprintf(want, sizeof(want), "%s:9:28: certificate-authority "
+	    "%s/ca.crt: not a regular file", kc, sa->dir);
+	assert_string_equal(err, want);
+
+	/* The kubeconfig itself as a FIFO. */
+	unlink(kc);
+	assert_int_equal(mkfifo(kc, 0600), 0);
+	assert_int_equal(kubeconfig_load(&c, kc, err, sizeof(err), NULL, 0),
+	    -1);
+	snprintf(want, sizeof(want), "%s: not a regular file", kc);
+	assert_string_equal(err, want);
+	unlink(kc);
+
+	/* Over 1 MiB. */
+	assert_non_null(f = fopen(kc, "w"));
+	for (n = 0; n <= 1024 * 1024; n += 32)
+		fputs("# padding padding padding paddi\n", f);
+	fclose(f);
+	assert_int_equal(kubeconfig_load(&c, kc, err, sizeof(err), NULL, 0),
+	    -1);
+	snprintf(want, sizeof(want), "%s: file too large (over 1048576 "
+	    "bytes)", kc);
+	assert_string_equal(err, want);
+
+	/*
+	 * Nesting, the top-level mapping being level 1: 64 levels load
+	 * (and fail later), 65 are refused at the node that is too deep.
+	 */
+	n = 65;
+	text = xmalloc(2 * n + 64);
+	memcpy(text, "current-context: ", 17);
+	for (i = 0; i < n; i++)
+		text[17 + i] = '[';
+	for (i = 0; i < n; i++)
+		text[17 + n + i] = ']';
+	text[17 + 2 * n] = '\n';
+	text[18 + 2 * n] = '\0';
+	spew(kc, text);
+	assert_int_equal(kubeconfig_load(&c, kc, err, sizeof(err), NULL, 0),
+	    -1);
+	snprintf(want, sizeof(want), "%s:1:81: YAML nesting deeper than 64 "
+	    "levels; a kubeconfig needs about five", kc);
+	assert_string_equal(err, want);
+	text[17] = ' ';
+	text[17 + 2 * n - 1] = ' ';
+	text[18] = ' ';
+	text[17 + 2 * n - 2] = ' ';
+	spew(kc, text);
+	assert_int_equal(kubeconfig_load(&c, kc, err, sizeof(err), NULL, 0),
+	    -1);
+	assert_null(strstr(err, "nesting"));
+	free(text);
+	alarm(0);
 }
 
 struct b64_case {
@@ -599,6 +713,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_read_token, sa_setup,
 		    sa_teardown),
 		cmocka_unit_test_setup_teardown(test_base64, sa_setup,
+		    sa_teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_files, sa_setup,
 		    sa_teardown),
 	};
 

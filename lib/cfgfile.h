@@ -1,0 +1,43 @@
+/*
+ * cfgfile.h -- opening the files an operator hands leaderd (the config,
+ * the kubeconfig, credential files) so that a wrong kind of file cannot
+ * hang or slow the daemon: a FIFO, a device or a huge file is refused
+ * before it is read, and YAML nesting is bounded before libyaml builds
+ * a document (its scanner is quadratic in flow nesting depth).
+ *
+ * Pure apart from the file system: never logs; errors go into the
+ * caller's buffer.
+ */
+
+#ifndef CFGFILE_H
+#define CFGFILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <yaml.h>
+
+#define CFGFILE_MAX		(1024 * 1024)	/* config and kubeconfig size cap */
+#define CFGFILE_YAML_DEPTH	64		/* deepest YAML nesting accepted */
+
+/*
+ * Open path for reading without blocking on it: O_NONBLOCK so a FIFO or
+ * a device cannot stall open(), then fstat, then require a regular file
+ * of at most max bytes, then clear O_NONBLOCK.  what names the file in
+ * errors ("token file"); err gets "what path: reason" (or, when what is
+ * NULL, just the reason).  Returns the descriptor (close-on-exec), or -1.
+ */
+int	cfgfile_open(const char *path, size_t max, const char *what, char *err,
+	    size_t errlen);
+
+/*
+ * Walk the YAML stream in f with libyaml's event parser and refuse
+ * nesting (mappings and sequences, block or flow) deeper than max
+ * levels.  The walk stops at the first node that is too deep, so the
+ * cost stays linear.  On a too-deep node returns -1 with *mark set to
+ * where it starts (0-based line and column); otherwise 0 (a syntax
+ * error is left for the real load to report).  f is rewound either way.
+ */
+int	cfgfile_yaml_depth(FILE *f, int max, yaml_mark_t *mark);
+
+#endif /* CFGFILE_H */
