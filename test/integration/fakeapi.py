@@ -344,8 +344,10 @@ class Fault:
 #
 # GET .../namespaces/NS/leases?watch=1[&fieldSelector=...][&labelSelector=
 # ...][&resourceVersion=RV][&allowWatchBookmarks=true][&timeoutSeconds=N]
-# as the real kube-apiserver (its watch cache) serves it: 200, chunked,
-# one {"type":..,"object":..} JSON line per event and one chunk per line.
+# as kube-apiserver 1.36 serves it (checked with curl against the e2e
+# harness): 200, chunked, one {"type":..,"object":..} JSON line per event
+# (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR); an event that happens alone
+# is one chunk, a backlog shares chunks of up to 2048 bytes (_ChunkWriter).
 # The request is logged with method "WATCH" (also what fault switches
 # match against: a fault for methods=["GET"] leaves watches alone), at the
 # moment the stream starts, and updated in place while it runs.  This
@@ -397,7 +399,8 @@ def forbidden(name, verb="watch", user="system:serviceaccount:default:leaderd",
     msg = ('%s is forbidden: User "%s" cannot %s resource "leases" in API '
            'group "coordination.k8s.io" in the namespace "%s"'
            % (what, user, verb, ns))
-    return status_body(403, msg, "Forbidden", lease_details(name or ""))
+    det = lease_details(name) if name else {"group": GROUP, "kind": "leases"}
+    return status_body(403, msg, "Forbidden", det)
 
 
 def too_old(rv, oldest):
@@ -619,8 +622,8 @@ class _WatchMixin:
 
     def watch_fault(self, kind, token=None, count=None, after=0, hold_ms=None):
         """A fault for the next watch requests (a Fault; clear_fault()
-        switches it off).  kind: "cut" (after `after` event lines, close
-        without the terminating chunk), "silent" (headers, then nothing
+        switches it off).  kind: "cut" (after `after` event lines, bookmarks
+        included, close without the terminating chunk), "silent" (headers, then nothing
         until the client goes, the fault is cleared (a close) or hold_ms),
         "gone" (200 and a 410 Expired ERROR event, the real answer to an
         expired resourceVersion), "forbidden" (403 with the RBAC Status).
@@ -862,7 +865,8 @@ class _WatchMixin:
                 return True
             return False
 
-        if fault is not None and fault.kind == "watch_cut" and fault.after <= 0:
+        if fault is not None and fault.kind == "watch_cut" and \
+                fault.after <= 0:
             return "cut"
         if expired is not None:
             cut = send("ERROR", expired)

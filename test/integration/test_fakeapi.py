@@ -1023,6 +1023,13 @@ def test_watch_fault_forbidden_only_watches(api, watch):
         '"default"', "Forbidden", det("f1"))
     assert call(api, "GET", BASE + "/f1")[0] == 200
     assert watch(wq("f1"), token="token-b").status == 200
+    # Without a name (no field selector) the Status names none either.
+    w = watch("watch=1")
+    assert w.status == 403
+    assert w.body["message"].startswith("leases.coordination.k8s.io is "
+                                        "forbidden: ")
+    assert w.body["details"] == {"group": "coordination.k8s.io",
+                                 "kind": "leases"}
     # A plain status fault for WATCH works too (a 503 with Retry-After).
     api.clear_faults()
     api.fault("status", methods=["WATCH"], status=503, retry_after=1,
