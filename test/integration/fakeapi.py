@@ -698,6 +698,15 @@ class _WatchMixin:
         return [e for e in self.requests(token=token, method="WATCH")
                 if not open_only or e.get("streaming")]
 
+    def request_counts(self, token=Ellipsis, since=None, until=None):
+        """{method: number of requests} of token (None: without a token)
+        received in [since, until); watches count as "WATCH"."""
+        out = {}
+        for e in self.requests(token=token, since=since):
+            if until is None or e["t_recv"] < until:
+                out[e["method"]] = out.get(e["method"], 0) + 1
+        return out
+
     def watch_history(self):
         """The retained events: dicts with rv, type, t, ns, name, object."""
         hub = self._hub()

@@ -874,6 +874,10 @@ def test_watch_request_log(api, watch):
     assert t0 <= e["t_recv"]
     assert [r["method"] for r in api.requests(token="token-b")] == \
         ["WATCH", "GET"]
+    assert api.request_counts(token="token-b", since=t0) == \
+        {"WATCH": 1, "GET": 1}
+    assert api.request_counts(token="token-b", since=t0,
+                              until=e["t_recv"]) == {}
     assert len(api.requests(token="token-b", method="GET")) == 1
     w.close()
     wait = time.monotonic() + 2
