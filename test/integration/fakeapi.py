@@ -362,8 +362,10 @@ class Fault:
 #
 # GET .../namespaces/NS/leases?watch=1[&fieldSelector=...][&labelSelector=
 # ...][&resourceVersion=RV][&allowWatchBookmarks=true][&timeoutSeconds=N]
-# as the real kube-apiserver (its watch cache) serves it: 200, chunked,
-# one {"type":..,"object":..} JSON line per event and one chunk per line.
+# as kube-apiserver 1.36 serves it (checked with curl against the e2e
+# harness): 200, chunked, one {"type":..,"object":..} JSON line per event
+# (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR); an event that happens alone
+# is one chunk, a backlog shares chunks of up to 2048 bytes (_ChunkWriter).
 # The request is logged with method "WATCH" (also what fault switches
 # match against: a fault for methods=["GET"] leaves watches alone), at the
 # moment the stream starts, and updated in place while it runs.  This
@@ -381,8 +383,7 @@ WATCH_BOOKMARK_S = 60.0         # kube-apiserver: roughly every minute
 WATCH_PRETIMEOUT_S = 2.0        # and one 2 s before the stream's deadline
 WATCH_MIN_REQUEST_TIMEOUT = 1800  # no timeoutSeconds: [1, 2) x this
 WATCH_SLICE_S = 0.2             # how often a stream looks for a gone client
-GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")
-GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 LEASE_FIELDS = ("metadata.name", "metadata.namespace")
 
 
@@ -394,8 +395,18 @@ def watch_requested(path, query):
     parts = path[len(LEASE_PREFIX):].split("/")
     if len(parts) != 2 or not parts[0] or parts[1] != "leases":
         return False
-    v = urllib.parse.parse_qs(query, keep_blank_values=True).get("watch")
-    return bool(v) and v[-1] in GO_TRUE
+    return query_bool(urllib.parse.parse_qs(query, keep_blank_values=True),
+                      "watch")
+
+
+def query_bool(q, key):
+    """A boolean query parameter as the apiserver converts it: absent is
+    false, the first value "0" or "false" (any case) is false, anything
+    else (even "" or "maybe") is true."""
+    v = q.get(key)
+    if not v:
+        return False
+    return not (v[0] == "0" or v[0].lower() == "false")
 
 
 def forbidden(name, verb="watch", user="system:serviceaccount:default:leaderd",
@@ -406,7 +417,8 @@ def forbidden(name, verb="watch", user="system:serviceaccount:default:leaderd",
     msg = ('%s is forbidden: User "%s" cannot %s resource "leases" in API '
            'group "coordination.k8s.io" in the namespace "%s"'
            % (what, user, verb, ns))
-    return status_body(403, msg, "Forbidden", lease_details(name or ""))
+    det = lease_details(name) if name else {"group": GROUP, "kind": "leases"}
+    return status_body(403, msg, "Forbidden", det)
 
 
 def too_old(rv, oldest):
@@ -448,6 +460,15 @@ def _selected(obj, fsel, lsel):
     return True
 
 
+def _bookmark(rv, annotations=None):
+    """A BOOKMARK event's object as 1.36 sends it ("spec": {} included)."""
+    meta = {"resourceVersion": str(rv)}
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return {"kind": "Lease", "apiVersion": LEASE_API, "metadata": meta,
+            "spec": {}}
+
+
 def _client_gone(sock):
     """True when the client closed its end (or the socket broke).  Bytes
     it sent meanwhile (a TLS close_notify) are read and dropped."""
@@ -478,6 +499,41 @@ def _client_gone(sock):
             sock.settimeout(old)
         except OSError:
             pass
+
+
+class _ChunkWriter:
+    """How Go's net/http writes a chunked answer: a 2048-byte buffer in
+    front of the chunk encoder.  flush() sends what is buffered as one
+    chunk; a full buffer goes out as a chunk of its own (so a chunk can
+    end inside an event); a write larger than the buffer into an empty
+    buffer is one chunk.  The apiserver flushes when no further event is
+    ready: events that happen one by one arrive one chunk each, a
+    backlog (a replay from an old RV, the initial ADDED events and their
+    bookmark) shares chunks."""
+
+    SIZE = 2048
+
+    def __init__(self, wfile):
+        self.wfile = wfile
+        self.buf = b""
+
+    def write(self, data):
+        while len(data) > self.SIZE - len(self.buf):
+            if not self.buf:
+                self._chunk(data)
+                return
+            n = self.SIZE - len(self.buf)
+            self._chunk(self.buf + data[:n])
+            self.buf, data = b"", data[n:]
+        self.buf += data
+
+    def flush(self):
+        if self.buf:
+            self._chunk(self.buf)
+            self.buf = b""
+
+    def _chunk(self, b):
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(b), b))
 
 
 class _WatchStream:
@@ -584,8 +640,8 @@ class _WatchMixin:
 
     def watch_fault(self, kind, token=None, count=None, after=0, hold_ms=None):
         """A fault for the next watch requests (a Fault; clear_fault()
-        switches it off).  kind: "cut" (after `after` event lines, close
-        without the terminating chunk), "silent" (headers, then nothing
+        switches it off).  kind: "cut" (after `after` event lines, bookmarks
+        included, close without the terminating chunk), "silent" (headers, then nothing
         until the client goes, the fault is cleared (a close) or hold_ms),
         "gone" (200 and a 410 Expired ERROR event, the real answer to an
         expired resourceVersion), "forbidden" (403 with the RBAC Status).
@@ -660,6 +716,15 @@ class _WatchMixin:
         return [e for e in self.requests(token=token, method="WATCH")
                 if not open_only or e.get("streaming")]
 
+    def request_counts(self, token=Ellipsis, since=None, until=None):
+        """{method: number of requests} of token (None: without a token)
+        received in [since, until); watches count as "WATCH"."""
+        out = {}
+        for e in self.requests(token=token, since=since):
+            if until is None or e["t_recv"] < until:
+                out[e["method"]] = out.get(e["method"], 0) + 1
+        return out
+
     def watch_history(self):
         """The retained events: dicts with rv, type, t, ns, name, object."""
         hub = self._hub()
@@ -702,7 +767,7 @@ class _WatchMixin:
 
         def arg(k, default=""):
             v = q.get(k)
-            return v[-1] if v else default
+            return v[0] if v else default
         try:
             fsel = _parse_selector(arg("fieldSelector"), LEASE_FIELDS)
             lsel = _parse_selector(arg("labelSelector"), None)
@@ -728,17 +793,19 @@ class _WatchMixin:
         rv = arg("resourceVersion")
         entry["rv"] = rv
         ts = arg("timeoutSeconds")
-        bm = arg("allowWatchBookmarks", "false")
+        bookmarks = query_bool(q, "allowWatchBookmarks")
         err = None
         if rv and not rv.isdigit():
-            err = 'resourceVersion: Invalid value: "%s": must be a valid ' \
-                'resource version' % rv
-        elif ts and not re.fullmatch(r"-?\d+", ts):
-            err = 'timeoutSeconds: Invalid value: "%s": must be an ' \
-                'integer' % ts
-        elif bm not in GO_TRUE + GO_FALSE + ("",):
-            err = 'allowWatchBookmarks: Invalid value: "%s": must be a ' \
-                'boolean' % bm
+            # kube-apiserver 1.36 answers this with a 500 without reason.
+            entry["code"] = 500
+            h._send(500, {"kind": "Status", "apiVersion": "v1",
+                          "metadata": {}, "status": "Failure",
+                          "message": 'resourceVersion: Invalid value: "%s": '
+                          'strconv.ParseUint: parsing "%s": invalid syntax'
+                          % (rv, rv), "code": 500})
+            return
+        if ts and not re.fullmatch(r"[-+]?\d+", ts):
+            err = 'strconv.ParseInt: parsing "%s": invalid syntax' % ts
         elif arg("resourceVersionMatch") or arg("sendInitialEvents"):
             err = "fakeapi: resourceVersionMatch and sendInitialEvents " \
                 "are not supported"
@@ -757,8 +824,12 @@ class _WatchMixin:
             elif rv in ("", "0"):
                 for (ons, _), o in sorted(self._leases.items()):
                     if ons == ns and _selected(o, fsel, lsel):
-                        initial.append(copy.deepcopy(o))
+                        initial.append(("ADDED", copy.deepcopy(o)))
                 last = self._rv
+                if bookmarks:
+                    # 1.36 marks the end of the initial state so.
+                    initial.append(("BOOKMARK", _bookmark(
+                        last, {INITIAL_EVENTS_END: "true"})))
             elif int(rv) < hub.floor:
                 expired = too_old(rv, hub.floor)
             else:
@@ -780,7 +851,7 @@ class _WatchMixin:
             h.end_headers()
             h.wfile.flush()
             end = self._stream(h, hub, stream, fault, ns, fsel, lsel,
-                               bm in GO_TRUE, timeout, expired, initial,
+                               bookmarks, timeout, expired, initial,
                                None if expired else last)
         except (OSError, ssl.SSLError, ValueError):
             end = "client"
@@ -804,22 +875,30 @@ class _WatchMixin:
         long enough), client (gone), stop (the server stops)."""
         entry = stream.entry
         sock = h.connection
+        out = _ChunkWriter(h.wfile)
         t0 = time.monotonic()
         deadline = t0 + timeout
 
         def send(etype, obj):
+            """Buffer one event; True when a cut fault says stop now (what
+            is buffered is flushed first)."""
             line = json.dumps({"type": etype, "object": obj},
                               separators=(",", ":")).encode() + b"\n"
-            h.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+            out.write(line)
             entry["events"] += 1
-            after = getattr(fault, "after", None)
-            return fault is not None and fault.kind == "watch_cut" and \
-                entry["events"] >= after
+            if fault is not None and fault.kind == "watch_cut" and \
+                    entry["events"] >= fault.after:
+                out.flush()
+                return True
+            return False
 
-        if fault is not None and fault.kind == "watch_cut" and fault.after <= 0:
+        if fault is not None and fault.kind == "watch_cut" and \
+                fault.after <= 0:
             return "cut"
         if expired is not None:
-            return "cut" if send("ERROR", expired) else "expired"
+            cut = send("ERROR", expired)
+            out.flush()
+            return "cut" if cut else "expired"
         if fault is not None and fault.kind == "watch_silent":
             hold = BLACKHOLE_MAX_S
             if fault.hold_ms is not None:
@@ -834,9 +913,10 @@ class _WatchMixin:
                     return "client"
                 fault.cleared.wait(WATCH_SLICE_S)
             return "silent"
-        for o in initial:
-            if send("ADDED", o):
+        for etype, o in initial:
+            if send(etype, o):
                 return "cut"
+        out.flush()
 
         def next_bookmark(now):
             t = now + hub.bookmark_s
@@ -877,16 +957,15 @@ class _WatchMixin:
                 if e["ns"] == ns and _selected(e["object"], fsel, lsel):
                     if send(e["type"], e["object"]):
                         return "cut"
+            out.flush()
             if bookmarks and not stalled:
                 if now >= t_bm:
                     later = [e["rv"] for e in pending if e["rv"] > last]
                     cur = later[0] - 1 if later else max(last, cur_rv)
                     last = cur
-                    if send("BOOKMARK", {"kind": "Lease",
-                                         "apiVersion": LEASE_API,
-                                         "metadata": {"resourceVersion":
-                                                      str(cur)}}):
+                    if send("BOOKMARK", _bookmark(cur)):
                         return "cut"
+                    out.flush()
                     t_bm = next_bookmark(now)
                 wake = min(wake, t_bm)
             if now >= deadline and not stalled:
@@ -1426,11 +1505,7 @@ class FakeAPI(_WatchMixin):
         manager = ua.split("/")[0] or "unknown"
         with self._lock:
             if name is None:
-                if method == "GET":
-                    if "watch=" in query and not re.search(r"watch=(0|false)",
-                                                           query):
-                        return 400, bad_request("fakeapi: watch is not "
-                                                "supported"), {}
+                if method == "GET":     # a watch went to _serve_watch
                     items = [copy.deepcopy(o) for (n, _), o in
                              sorted(self._leases.items()) if n == ns]
                     for o in items:

@@ -525,7 +525,9 @@ WATCH_Q = "watch=1&fieldSelector=metadata.name%%3D%s&allowWatchBookmarks=true"
 
 class RawWatch:
     """A watch client on a raw socket that sees the chunks as sent: each
-    one, the terminating chunk, and a close without it."""
+    one (kept in .chunks), the terminating chunk, and a close without it.
+    Events are read as lines across chunks, as the server may put several
+    in one chunk or end a chunk inside one."""
 
     def __init__(self, api, query, token=TOK, timeout=5.0, path=BASE):
         s = socket.create_connection(("127.0.0.1", api.port), timeout=timeout)
@@ -534,6 +536,8 @@ class RawWatch:
             s = ctx.wrap_socket(s, server_hostname="127.0.0.1")
         self.sock = s
         self.buf = b""
+        self.lines = b""        # event bytes received, not yet returned
+        self.chunks = []        # every data chunk, as received
         self.t_sent = time.monotonic()
         req = "GET %s?%s HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: " \
             "application/json\r\n" % (path, query)
@@ -582,6 +586,7 @@ class RawWatch:
                 size, _, rest = self.buf.partition(b"\r\n")
             assert rest.startswith(b"\r\n"), rest
             self.buf = rest[2:]
+            self.chunks.append(b"")
             return b""
         while len(rest) < n + 2:
             self.buf = size + b"\r\n" + rest
@@ -589,14 +594,18 @@ class RawWatch:
             size, _, rest = self.buf.partition(b"\r\n")
         assert rest[n:n + 2] == b"\r\n"
         self.buf = rest[n + 2:]
+        self.chunks.append(rest[:n])
         return rest[:n]
 
     def event(self, timeout=5.0):
-        """The next event as a dict; one chunk is exactly one JSON line."""
-        data = self.chunk(timeout)
-        assert data, "the stream ended"
-        assert data.endswith(b"\n") and data.count(b"\n") == 1, data
-        return json.loads(data)
+        """The next event (one JSON line) as a dict."""
+        end = time.monotonic() + timeout
+        while b"\n" not in self.lines:
+            data = self.chunk(max(0.01, end - time.monotonic()))
+            assert data, "the stream ended"
+            self.lines += data
+        line, _, self.lines = self.lines.partition(b"\n")
+        return json.loads(line)
 
     def events(self, n, timeout=5.0):
         return [self.event(timeout) for _ in range(n)]
@@ -606,14 +615,20 @@ class RawWatch:
         the server closes without it: (events, "cut")."""
         out = []
         end = time.monotonic() + timeout
+        how = "end"
         try:
             while True:
                 d = self.chunk(max(0.01, end - time.monotonic()))
                 if d == b"":
-                    return out, "end"
-                out.append(json.loads(d))
+                    break
+                self.lines += d
         except (EOFError, ConnectionResetError, ssl.SSLError):
-            return out, "cut"
+            how = "cut"
+        while self.lines:
+            line, nl, self.lines = self.lines.partition(b"\n")
+            assert nl, "a partial event at the end: %r" % line
+            out.append(json.loads(line))
+        return out, how
 
     def close(self):
         try:
@@ -667,12 +682,22 @@ def test_watch_wire_format_and_events_as_get_returns_them(api, watch):
     assert w.headers["content-type"] == "application/json"
     assert w.headers["transfer-encoding"] == "chunked"
     assert "content-length" not in w.headers
-    # resourceVersion unset: the current object first, as ADDED.
+    # resourceVersion unset: the current object first, as ADDED, then
+    # (bookmarks allowed) the bookmark that ends the initial state, both
+    # in one chunk as kube-apiserver 1.36 sends them.
     ev = w.event()
     assert ev == {"type": "ADDED", "object": obj}
     assert list(ev) == ["type", "object"]
+    assert w.event() == {"type": "BOOKMARK", "object": {
+        "kind": "Lease", "apiVersion": "coordination.k8s.io/v1",
+        "metadata": {"resourceVersion": rv_of(obj), "annotations": {
+            "k8s.io/initial-events-end": "true"}}, "spec": {}}}
+    assert len(w.chunks) == 1 and w.chunks[0].count(b"\n") == 2
     up = put_holder(api, "w1", "b")
     assert w.event() == {"type": "MODIFIED", "object": up}
+    # An event that happens alone is one chunk, one line.
+    assert w.chunks[1] == json.dumps({"type": "MODIFIED", "object": up},
+                                     separators=(",", ":")).encode() + b"\n"
     assert call(api, "GET", BASE + "/w1")[2] == up
     # The stream stays open with nothing to say.
     with pytest.raises(socket.timeout):
@@ -695,9 +720,13 @@ def test_watch_from_rv_sends_only_later_events(api, watch):
     # "0" is "any": the current state as ADDED, like "".
     w3 = watch(wq("r1", rv="0"))
     assert w3.event() == {"type": "ADDED", "object": o4}
-    # A watch on a lease that does not exist yet sends nothing until it is
-    # created.
+    assert w3.event()["type"] == "BOOKMARK"
+    # A watch on a lease that does not exist yet sends only the end of
+    # the (empty) initial state until it is created.
     w4 = watch(wq("later"))
+    ev = w4.event()
+    assert ev["type"] == "BOOKMARK" and ev["object"]["metadata"][
+        "annotations"] == {"k8s.io/initial-events-end": "true"}
     with pytest.raises(socket.timeout):
         w4.chunk(timeout=0.3)
     o5 = call(api, "POST", BASE, lease("later"))[2]
@@ -787,7 +816,7 @@ def test_watch_bookmarks_interval_and_before_timeout(api, watch):
     assert 0.2 <= dt <= 1.0, dt
     assert ev == {"type": "BOOKMARK", "object": {
         "kind": "Lease", "apiVersion": "coordination.k8s.io/v1",
-        "metadata": {"resourceVersion": rv_of(o)}}}
+        "metadata": {"resourceVersion": rv_of(o)}, "spec": {}}}
     # The bookmark RV follows the global RV, also past other writes.
     api.create_lease(NS, "unrelated", {"holderIdentity": "x"})
     cur = int(rv_of(api.get_lease(NS, "unrelated")))
@@ -832,7 +861,7 @@ def test_watch_request_log(api, watch):
     call(api, "POST", BASE, lease("q1"))
     t0 = time.monotonic()
     w = watch(wq("q1"), token="token-b")
-    w.event()
+    w.events(2)
     call(api, "GET", BASE + "/q1", token="token-b")
     wait = time.monotonic() + 2
     while not api.watches(token="token-b") and time.monotonic() < wait:
@@ -840,11 +869,15 @@ def test_watch_request_log(api, watch):
     (e,) = api.watches(token="token-b")
     assert e["method"] == "WATCH" and e["code"] == 200
     assert e["streaming"] is True and e["t_done"] is None
-    assert e["events"] == 1 and e["rv"] == ""
+    assert e["events"] == 2 and e["rv"] == ""
     assert e["path"] == BASE and "watch=1" in e["query"]
     assert t0 <= e["t_recv"]
     assert [r["method"] for r in api.requests(token="token-b")] == \
         ["WATCH", "GET"]
+    assert api.request_counts(token="token-b", since=t0) == \
+        {"WATCH": 1, "GET": 1}
+    assert api.request_counts(token="token-b", since=t0,
+                              until=e["t_recv"]) == {}
     assert len(api.requests(token="token-b", method="GET")) == 1
     w.close()
     wait = time.monotonic() + 2
@@ -863,14 +896,56 @@ def test_watch_bad_requests_and_auth(api, watch):
     assert w.status == 401 and w.body["reason"] == "Unauthorized"
     w = watch(wq("x"), token="nope")
     assert w.status == 401
+    # As kube-apiserver 1.36 answers it: 500, no reason.
     w = watch(wq("x", rv="abc"))
-    assert w.status == 400 and w.body["reason"] == "BadRequest"
+    assert w.status == 500 and "reason" not in w.body
+    assert w.body["message"] == 'resourceVersion: Invalid value: "abc": ' \
+        'strconv.ParseUint: parsing "abc": invalid syntax'
     w = watch("watch=1&fieldSelector=spec.holderIdentity%3Da")
     assert w.status == 400 and "spec.holderIdentity" in w.body["message"]
     w = watch(wq("x") + "&timeoutSeconds=soon")
     assert w.status == 400
+    assert w.body["message"] == 'strconv.ParseInt: parsing "soon": ' \
+        'invalid syntax'
     assert [r["code"] for r in api.requests(method="WATCH")] == \
-        [401, 401, 400, 400, 400]
+        [401, 401, 500, 400, 400]
+
+
+def test_watch_query_booleans_as_the_apiserver_reads_them(api, watch):
+    """Absent, "0" and "false" (any case) are false; anything else, even
+    "yes" or "", is true; the first of repeated values counts."""
+    o = call(api, "POST", BASE, lease("qb"))[2]
+    for v in ("1", "true", "True", "yes", ""):
+        w = watch("watch=%s&fieldSelector=metadata.name%%3Dqb&"
+                  "timeoutSeconds=1" % v)
+        assert w.status == 200 and "transfer-encoding" in w.headers, v
+        assert w.until_end() == ([{"type": "ADDED", "object": o}], "end"), v
+    for v in ("0", "false", "FALSE"):
+        code, _, body = call(api, "GET", BASE + "?watch=%s" % v)
+        assert code == 200 and body["kind"] == "LeaseList", v
+    code, _, body = call(api, "GET", BASE + "?watch=false&watch=true")
+    assert code == 200 and body["kind"] == "LeaseList"
+    # allowWatchBookmarks=maybe asks for bookmarks.
+    w = watch("watch=1&fieldSelector=metadata.name%3Dqb&"
+              "allowWatchBookmarks=maybe&timeoutSeconds=1")
+    evs, how = w.until_end()
+    assert [e["type"] for e in evs] == ["ADDED", "BOOKMARK"]
+
+
+def test_watch_backlog_shares_chunks_of_2048_bytes(api, watch):
+    """A replay from an old RV is written as Go's net/http writes it: up
+    to 2048 bytes a chunk, a chunk may end inside an event; the client
+    must read lines, not chunks."""
+    o = call(api, "POST", BASE, lease("bk"))[2]
+    ups = [put_holder(api, "bk", "holder-%d" % i) for i in range(6)]
+    w = watch(wq("bk", rv=rv_of(o), timeout=1, bookmarks=False))
+    evs, how = w.until_end()
+    assert how == "end"
+    assert evs == [{"type": "MODIFIED", "object": u} for u in ups]
+    data = [c for c in w.chunks if c]
+    assert all(len(c) <= 2048 for c in data)
+    assert len(data[0]) == 2048 and not data[0].endswith(b"\n")
+    assert b"".join(data).count(b"\n") == 6
 
 
 def test_watch_fault_cut_after_n_events(api, watch):
@@ -952,6 +1027,13 @@ def test_watch_fault_forbidden_only_watches(api, watch):
         '"default"', "Forbidden", det("f1"))
     assert call(api, "GET", BASE + "/f1")[0] == 200
     assert watch(wq("f1"), token="token-b").status == 200
+    # Without a name (no field selector) the Status names none either.
+    w = watch("watch=1")
+    assert w.status == 403
+    assert w.body["message"].startswith("leases.coordination.k8s.io is "
+                                        "forbidden: ")
+    assert w.body["details"] == {"group": "coordination.k8s.io",
+                                 "kind": "leases"}
     # A plain status fault for WATCH works too (a 503 with Retry-After).
     api.clear_faults()
     api.fault("status", methods=["WATCH"], status=503, retry_after=1,

@@ -95,7 +95,8 @@ def leader_and_followers(cluster, api, n, **kw):
 def test_watch_request_is_well_formed(cluster, api):
     """The watch names the lock by field selector, asks for bookmarks,
     sends kubernetes.watch_timeout as timeoutSeconds and starts from a
-    resourceVersion the daemon has seen."""
+    resourceVersion the daemon has seen (the first instance may have
+    started before the Lease existed: "" or "0" there)."""
     lead, (f,), chk = leader_and_followers(cluster, api, 2)
     for inst in (lead, f):
         (e,) = watching(api, inst)
@@ -105,8 +106,10 @@ def test_watch_request_is_well_formed(cluster, api):
         assert q.get("watch") in ("1", "true"), q
         assert q.get("allowWatchBookmarks") == "true", q
         assert q.get("timeoutSeconds") == "300", q      # the 5m default
-        assert re.fullmatch(r"[1-9]\d*", q.get("resourceVersion", "")), q
         hist = [h["rv"] for h in api.history(ns=NS, name=cluster.lock)]
+        if inst is lead and q.get("resourceVersion") in ("", "0"):
+            continue    # it may have started watching before the create
+        assert re.fullmatch(r"[1-9]\d*", q.get("resourceVersion", "")), q
         assert q["resourceVersion"] in hist, (q, hist)
     chk.assert_s1()
 
@@ -218,12 +221,15 @@ def test_leader_sees_a_foreign_write_at_once(cluster, api):
         holderIdentity="intruder"))
     wait_until(lambda: (v := lead.leader()) and v["is_leader"] is False,
                WATCH_BOUND, what="the leader to see the foreign write")
+    t_down = time.monotonic()
     print("leader stopped claiming %.3f s after the foreign write"
-          % (time.monotonic() - t_w))
+          % (t_down - t_w))
     wait_until(lambda: (v := f.leader()) and v["name"] == "intruder",
                WATCH_BOUND, what="the follower to see the foreign write")
-    # Nobody claimed meanwhile: the intruder's lease is live.
-    assert chk.first_true(since=t_w + 0.1) is None
+    time.sleep(1.0)
+    # Nobody claims afterwards: the intruder's lease is live.
+    assert [x for x in chk.snapshot() if x[0] >= t_down and x[3]] == []
+    assert lead.writes()[-1]["t"] < t_w, "the leader wrote over the intruder"
     chk.assert_s1()
 
 
@@ -239,17 +245,16 @@ def test_f22_stream_cut_reconnects_and_still_hands_over(cluster, api):
     # Every new watch is cut at once for 6 s.
     flt = api.watch_fault("cut", token=f.token, after=0)
     t_f = time.monotonic()
-    api.watch_cut_open(token=f.token)   # the open stream goes too
+    assert api.watch_cut_open(token=f.token) == 1
     time.sleep(6.0)
     api.clear_fault(flt)
     n = len([e for e in api.requests(token=f.token, method="WATCH",
                                      since=t_f)])
     print("watch requests in 6 s of cut streams: %d" % n)
     assert 2 <= n <= 15, "%d watch requests in 6 s of cuts" % n
-    t_ok = time.monotonic()
-    wait_watching(api, f, RECONNECT_BOUND + 5.0, since=t_ok - 6.0)
+    # The backoff may have grown; it stays below about retry_period.
     wait_until(lambda: [e for e in watching(api, f) if e["fault"] is None],
-               RECONNECT_BOUND + 5.0, what="a healthy watch again")
+               2.2 * SLOW["retry_period"] + 2.0, what="a healthy watch again")
     time.sleep(0.5)
     t_term = time.monotonic()
     old.terminate()
@@ -270,7 +275,9 @@ def test_f22_410_relists_then_watches_from_the_new_rv(cluster, api):
     api.watch_cut_open(token=f.token)
     wait_until(lambda: gone.hits == 1, RECONNECT_BOUND,
                what="a watch that gets 410")
-    w2 = wait_watching(api, f, RECONNECT_BOUND, since=t_cut)[0]
+    w2 = wait_until(lambda: [e for e in watching(api, f)
+                             if e["t_recv"] >= t_cut and e["fault"] is None],
+                    RECONNECT_BOUND, what="a watch after the 410")[0]
     reqs = api.requests(token=f.token, since=t_cut)
     seq = [(e["method"], e.get("end")) for e in reqs]
     i410 = next(i for i, e in enumerate(reqs) if e["fault"] == "watch_gone")
@@ -301,15 +308,14 @@ def test_f22_silent_stream_is_dead_after_its_timeout(cluster, api):
     follower gives it up after about 3 s and watches again."""
     WT = 2.0
     old, (f,), chk = leader_and_followers(cluster, api, 2, watch_timeout=WT)
-    assert qs(watching(api, f)[0])["timeoutSeconds"] == "2"
+    assert qs(wait_watching(api, f)[0])["timeoutSeconds"] == "2"
     silent = api.watch_fault("silent", token=f.token, count=1)
     t_cut = time.monotonic()
     api.watch_cut_open(token=f.token)
-    wait_until(lambda: silent.hits == 1, RECONNECT_BOUND + WT,
-               what="a silent watch")
-    (e,) = [x for x in api.requests(token=f.token, method="WATCH",
-                                    since=t_cut)
-            if x["fault"] == "watch_silent"]
+    wait_until(lambda: [x for x in api.requests(token=f.token,
+                                                method="WATCH", since=t_cut)
+                        if x["fault"] == "watch_silent"],
+               RECONNECT_BOUND + WT, what="a silent watch")
     wait_until(lambda: not [x for x in api.watches(token=f.token)
                             if x["fault"] == "watch_silent"],
                WT + RT + 3.0, what="the follower to drop the silent watch")
