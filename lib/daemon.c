@@ -23,6 +23,7 @@
 #include "kube.h"
 #include "localapi.h"
 #include "lease.h"
+#include "lock.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -33,6 +34,8 @@ struct daemon {
 	struct curlev		*cv;
 	struct kube		*kube;
 	struct kube		*events;	/* a second client, for Events */
+	struct lock		*lk;		/* the lock objects, over kube */
+	int			 warned;	/* an API Warning was logged */
 	struct httpd		*httpd;
 	ev_timer		 wake;		/* the elector's wake time */
 	ev_timer		 hard_stop;	/* exit even if the API hangs */
@@ -41,9 +44,8 @@ struct daemon {
 	ev_signal		 sighup;
 	struct localapi_state	 st;		/* what the local API reports */
 	enum elector_action_kind req;		/* request in flight */
-	char			*body;		/* last Lease body, for PUT */
-	size_t			 bodylen;
-	char			 lock[2 * CONFIG_STR_MAX + 2]; /* "ns/name" */
+	char			 lock[2 * CONFIG_STR_MAX + 34]; /* "ns/name",
+						    "type/ns/name" */
 	char			 api_err[4][768]; /* last error logged, by
 						    request kind; 0: Events */
 	int			 stopping;	/* a signal arrived */
@@ -80,10 +82,9 @@ api_error(struct daemon *d, int slot, const struct kube_result *res)
 	}
 	log_warnx("lease %s: API error: %s", d->lock, line);
 	if (res->status == 403)
-		log_warnx("lease %s: leaderd needs get, update and create on "
-		    "leases (coordination.k8s.io) in namespace %s; check the "
-		    "Role bound to its service account", d->lock,
-		    d->conf->lock_namespace);
+		log_warnx("lease %s: leaderd needs %s in namespace %s; check "
+		    "the Role bound to its service account", d->lock,
+		    lock_rbac(d->lk), d->conf->lock_namespace);
 }
 
 static void
@@ -124,8 +125,8 @@ record_event(struct daemon *d, const char *what)
 		return;
 	}
 	snprintf(msg, sizeof(msg), "%s %s", d->conf->identity, what);
-	body = lease_encode_event(d->conf->lock_namespace, d->conf->lock_name,
-	    &d->el.observed, d->conf->identity, msg, clock_wall_us());
+	body = lock_encode_event(d->lk, d->conf->identity, msg,
+	    clock_wall_us());
 	if (kube_event_create(d->events, d->conf->lock_namespace, body,
 	    d->conf->request_timeout_ms, event_done_cb, d) == -1)
 		log_debug("lease %s: Event \"%s\" not sent", d->lock, what);
@@ -133,43 +134,27 @@ record_event(struct daemon *d, const char *what)
 }
 
 static void
-keep_body(struct daemon *d, const struct kube_result *res)
-{
-	free(d->body);
-	d->body = xmalloc(res->len + 1);
-	memcpy(d->body, res->body, res->len);
-	d->body[res->len] = '\0';
-	d->bodylen = res->len;
-}
-
-static void
-api_done_cb(const struct kube_result *res, void *arg)
+api_done_cb(const struct kube_result *res, const struct lease *rec,
+    void *arg)
 {
 	struct daemon		*d = arg;
-	struct lease		 rec;
 	enum elector_action_kind req = d->req;
-	char			 err[256];
 
 	d->req = ELECTOR_DO_NOTHING;
 	d->st.req_deadline_ms = 0;
+	if (res->warning[0] != '\0' && !d->warned) {
+		/* Endpoints are deprecated on new API servers: say it once. */
+		log_warnx("lease %s: the API server warns: %s", d->lock,
+		    res->warning);
+		d->warned = 1;
+	}
 	switch (res->outcome) {
 	case KUBE_OK:
-		if (lease_decode(res->body, res->len, &rec, err,
-		    sizeof(err)) == -1) {
-			struct kube_result bad = *res;
-
-			snprintf(bad.reason, sizeof(bad.reason), "BadLease");
-			snprintf(bad.message, sizeof(bad.message), "%s", err);
-			api_error(d, req, &bad);
-			step(d, ELECTOR_IN_FAILED, NULL);
-			return;
-		}
 		api_ok(d, req);
-		keep_body(d, res);
 		if (req != ELECTOR_DO_GET)
 			d->st.written_ms = clock_mono_ms();
 		step(d, req == ELECTOR_DO_GET ? ELECTOR_IN_GOT :
-		    ELECTOR_IN_WRITTEN, &rec);
+		    ELECTOR_IN_WRITTEN, rec);
 		return;
 	case KUBE_NOTFOUND:
 		api_ok(d, req);
@@ -200,38 +185,23 @@ api_done_cb(const struct kube_result *res, void *arg)
 static int
 send_request(struct daemon *d, const struct elector_action *act)
 {
-	const struct config	*c = d->conf;
-	char			*body, err[256];
 	int			 rv = -1;
 
 	d->req = act->kind;
 	d->st.req_deadline_ms = clock_mono_ms() + act->timeout_ms;
 	switch (act->kind) {
 	case ELECTOR_DO_GET:
-		rv = kube_lease_get(d->kube, c->lock_namespace, c->lock_name,
-		    act->timeout_ms, api_done_cb, d);
+		rv = lock_get(d->lk, act->timeout_ms, api_done_cb, d);
 		break;
 	case ELECTOR_DO_CREATE:
-		body = lease_encode_create(c->lock_namespace, c->lock_name,
-		    &act->record);
-		rv = kube_lease_create(d->kube, c->lock_namespace, body,
-		    act->timeout_ms, api_done_cb, d);
-		free(body);
+		rv = lock_create(d->lk, &act->record, act->timeout_ms,
+		    api_done_cb, d);
 		break;
 	case ELECTOR_DO_UPDATE:
-		if (d->body == NULL) {
-			log_warnx("lease %s: no lease body to update",
+		if ((rv = lock_update(d->lk, &act->record, act->timeout_ms,
+		    api_done_cb, d)) == -1)
+			log_warnx("lease %s: cannot build the update",
 			    d->lock);
-			break;
-		}
-		if ((body = lease_encode_update(d->body, d->bodylen,
-		    &act->record, err, sizeof(err))) == NULL) {
-			log_warnx("lease %s: %s", d->lock, err);
-			break;
-		}
-		rv = kube_lease_update(d->kube, c->lock_namespace,
-		    c->lock_name, body, act->timeout_ms, api_done_cb, d);
-		free(body);
 		break;
 	case ELECTOR_DO_NOTHING:
 		rv = 0;
@@ -308,7 +278,7 @@ step(struct daemon *d, enum elector_input_kind kind, const struct lease *rec)
 		elector_step(&d->el, &in, &act);
 		log_events(d, act.events);
 		if (d->el.state == ELECTOR_STOPPED) {
-			kube_cancel(d->kube);
+			lock_cancel(d->lk);
 			d->req = ELECTOR_DO_NOTHING;
 			d->st.req_deadline_ms = 0;
 			ev_timer_stop(d->loop, &d->wake);
@@ -413,6 +383,11 @@ daemon_setup(struct daemon *d, const struct config *c,
 		log_warnx("%s", err);
 		return -1;
 	}
+	if ((d->lk = lock_new(d->kube, c->lock_type, c->lock_namespace,
+	    c->lock_name, err, sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return -1;
+	}
 	d->httpd = httpd_new(d->loop, http_cb, d);
 	if (c->listen_http[0] != '\0' &&
 	    httpd_listen_tcp(d->httpd, c->listen_http, err, sizeof(err)) ==
@@ -439,8 +414,11 @@ daemon_run(const struct config *c, const struct kube_creds *creds)
 	d.conf = c;
 	d.st.conf = c;
 	d.st.el = &d.el;
-	snprintf(d.lock, sizeof(d.lock), "%s/%s", c->lock_namespace,
-	    c->lock_name);
+	/* Leases keep the log lines they always had: "lease ns/name". */
+	snprintf(d.lock, sizeof(d.lock), "%s%s%s/%s",
+	    strcmp(c->lock_type, "leases") == 0 ? "" : c->lock_type,
+	    strcmp(c->lock_type, "leases") == 0 ? "" : "/",
+	    c->lock_namespace, c->lock_name);
 	signal(SIGPIPE, SIG_IGN);
 	d.loop = ev_default_loop(EVFLAG_AUTO);
 	ev_timer_init(&d.wake, wake_cb, 0., 0.);
@@ -471,6 +449,7 @@ daemon_run(const struct config *c, const struct kube_creds *creds)
 	ev_timer_stop(d.loop, &d.hard_stop);
 	if (d.httpd != NULL)
 		httpd_free(d.httpd);
+	lock_free(d.lk);
 	if (d.kube != NULL)
 		kube_free(d.kube);
 	if (d.events != NULL)
@@ -481,7 +460,6 @@ daemon_run(const struct config *c, const struct kube_creds *creds)
 	ev_signal_stop(d.loop, &d.sigint);
 	ev_signal_stop(d.loop, &d.sighup);
 	ev_loop_destroy(d.loop);
-	free(d.body);
 	if (status == 0)
 		log_info("exiting");
 	return status;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "kube.h"
@@ -46,6 +47,7 @@ struct kube {
 	int			 in_cb;		/* inside done_cb */
 	int			 dead;		/* kube_free ran inside done_cb */
 	char			 errbuf[CURL_ERROR_SIZE];
+	char			 warning[256];	/* first Warning header */
 };
 
 static uint64_t
@@ -158,6 +160,33 @@ write_cb(char *data, size_t size, size_t nmemb, void *arg)
 }
 
 /*
+ * Keep the first "Warning:" header of an answer (RFC 7234 5.5, which the
+ * API server sends for deprecated APIs such as v1 Endpoints).
+ */
+static size_t
+header_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct kube	*k = arg;
+	size_t		 n = size * nmemb, len;
+
+	if (k->warning[0] == '\0' && n > 8 &&
+	    strncasecmp(data, "Warning:", 8) == 0) {
+		data += 8;
+		len = n - 8;
+		while (len > 0 && (*data == ' ' || *data == '\t'))
+			data++, len--;
+		while (len > 0 && (data[len - 1] == '\r' ||
+		    data[len - 1] == '\n' || data[len - 1] == ' '))
+			len--;
+		if (len >= sizeof(k->warning))
+			len = sizeof(k->warning) - 1;
+		memcpy(k->warning, data, len);
+		k->warning[len] = '\0';
+	}
+	return n;
+}
+
+/*
  * With tls_server_name, the URL names that host (it is sent as SNI and
  * the certificate is checked against it) and CURLOPT_CONNECT_TO sends
  * the connection to the real server.  The Host header carries the name
@@ -240,6 +269,8 @@ setup_easy(struct kube *k, const char *user_agent, char *err, size_t errlen)
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, k->errbuf);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, k);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, k);
 	curl_easy_setopt(e, CURLOPT_USERAGENT, user_agent);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
@@ -427,6 +458,7 @@ fill_result(struct kube *k, CURLcode rc, struct kube_result *res)
 	/* write_cb NUL-terminates; an empty answer leaves old bytes. */
 	res->body = k->len > 0 ? k->body : "";
 	res->len = k->len;
+	memcpy(res->warning, k->warning, sizeof(res->warning));
 	if (rc != CURLE_OK) {
 		res->outcome = KUBE_FAILED;
 		res->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
@@ -579,6 +611,7 @@ start(struct kube *k, const char *method, char *url, const char *body,
 	k->len = 0;
 	k->too_large = 0;
 	k->errbuf[0] = '\0';
+	k->warning[0] = '\0';
 	k->done_cb = cb;
 	k->arg = arg;
 	k->busy = 1;
@@ -625,6 +658,52 @@ kube_lease_update(struct kube *k, const char *ns, const char *name,
 {
 	return start(k, "PUT", lease_url(k, ns, name), body, timeout_ms, cb,
 	    arg);
+}
+
+/* The URL of core/v1 resource ns/name, or of the collection (name NULL). */
+static char *
+core_url(struct kube *k, const char *resource, const char *ns,
+    const char *name)
+{
+	char	*ens, *ename = NULL, *url = NULL;
+
+	if ((ens = curl_easy_escape(k->easy, ns, 0)) == NULL)
+		return NULL;
+	if (name != NULL &&
+	    (ename = curl_easy_escape(k->easy, name, 0)) == NULL) {
+		curl_free(ens);
+		return NULL;
+	}
+	xasprintf(&url, "%s/api/v1/namespaces/%s/%s%s%s", k->server, ens,
+	    resource, name != NULL ? "/" : "", name != NULL ? ename : "");
+	curl_free(ens);
+	curl_free(ename);
+	return url;
+}
+
+int
+kube_core_get(struct kube *k, const char *resource, const char *ns,
+    const char *name, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return start(k, "GET", core_url(k, resource, ns, name), NULL,
+	    timeout_ms, cb, arg);
+}
+
+int
+kube_core_create(struct kube *k, const char *resource, const char *ns,
+    const char *body, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return start(k, "POST", core_url(k, resource, ns, NULL), body,
+	    timeout_ms, cb, arg);
+}
+
+int
+kube_core_update(struct kube *k, const char *resource, const char *ns,
+    const char *name, const char *body, uint64_t timeout_ms,
+    kube_done_cb cb, void *arg)
+{
+	return start(k, "PUT", core_url(k, resource, ns, name), body,
+	    timeout_ms, cb, arg);
 }
 
 void

@@ -556,6 +556,15 @@ char *
 lease_encode_event(const char *ns, const char *name, const struct lease *rec,
     const char *identity, const char *message, int64_t now_us)
 {
+	return lease_encode_event_on(LEASE_API_VERSION, "Lease", ns, name,
+	    rec, identity, message, now_us);
+}
+
+char *
+lease_encode_event_on(const char *api_version, const char *kind,
+    const char *ns, const char *name, const struct lease *rec,
+    const char *identity, const char *message, int64_t now_us)
+{
 	json_t	*root, *meta, *obj, *src;
 	char	 ts[LEASE_MICROTIME_LEN], *evname;
 
@@ -573,8 +582,8 @@ lease_encode_event(const char *ns, const char *name, const struct lease *rec,
 	json_object_set_new(meta, "namespace", jstring(ns));
 	json_object_set_new(root, "metadata", meta);
 	obj = json_object();
-	json_object_set_new(obj, "apiVersion", json_string(LEASE_API_VERSION));
-	json_object_set_new(obj, "kind", json_string("Lease"));
+	json_object_set_new(obj, "apiVersion", json_string(api_version));
+	json_object_set_new(obj, "kind", json_string(kind));
 	json_object_set_new(obj, "name", jstring(name));
 	json_object_set_new(obj, "namespace", jstring(ns));
 	if (rec->uid[0] != '\0')

@@ -77,6 +77,15 @@ char	*lease_encode_event(const char *ns, const char *name,
 	    const char *message, int64_t now_us);
 
 /*
+ * The same Event about any object of the lock: api_version and kind name
+ * the involvedObject ("v1" and "Endpoints" or "ConfigMap" for the legacy
+ * locks); rec carries that object's uid and resourceVersion.
+ */
+char	*lease_encode_event_on(const char *api_version, const char *kind,
+	    const char *ns, const char *name, const struct lease *rec,
+	    const char *identity, const char *message, int64_t now_us);
+
+/*
  * Whether two records are the same as client-go sees them: holder,
  * duration, acquire and renew time at second precision, transitions,
  * strategy and preferred holder (client-go compares the JSON of its

@@ -108,8 +108,8 @@ reply_leader(const struct localapi_state *d, const struct http_request *req,
 	buf_printf(&b, ",\"is_leader\":%s,\"identity\":",
 	    leading ? "true" : "false");
 	buf_json_str(&b, d->conf->identity);
-	buf_printf(&b, ",\"lock\":\"leases/%s/%s\",\"state\":\"%s\"",
-	    d->conf->lock_namespace, d->conf->lock_name,
+	buf_printf(&b, ",\"lock\":\"%s/%s/%s\",\"state\":\"%s\"",
+	    d->conf->lock_type, d->conf->lock_namespace, d->conf->lock_name,
 	    elector_state_name(d->el->state));
 	buf_printf(&b, ",\"transitions\":%d", o->transitions);
 	json_time(&b, "acquire_time", o->acquire_us);

@@ -241,6 +241,8 @@ main(int argc, char *argv[])
 			config_dump(&conf, dump, sizeof(dump));
 			fputs(dump, stdout);
 		}
+		printf("lock %s/%s/%s\n", conf.lock_type, conf.lock_namespace,
+		    conf.lock_name);
 		printf("configuration OK\n");
 		return 0;
 	}

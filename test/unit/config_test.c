@@ -573,9 +573,15 @@ static const struct check checks[] = {
 	{ "lock.namespace", "", "--f: lock.namespace is empty; set it, or "
 	    "remove it to use $POD_NAMESPACE or the service account's "
 	    "namespace" },
-	{ "lock.type", "endpoints", "--f: lock.type \"endpoints\": the "
-	    "endpoints lock was removed from client-go; use leases" },
+	{ "lock.type", "endpoint", "--f: lock.type \"endpoint\" is not "
+	    "supported; use leases (or endpoints, configmaps, "
+	    "endpointsleases, configmapsleases to share a lock with older "
+	    "clients)" },
 	{ "lock.type", "leases", NULL },
+	{ "lock.type", "endpoints", NULL },
+	{ "lock.type", "configmaps", NULL },
+	{ "lock.type", "endpointsleases", NULL },
+	{ "lock.type", "configmapsleases", NULL },
 	{ "identity", "pod-0_x.y Z\xc3\xa9", NULL },
 	{ "identity", "", "--f: identity is empty; set identity in the file, "
 	    "--id, or $POD_NAME" },
