@@ -376,12 +376,14 @@ legacy_decode(const char *kind, const char *buf, size_t len,
 	if ((root = load_object(kind, buf, len, err, errlen)) == NULL)
 		return -1;
 	memset(&l, 0, sizeof(l));
+	snprintf(l.holder, sizeof(l.holder), "%s", LEGACY_UNKNOWN_LEADER);
 	meta = json_object_get(root, "metadata");
 	if (!json_is_object(meta)) {
 		*out = l;
 		rc = 0;
 		goto out;
 	}
+	l.holder[0] = '\0';
 	if (meta_string(meta, "resourceVersion", l.rv, sizeof(l.rv), err,
 	    errlen) == -1 || meta_string(meta, "uid", l.uid, sizeof(l.uid),
 	    err, errlen) == -1)
@@ -391,7 +393,10 @@ legacy_decode(const char *kind, const char *buf, size_t len,
 		snprintf(err, errlen, "metadata.annotations: not an object");
 		goto out;
 	}
-	if ((v = json_object_get(ann, LEGACY_ANNOTATION)) != NULL) {
+	if ((v = json_object_get(ann, LEGACY_ANNOTATION)) == NULL)
+		snprintf(l.holder, sizeof(l.holder), "%s",
+		    LEGACY_UNKNOWN_LEADER);
+	else {
 		if (!json_is_string(v)) {
 			snprintf(err, errlen, "annotation %s: not a string",
 			    LEGACY_ANNOTATION);

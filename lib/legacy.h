@@ -47,8 +47,11 @@ char	*legacy_record_encode(const struct lease *rec);
 /*
  * Decode a core/v1 object of the given kind ("Endpoints" or "ConfigMap")
  * into out: its metadata.resourceVersion and uid, and the record from
- * its annotation.  No annotation reads as an empty record, a free lock,
- * as client-go reads it.  A body that is not such an object, or an
+ * its annotation.  An object without the annotation reads as held by
+ * LEGACY_UNKNOWN_LEADER, where client-go reads an empty record, a free
+ * lock: the annotation may have been deleted by hand under a live
+ * leader, so it is waited out like any foreign holder rather than taken
+ * at once (a release writes holderIdentity "", which is free).  A body that is not such an object, or an
  * annotation that does not decode (an empty string included, which Go
  * refuses too), is an error: -1 with err, out untouched.
  */

@@ -10,14 +10,21 @@
  * returned for it, which the next PUT is built on (with its
  * resourceVersion and uid, as client-go sends the cached object).
  *
- * The MultiLock follows client-go v0.23's multilock.go with two
- * deliberate differences, both on the safe side:
+ * The MultiLock follows client-go v0.23's multilock.go with three
+ * deliberate differences, all on the safe side:
  *  - Get returns the primary alone when the secondary is missing, even
  *    if the primary names us (client-go then answers NotFound and
  *    re-creates): the secondary is created by the next Update;
  *  - Create does not go on to the secondary when the primary already
  *    exists (client-go ignores that AlreadyExists): somebody else created
- *    it, so the attempt is a conflict.
+ *    it, so the attempt is a conflict;
+ *  - Update writes the secondary over the version of it this lock last
+ *    saw (or creates it if it was missing then), where client-go reads it
+ *    again just before writing.  client-go's fresh read lets a MultiLock
+ *    overwrite a Lease that a Lease-only elector took meanwhile, and both
+ *    would lead; here that write is a conflict.  This matters during the
+ *    migration's last step, when MultiLock and Lease-only electors share
+ *    the election.
  * The record the elector sees carries the primary's fields, the holder
  * LEGACY_UNKNOWN_LEADER when the two holders differ, and as its
  * resourceVersion both objects' resourceVersions joined, so a write to
@@ -54,6 +61,7 @@ struct lock_obj {
 	char		*body;		/* last body the server returned */
 	size_t		 len;		/* its length */
 	struct lease	 last;		/* its record, rv and uid */
+	int		 missing;	/* the last read found no object */
 };
 
 struct lock {
@@ -353,7 +361,9 @@ kube_cb(const struct kube_result *res, void *arg)
 		o->body[res->len] = '\0';
 		o->len = res->len;
 		o->last = rec;
-	}
+		o->missing = 0;
+	} else if (res->outcome == KUBE_NOTFOUND && l->op == OP_GET)
+		o->missing = 1;
 	if (l->nobj == 1) {
 		finish(l, res, res->outcome == KUBE_OK ? &rec : NULL);
 		return;
@@ -366,7 +376,11 @@ kube_cb(const struct kube_result *res, void *arg)
 			return;
 		}
 		l->prim = rec;
-		next(l, 1, l->op == OP_CREATE ? OP_CREATE : OP_GET);
+		if (l->op == OP_UPDATE)
+			next(l, 1, l->obj[1].missing || l->obj[1].body == NULL ?
+			    OP_CREATE : OP_UPDATE);
+		else
+			next(l, 1, l->op);
 		return;
 	}
 	if (l->op == OP_GET) {
@@ -381,15 +395,6 @@ kube_cb(const struct kube_result *res, void *arg)
 		if (res->outcome == KUBE_OK)
 			compose(&out, &l->prim, &rec);
 		finish(l, res, res->outcome == KUBE_OK ? &out : NULL);
-		return;
-	}
-	if (l->op == OP_UPDATE && l->stage == 1) {
-		if (res->outcome == KUBE_OK)
-			next(l, 1, OP_UPDATE);
-		else if (res->outcome == KUBE_NOTFOUND)
-			next(l, 1, OP_CREATE);
-		else
-			finish(l, res, NULL);
 		return;
 	}
 	/* The secondary's write ends a Create or an Update. */

@@ -55,8 +55,10 @@ struct lock *lock_new(struct kube *k, const char *type, const char *ns,
  * client-go's: Get reads the primary then the secondary (the primary
  * decides; holders that differ read as LEGACY_UNKNOWN_LEADER; a missing
  * secondary reads as the primary alone); Create and Update write the
- * primary then the secondary (Update reads the secondary first and
- * creates it if missing).  The whole operation is bounded by timeout_ms;
+ * primary then the secondary (Update creates the secondary if it was
+ * missing, and writes over the version last seen otherwise, so a Lease
+ * taken meanwhile by a Lease-only elector makes it a conflict; see
+ * lock.c).  The whole operation is bounded by timeout_ms;
  * done_cb runs once from the loop.  Returns 0, or -1 if the operation
  * could not be started (done_cb will not run).
  */
