@@ -384,7 +384,7 @@ daemon_setup(struct daemon *d, const struct config *c,
 		return -1;
 	}
 	if ((d->lk = lock_new(d->kube, c->lock_type, c->lock_namespace,
-	    c->lock_name, err, sizeof(err))) == NULL) {
+	    c->lock_name, c->identity, err, sizeof(err))) == NULL) {
 		log_warnx("%s", err);
 		return -1;
 	}

@@ -25,11 +25,18 @@
  *    would lead; here that write is a conflict.  This matters during the
  *    migration's last step, when MultiLock and Lease-only electors share
  *    the election.
- * The record the elector sees carries the primary's fields, the holder
- * LEGACY_UNKNOWN_LEADER when the two holders differ, and as its
- * resourceVersion both objects' resourceVersions joined, so a write to
- * either object counts as a sign of life (client-go concatenates the two
- * raw records for the same purpose).
+ * The record the elector sees is the primary's when the two holders
+ * agree.  When they differ, the elector must see a foreign holder, never
+ * a free lock and never itself, and the name that the electors of the
+ * live object report; so the record is that of the object seen to change
+ * last (a live elector renews it; the other was left behind: the Lease
+ * after a Lease-only elector took over during the migration's last step,
+ * the primary when a legacy elector did during its first), or of the
+ * other one if that names nobody; and its holder is
+ * LEGACY_UNKNOWN_LEADER if the name would be ours or empty (client-go
+ * always says unknown).  Its resourceVersion is both objects' joined, so
+ * a write to either counts as a sign of life (client-go concatenates the
+ * two raw records for the same purpose).
  */
 
 #include <stdio.h>
@@ -62,6 +69,7 @@ struct lock_obj {
 	size_t		 len;		/* its length */
 	struct lease	 last;		/* its record, rv and uid */
 	int		 missing;	/* the last read found no object */
+	uint64_t	 changed_ms;	/* when its resourceVersion last changed */
 };
 
 struct lock {
@@ -70,6 +78,7 @@ struct lock {
 	char		*ns;
 	char		*name;
 	char		*describe;	/* "type/ns/name" */
+	char		*identity;	/* ours, never reported as a holder */
 	struct lock_obj	 obj[2];	/* primary, then secondary */
 	int		 nobj;		/* 1, or 2 for a MultiLock */
 	enum lock_op	 op;		/* running operation */
@@ -132,7 +141,7 @@ lock_type_valid(const char *type)
 
 struct lock *
 lock_new(struct kube *k, const char *type, const char *ns, const char *name,
-    char *err, size_t errlen)
+    const char *identity, char *err, size_t errlen)
 {
 	struct lock	*l;
 	size_t		 i;
@@ -151,6 +160,7 @@ lock_new(struct kube *k, const char *type, const char *ns, const char *name,
 	snprintf(l->type, sizeof(l->type), "%s", type);
 	l->ns = xstrdup(ns);
 	l->name = xstrdup(name);
+	l->identity = xstrdup(identity);
 	xasprintf(&l->describe, "%s/%s/%s", type, ns, name);
 	l->nobj = types[i].nobj;
 	l->obj[0].kind = types[i].kinds[0];
@@ -302,22 +312,32 @@ next(struct lock *l, int i, enum lock_op what)
 }
 
 /*
- * The MultiLock's record: the primary's, with the holder unknown when
- * the two disagree, and both resourceVersions (see the top comment).
+ * The MultiLock's record from the primary's p and the secondary's s (NULL
+ * if missing): see the top comment.
  */
 static void
-compose(struct lease *out, const struct lease *p, const struct lease *s)
+compose(const struct lock *l, struct lease *out, const struct lease *p,
+    const struct lease *s)
 {
 	unsigned long long	 h = 1469598103934665603ULL;
+	const struct lease	*pick;
 	const char		*c;
 	int			 n;
 
 	*out = *p;
 	if (s == NULL)
 		return;
-	if (strcmp(p->holder, s->holder) != 0)
-		snprintf(out->holder, sizeof(out->holder), "%s",
-		    LEGACY_UNKNOWN_LEADER);
+	if (strcmp(p->holder, s->holder) != 0) {
+		pick = l->obj[1].changed_ms > l->obj[0].changed_ms ? s : p;
+		if (pick->holder[0] == '\0')
+			pick = pick == p ? s : p;
+		*out = *pick;
+		memcpy(out->uid, p->uid, sizeof(out->uid));
+		if (strcmp(out->holder, l->identity) == 0 ||
+		    out->holder[0] == '\0')
+			snprintf(out->holder, sizeof(out->holder), "%s",
+			    LEGACY_UNKNOWN_LEADER);
+	}
 	n = snprintf(out->rv, sizeof(out->rv), "%s,%s", p->rv, s->rv);
 	if (n < 0 || (size_t)n >= sizeof(out->rv)) {
 		/* Too long to join: a hash still changes with either. */
@@ -360,6 +380,8 @@ kube_cb(const struct kube_result *res, void *arg)
 		memcpy(o->body, res->body, res->len);
 		o->body[res->len] = '\0';
 		o->len = res->len;
+		if (o->body == NULL || strcmp(o->last.rv, rec.rv) != 0)
+			o->changed_ms = clock_mono_ms();
 		o->last = rec;
 		o->missing = 0;
 	} else if (res->outcome == KUBE_NOTFOUND && l->op == OP_GET)
@@ -388,18 +410,18 @@ kube_cb(const struct kube_result *res, void *arg)
 			/* Held by an old client, or not migrated yet. */
 			bad = *res;
 			bad.outcome = KUBE_OK;
-			compose(&out, &l->prim, NULL);
+			compose(l, &out, &l->prim, NULL);
 			finish(l, &bad, &out);
 			return;
 		}
 		if (res->outcome == KUBE_OK)
-			compose(&out, &l->prim, &rec);
+			compose(l, &out, &l->prim, &rec);
 		finish(l, res, res->outcome == KUBE_OK ? &out : NULL);
 		return;
 	}
 	/* The secondary's write ends a Create or an Update. */
 	if (res->outcome == KUBE_OK)
-		compose(&out, &l->prim, &rec);
+		compose(l, &out, &l->prim, &rec);
 	finish(l, res, res->outcome == KUBE_OK ? &out : NULL);
 }
 
@@ -482,5 +504,6 @@ lock_free(struct lock *l)
 	free(l->ns);
 	free(l->name);
 	free(l->describe);
+	free(l->identity);
 	free(l);
 }

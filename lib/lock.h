@@ -41,20 +41,21 @@ struct lock;
 int	lock_type_valid(const char *type);
 
 /*
- * A lock of the given type on ns/name, sending its requests through k
- * (borrowed; one request at a time on it).  Returns NULL with err if
- * type is not a lock type.
+ * A lock of the given type on ns/name for the elector named identity,
+ * sending its requests through k (borrowed; one request at a time on
+ * it).  Returns NULL with err if type is not a lock type.
  */
 struct lock *lock_new(struct kube *k, const char *type, const char *ns,
-	    const char *name, char *err, size_t errlen);
+	    const char *name, const char *identity, char *err,
+	    size_t errlen);
 
 /*
  * Get the record; create the lock holding rec; update it to rec (over
  * the objects last read or written, with their resourceVersion, so a
  * concurrent writer makes it a conflict).  For a MultiLock, as
  * client-go's: Get reads the primary then the secondary (the primary
- * decides; holders that differ read as LEGACY_UNKNOWN_LEADER; a missing
- * secondary reads as the primary alone); Create and Update write the
+ * decides; holders that differ read as a foreign holder, see lock.c; a
+ * missing secondary reads as the primary alone); Create and Update write the
  * primary then the secondary (Update creates the secondary if it was
  * missing, and writes over the version last seen otherwise, so a Lease
  * taken meanwhile by a Lease-only elector makes it a conflict; see
