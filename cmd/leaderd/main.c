@@ -22,7 +22,8 @@ enum {
 	OPT_ELECTION = 256, OPT_ELECTION_NS, OPT_ID, OPT_HTTP, OPT_UNIX,
 	OPT_KUBECONFIG, OPT_LEASE_DURATION, OPT_RENEW_DEADLINE,
 	OPT_RETRY_PERIOD, OPT_REQUEST_TIMEOUT, OPT_TTL, OPT_RELEASE,
-	OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_CLUSTER_CREDS, OPT_VERSION
+	OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_CLUSTER_CREDS, OPT_VERSION,
+	OPT_LOCK_TYPE
 };
 
 static const struct option longopts[] = {
@@ -32,6 +33,7 @@ static const struct option longopts[] = {
 	{ "help",		no_argument,	   NULL, 'h' },
 	{ "election",		required_argument, NULL, OPT_ELECTION },
 	{ "election-namespace",	required_argument, NULL, OPT_ELECTION_NS },
+	{ "lock-type",		required_argument, NULL, OPT_LOCK_TYPE },
 	{ "id",			required_argument, NULL, OPT_ID },
 	{ "http",		required_argument, NULL, OPT_HTTP },
 	{ "unix-socket",	required_argument, NULL, OPT_UNIX },
@@ -58,6 +60,7 @@ static const struct {
 } flag_keys[] = {
 	{ OPT_ELECTION,		"lock.name",		"--election" },
 	{ OPT_ELECTION_NS,	"lock.namespace",	"--election-namespace" },
+	{ OPT_LOCK_TYPE,	"lock.type",		"--lock-type" },
 	{ OPT_ID,		"identity",		"--id" },
 	{ OPT_HTTP,		"listen.http",		"--http" },
 	{ OPT_UNIX,		"listen.unix",		"--unix-socket" },
@@ -84,6 +87,8 @@ usage(int status)
 	    "                              otherwise log at debug level\n"
 	    "  --election NAME             lease name (lock.name)\n"
 	    "  --election-namespace NS     lease namespace (lock.namespace)\n"
+	    "  --lock-type TYPE            leases, endpoints, configmaps,\n"
+	    "                              endpointsleases, configmapsleases\n"
 	    "  --id ID                     identity written as holder\n"
 	    "  --http HOST:PORT            local API on TCP (listen.http)\n"
 	    "  --unix-socket PATH          local API on a unix socket\n"
