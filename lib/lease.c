@@ -1,11 +1,12 @@
 /*
  * lease.c -- the coordination.k8s.io/v1 Lease record and its JSON codec.
  *
- * The only file that includes jansson.h.  Decoding follows what the Go
- * API types accept (ref/clientgo-leaderelection.md 4.2, 4.3): every spec
- * field is optional and null reads as absent.  Encoding follows client-go's
- * LeaderElectionRecordToLeaseSpec (ref 3.2).  The calendar arithmetic is
- * done here, so no result depends on TZ or on timegm.
+ * With legacy.c, the only file that includes jansson.h.  Decoding
+ * follows what the Go API types accept (ref/clientgo-leaderelection.md
+ * 4.2, 4.3): every spec field is optional and null reads as absent.
+ * Encoding follows client-go's LeaderElectionRecordToLeaseSpec (ref
+ * 3.2).  The calendar arithmetic is done here, so no result depends on
+ * TZ or on timegm.
  */
 
 #include <inttypes.h>

@@ -1,9 +1,10 @@
 /*
  * lease.h -- the coordination.k8s.io/v1 Lease record and its JSON codec.
  *
- * lease.c is the only file that includes jansson.h: every JSON document
- * that leaderd reads or writes (Lease objects, Status bodies) passes
- * through here as a byte string.  The functions are pure: no I/O, no
+ * lease.c and legacy.c (the Endpoints and ConfigMap locks' codec) are
+ * the only files that include jansson.h: every JSON document that leaderd
+ * reads or writes (Lease objects, legacy lock objects, Status bodies)
+ * passes through them as a byte string.  The functions are pure: no I/O, no
  * clock, no logging.  Errors are written into the caller's buffer.
  */
 

@@ -375,13 +375,13 @@ kube_cb(const struct kube_result *res, void *arg)
 			finish(l, &bad, NULL);
 			return;
 		}
+		if (o->body == NULL || strcmp(o->last.rv, rec.rv) != 0)
+			o->changed_ms = clock_mono_ms();
 		free(o->body);
 		o->body = xmalloc(res->len + 1);
 		memcpy(o->body, res->body, res->len);
 		o->body[res->len] = '\0';
 		o->len = res->len;
-		if (o->body == NULL || strcmp(o->last.rv, rec.rv) != 0)
-			o->changed_ms = clock_mono_ms();
 		o->last = rec;
 		o->missing = 0;
 	} else if (res->outcome == KUBE_NOTFOUND && l->op == OP_GET)
