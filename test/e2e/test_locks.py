@@ -242,7 +242,9 @@ def test_rolling_migration_v023_to_multilock_to_leases(locks):
     """Three client-go v0.23 electors on endpoints; a rolling update
     replaces them one by one with leaderd on endpointsleases, then a
     second one replaces those with leaderd on leases.  Each replacement
-    is a SIGTERM (release) then a start, as a Deployment rolls pods."""
+    is a SIGTERM (release) then a start, as a Deployment rolls pods; in
+    each rollout, once old and new kinds run side by side, the leader is
+    killed -9 as a node failure would."""
     lk = locks(["endpointsleases"], prefix="mig")
     old = [lk.v023("go-%d" % i, "endpoints") for i in range(3)]
     for p in old:
@@ -252,7 +254,7 @@ def test_rolling_migration_v023_to_multilock_to_leases(locks):
     parts = list(old)
     sampler = Sampler(parts)
     sampler.start()
-    steps = []
+    steps, kills = [], []
     try:
         wait_leader(parts, KILL_BOUND + 5)
         # Pods are rolled oldest first, whoever leads.
@@ -262,9 +264,10 @@ def test_rolling_migration_v023_to_multilock_to_leases(locks):
             for i, p in enumerate(current):
                 new = lk.leaderd("%s-%d" % (stage, i), lock_type)
                 t0 = time.monotonic()
-                was_leader = p.is_leader()
-                rc = p.proc.term()[0]
-                assert rc == 0, "%s exited %s" % (p.ident, rc)
+                was_leader = p.proc.alive() and p.is_leader()
+                if p.proc.alive():
+                    rc = p.proc.term()[0]
+                    assert rc == 0, "%s exited %s" % (p.ident, rc)
                 new.start()
                 parts.append(new)
                 new.wait_up()
@@ -272,6 +275,24 @@ def test_rolling_migration_v023_to_multilock_to_leases(locks):
                 steps.append((p.ident, new.ident, was_leader, ldr.ident,
                               time.monotonic() - t0))
                 # Let the fleet settle before the next pod rolls.
+                time.sleep(3 * RP)
+                if i != 0:
+                    continue
+                # A node dies mid-rollout, old and new kinds side by
+                # side: the leader goes without releasing, the others
+                # wait for expiry and one of them takes over.
+                victim = wait_leader(parts, KILL_BOUND + 5)
+                t0 = time.monotonic()
+                victim.proc.kill9()
+                ldr = wait_leader([x for x in parts if x is not victim],
+                                  KILL_BOUND + 5)
+                dt = time.monotonic() - t0
+                kills.append((victim.ident, ldr.ident, dt))
+                assert EXPIRY_MIN <= dt <= KILL_BOUND, kills[-1]
+                if victim.ident.startswith(stage):
+                    # Recreated from the new template; an old-kind pod
+                    # is replaced by the rollout when its turn comes.
+                    victim.start().wait_up()
                 time.sleep(3 * RP)
             if stage == "multi":
                 # Both objects name the leader now.
@@ -292,4 +313,6 @@ def test_rolling_migration_v023_to_multilock_to_leases(locks):
         sampler.stop()
     for s in steps:
         print("rolled %s -> %s (was leader: %s), leader %s after %.2fs" % s)
+    for k in kills:
+        print("killed leader %s -> %s after %.2fs" % k)
     report(sampler)
