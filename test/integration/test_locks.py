@@ -401,3 +401,66 @@ def test_migration_mixed_fleet(cluster, api):
     assert api.get_lease(NS, cluster.lock)["spec"]["holderIdentity"] == \
         last.identity
     chk.assert_s1()
+
+
+# -- fakeapi's Endpoints and ConfigMaps: the semantics the tests rely on --
+
+def core_call(api, method, path, body=None, token=None):
+    from test_fakeapi import call
+    if token is None:
+        token = "tok-core"
+        api.add_token(token)
+    return call(api, method, path, body=body, token=token)
+
+
+@pytest.mark.parametrize("resource,kind", [("endpoints", "Endpoints"),
+                                           ("configmaps", "ConfigMap")])
+def test_fakeapi_core_objects(api, resource, kind):
+    base = "/api/v1/namespaces/%s/%s" % (NS, resource)
+    code, hdrs, body = core_call(api, "GET", base + "/x")
+    assert code == 404 and body["reason"] == "NotFound", body
+    assert (hdrs.get("Warning") is not None) == (resource == "endpoints")
+    obj = {"apiVersion": "v1", "kind": kind, "metadata": {
+        "name": "x", "annotations": {LEADER_ANNOTATION: "{}"}}}
+    code, _, created = core_call(api, "POST", base, obj)
+    assert code == 201, created
+    meta = created["metadata"]
+    assert meta["uid"] and meta["resourceVersion"].isdigit()
+    assert meta["annotations"][LEADER_ANNOTATION] == "{}"
+    code, _, body = core_call(api, "POST", base, obj)
+    assert code == 409 and body["reason"] == "AlreadyExists", body
+    # PUT over the version read: 200 and a new resourceVersion.
+    created["metadata"]["annotations"][LEADER_ANNOTATION] = "{\"a\":1}"
+    code, _, upd = core_call(api, "PUT", base + "/x", created)
+    assert code == 200, upd
+    assert upd["metadata"]["resourceVersion"] != meta["resourceVersion"]
+    assert upd["metadata"]["uid"] == meta["uid"]
+    # PUT over a stale version, or with another uid: 409 Conflict.
+    code, _, body = core_call(api, "PUT", base + "/x", created)
+    assert code == 409 and body["reason"] == "Conflict", body
+    upd["metadata"]["uid"] = "other"
+    code, _, body = core_call(api, "PUT", base + "/x", upd)
+    assert code == 409 and "Precondition failed" in body["message"], body
+    # A wrong kind or non-string annotations: 400.
+    bad = dict(obj, kind="Lease")
+    assert core_call(api, "POST", base, bad)[0] == 400
+    bad = {"metadata": {"name": "y", "annotations": {"k": 1}}}
+    assert core_call(api, "POST", base, bad)[0] == 400
+    # PUT to a missing object: Endpoints are created, ConfigMaps are not.
+    new = {"metadata": {"name": "z"}}
+    code, _, _ = core_call(api, "PUT", base + "/z", new)
+    assert code == (201 if resource == "endpoints" else 404)
+    assert [h["method"] for h in api.core_history(resource, NS, "x")] == \
+        ["POST", "PUT"]
+
+
+@pytest.mark.parametrize("lock_type", sorted(RESOURCE) + ["leases"])
+def test_check_prints_the_lock(leaderd_bin, lock_type):
+    import subprocess
+    p = subprocess.run([leaderd_bin, "-n", "--election", "my-app",
+                        "--election-namespace", "team-a", "--id", "me",
+                        "--lock-type", lock_type],
+                       capture_output=True, text=True, timeout=10)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "lock %s/team-a/my-app\nconfiguration OK\n" % \
+        lock_type
