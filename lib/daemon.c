@@ -111,26 +111,23 @@ event_done_cb(const struct kube_result *res, void *arg)
 
 /*
  * Record "<identity> became leader" or "... stopped leading" as a
- * Kubernetes Event on the Lease, as client-go does (ref 3.2).  Events are
+ * Kubernetes Event on the lock, as client-go does (ref 3.2).  Events are
  * best effort: one at a time, dropped while one is in flight, never
  * waited for.
  */
 static void
 record_event(struct daemon *d, const char *what)
 {
-	char	*body, msg[CONFIG_STR_MAX + 32];
+	char	 msg[CONFIG_STR_MAX + 32];
 
 	if (d->events == NULL || kube_busy(d->events)) {
 		log_debug("lease %s: Event \"%s\" dropped", d->lock, what);
 		return;
 	}
 	snprintf(msg, sizeof(msg), "%s %s", d->conf->identity, what);
-	body = lock_encode_event(d->lk, d->conf->identity, msg,
-	    clock_wall_us());
-	if (kube_event_create(d->events, d->conf->lock_namespace, body,
+	if (lock_record_event(d->lk, d->events, msg, clock_wall_us(),
 	    d->conf->request_timeout_ms, event_done_cb, d) == -1)
 		log_debug("lease %s: Event \"%s\" not sent", d->lock, what);
-	free(body);
 }
 
 static void

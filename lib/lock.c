@@ -75,8 +75,8 @@ struct lock_obj {
 struct lock {
 	struct kube	*k;		/* borrowed */
 	char		 type[32];	/* "leases", "endpointsleases", ... */
-	char		*ns;
-	char		*name;
+	char		*ns;		/* the lock's namespace */
+	char		*name;		/* the name of its object(s) */
 	char		*describe;	/* "type/ns/name" */
 	char		*identity;	/* ours, never reported as a holder */
 	struct lock_obj	 obj[2];	/* primary, then secondary */
@@ -87,9 +87,14 @@ struct lock {
 	struct lease	 rec;		/* the record being written */
 	struct lease	 prim;		/* primary's record, this operation */
 	uint64_t	 deadline_ms;	/* monotonic end of the operation */
-	lock_done_cb	 cb;
-	void		*arg;
+	lock_done_cb	 cb;		/* the operation's callback */
+	void		*arg;		/* its argument */
 	char		 warning[256];	/* first Warning header seen */
+	struct kube	*event_kube;	/* Events client, borrowed */
+	char		*event_next;	/* the Event about the secondary, due */
+	uint64_t	 event_timeout_ms; /* bound of each Event */
+	kube_done_cb	 event_done;	/* called for each Event */
+	void		*event_arg;	/* its argument */
 };
 
 static const struct {
@@ -469,17 +474,58 @@ lock_update(struct lock *l, const struct lease *rec, uint64_t timeout_ms,
 	return begin(l, OP_UPDATE, rec, timeout_ms, cb, arg);
 }
 
-char *
-lock_encode_event(const struct lock *l, const char *identity,
-    const char *message, int64_t now_us)
+/* The Event about object i, as client-go's recorder writes it. */
+static char *
+event_body(const struct lock *l, int i, const char *message, int64_t now_us)
 {
-	const struct lock_obj	*o = &l->obj[0];
+	const struct lock_obj	*o = &l->obj[i];
 
 	if (o->kind == OBJ_LEASE)
-		return lease_encode_event(l->ns, l->name, &o->last, identity,
-		    message, now_us);
+		return lease_encode_event(l->ns, l->name, &o->last,
+		    l->identity, message, now_us);
 	return lease_encode_event_on("v1", kind_name(o->kind), l->ns,
-	    l->name, &o->last, identity, message, now_us);
+	    l->name, &o->last, l->identity, message, now_us);
+}
+
+/* An Event was answered: report it, then send the next one if any. */
+static void
+event_cb(const struct kube_result *res, void *arg)
+{
+	struct lock	*l = arg;
+	char		*body = l->event_next;
+
+	l->event_next = NULL;
+	l->event_done(res, l->event_arg);
+	if (body != NULL && kube_event_create(l->event_kube, l->ns, body,
+	    l->event_timeout_ms, event_cb, l) == -1)
+		l->event_done = NULL;
+	free(body);
+}
+
+int
+lock_record_event(struct lock *l, struct kube *ev, const char *message,
+    int64_t now_us, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	char	*body;
+	int	 rv;
+
+	free(l->event_next);
+	l->event_next = NULL;
+	l->event_kube = ev;
+	l->event_timeout_ms = timeout_ms;
+	l->event_done = cb;
+	l->event_arg = arg;
+	body = event_body(l, 0, message, now_us);
+	/* Its own name: Events are named after the object and the time. */
+	if (l->nobj == 2)
+		l->event_next = event_body(l, 1, message, now_us + 1);
+	if ((rv = kube_event_create(ev, l->ns, body, timeout_ms, event_cb,
+	    l)) == -1) {
+		free(l->event_next);
+		l->event_next = NULL;
+	}
+	free(body);
+	return rv;
 }
 
 void
@@ -505,5 +551,6 @@ lock_free(struct lock *l)
 	free(l->name);
 	free(l->describe);
 	free(l->identity);
+	free(l->event_next);
 	free(l);
 }

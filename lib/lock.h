@@ -71,12 +71,16 @@ int	lock_update(struct lock *l, const struct lease *rec,
 	    uint64_t timeout_ms, lock_done_cb done_cb, void *arg);
 
 /*
- * The body of a core/v1 Event "message" about the lock's primary object
- * (its kind, uid and resourceVersion as last seen), as client-go's
- * RecordEvent writes it.  Returns a string the caller frees.
+ * Record the core/v1 Event "message" about the lock through ev (a kube
+ * client of its own, idle), as client-go's RecordEvent does: about the
+ * primary object (its kind, uid and resourceVersion as last seen) and,
+ * for a MultiLock, then about the Lease too.  done_cb runs once per Event
+ * sent, each bounded by timeout_ms.  Returns 0, or -1 if nothing could be
+ * started (done_cb will not run).
  */
-char	*lock_encode_event(const struct lock *l, const char *identity,
-	    const char *message, int64_t now_us);
+int	lock_record_event(struct lock *l, struct kube *ev, const char *message,
+	    int64_t now_us, uint64_t timeout_ms, kube_done_cb done_cb,
+	    void *arg);
 
 /* "leases/ns/name", "endpoints/ns/name", ...: for logs and /leader. */
 const char *lock_describe(const struct lock *l);

@@ -321,6 +321,10 @@ def test_multilock_secondary_missing(cluster, api):
     spec = api.get_lease(NS, cluster.lock)["spec"]
     assert rec["holderIdentity"] == spec["holderIdentity"] == ld.identity
     assert rec["leaderTransitions"] == spec["leaseTransitions"] == 1
+    # Events about both objects, as client-go's MultiLock records them.
+    wait_until(lambda: {e["involvedObject"]["kind"] for e in api.events()
+                        if e["message"] == "%s became leader" % ld.identity}
+               == {"Endpoints", "Lease"}, 2.0, what="Events on both")
     # The primary is written before the secondary.
     e = [h for h in api.core_history("endpoints", NS, cluster.lock)
          if h["token"] == ld.token]
