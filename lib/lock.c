@@ -104,16 +104,16 @@ static const struct {
 	const char	*rbac;
 } types[] = {
 	{ "leases", { OBJ_LEASE, OBJ_LEASE }, 1,
-	    "get, create and update on leases (coordination.k8s.io)" },
+	    "get, update and create on leases (coordination.k8s.io)" },
 	{ "endpoints", { OBJ_ENDPOINTS, OBJ_LEASE }, 1,
-	    "get, create and update on endpoints" },
+	    "get, update and create on endpoints" },
 	{ "configmaps", { OBJ_CONFIGMAP, OBJ_LEASE }, 1,
-	    "get, create and update on configmaps" },
+	    "get, update and create on configmaps" },
 	{ "endpointsleases", { OBJ_ENDPOINTS, OBJ_LEASE }, 2,
-	    "get, create and update on endpoints and on leases "
+	    "get, update and create on endpoints and on leases "
 	    "(coordination.k8s.io)" },
 	{ "configmapsleases", { OBJ_CONFIGMAP, OBJ_LEASE }, 2,
-	    "get, create and update on configmaps and on leases "
+	    "get, update and create on configmaps and on leases "
 	    "(coordination.k8s.io)" },
 };
 

@@ -468,3 +468,28 @@ def test_check_prints_the_lock(leaderd_bin, lock_type):
     assert p.returncode == 0, p.stderr
     assert p.stdout == "lock %s/team-a/my-app\nconfiguration OK\n" % \
         lock_type
+
+
+def test_multilock_secondary_forbidden(cluster, api):
+    """RBAC without leases on a MultiLock: no leadership, the log says
+    what the Role lacks; granted again, leaderd leads."""
+    ld = cluster.new("ld-0")
+    with open(ld.config_path) as f:
+        text = f.read()
+    with open(ld.config_path, "w") as f:
+        f.write(text.replace("  type: leases\n", "  type: endpointsleases\n"))
+    f403 = api.fault("status", token=ld.token, status=403,
+                     path_prefix="/apis/coordination.k8s.io/")
+    ld.start()
+    chk = cluster.checker([ld])
+    wait_until(lambda: ld.log_count("leaderd needs get, update and create "
+                                    "on endpoints and on leases"),
+               3 * RP + SLACK, what="the RBAC hint")
+    time.sleep(LD + 2 * RP)
+    assert chk.first_true() is None
+    assert api.get_lease(NS, cluster.lock) is None
+    api.clear_fault(f403)
+    assert cluster.wait_single_leader(LD + ACQUIRE) is ld
+    assert api.get_lease(NS, cluster.lock)["spec"]["holderIdentity"] == \
+        ld.identity
+    chk.assert_s1()
