@@ -109,13 +109,14 @@ deps:
 # Unit tests: one cmocka program per module, linking that module and
 # what it needs.
 UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child \
-	     proxy log sock
+	     proxy log sock legacy
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
 
 test_deps_duration	= duration
 test_deps_config	= config config_yaml config_check duration elector lease \
 			  cfgfile
 test_deps_lease		= lease
+test_deps_legacy	= legacy lease
 test_deps_elector	= elector lease
 test_deps_http_parse	= http_parse
 test_deps_kubeconfig	= kubeconfig cfgfile
@@ -143,8 +144,9 @@ unit: $(UNIT_BINS)
 
 # Fuzz targets: replayed over their corpora under the normal compiler by
 # `make test`; run for real with libFuzzer by `make fuzz`.
-FUZZ_TARGETS	 = lease config kubeconfig http_parse
+FUZZ_TARGETS	 = lease config kubeconfig http_parse legacy
 fuzz_deps_lease		= lease xmalloc log
+fuzz_deps_legacy	= legacy lease buf xmalloc log
 fuzz_deps_config	= config config_yaml config_check duration elector lease xmalloc log \
 			  cfgfile
 fuzz_deps_kubeconfig	= kubeconfig xmalloc log cfgfile
@@ -177,7 +179,8 @@ fuzz-run:
 		    lease) echo "$(fuzz_deps_lease)";; \
 		    config) echo "$(fuzz_deps_config)";; \
 		    kubeconfig) echo "$(fuzz_deps_kubeconfig)";; \
-		    http_parse) echo "$(fuzz_deps_http_parse)";; esac); do \
+		    http_parse) echo "$(fuzz_deps_http_parse)";; \
+		    legacy) echo "$(fuzz_deps_legacy)";; esac); do \
 			deps="$$deps lib/$$m.c"; done; \
 		$(FUZZ_CC) $(FUZZ_FLAGS) -o $(BUILD)/fuzz/$${t}_fuzz \
 		    test/fuzz/$${t}_fuzz.c test/fuzz/tmpfile.c $$deps \

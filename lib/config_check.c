@@ -280,16 +280,19 @@ check_names(const struct config *c, struct config_errs *e)
 			    (unsigned char)s[n], n + 1);
 	}
 
+	/*
+	 * Every lock type client-go v0.23 had (ref 3.3): the legacy ones
+	 * for peers that still use them, the MultiLocks to migrate off them.
+	 */
 	s = c->lock_type;
-	if (strcmp(s, "configmaps") == 0 || strcmp(s, "endpoints") == 0 ||
-	    strcmp(s, "configmapsleases") == 0 ||
-	    strcmp(s, "endpointsleases") == 0)
+	if (strcmp(s, "leases") != 0 && strcmp(s, "endpoints") != 0 &&
+	    strcmp(s, "configmaps") != 0 &&
+	    strcmp(s, "endpointsleases") != 0 &&
+	    strcmp(s, "configmapsleases") != 0)
 		config_errs_add(e, ORIGIN(c, CONFIG_LOCK_TYPE), "lock.type "
-		    "\"%s\": the %s lock was removed from client-go; use "
-		    "leases", s, s);
-	else if (strcmp(s, "leases") != 0)
-		config_errs_add(e, ORIGIN(c, CONFIG_LOCK_TYPE), "lock.type "
-		    "\"%s\" is not supported; use leases", s);
+		    "\"%s\" is not supported; use leases (or endpoints, "
+		    "configmaps, endpointsleases, configmapsleases to share "
+		    "a lock with older clients)", s);
 
 	s = c->lock_name;
 	if (*s == '\0')

@@ -24,6 +24,7 @@
 #include "kube.h"
 #include "localapi.h"
 #include "lease.h"
+#include "lock.h"
 #include "log.h"
 #include "watch.h"
 #include "xmalloc.h"
@@ -47,6 +48,8 @@ struct daemon {
 	char			*pend_obj;	/* its object; NULL = none */
 	int			 pend_reread;	/* a DELETED or 410 came then */
 	int			 watch_started;	/* after the first read */
+	struct lock		*lk;		/* the lock objects, over kube */
+	int			 warned;	/* an API Warning was logged */
 	struct httpd		*httpd;
 	ev_timer		 wake;		/* the elector's wake time */
 	ev_timer		 hard_stop;	/* exit even if the API hangs */
@@ -55,9 +58,8 @@ struct daemon {
 	ev_signal		 sighup;
 	struct localapi_state	 st;		/* what the local API reports */
 	enum elector_action_kind req;		/* request in flight */
-	char			*body;		/* last Lease body, for PUT */
-	size_t			 bodylen;
-	char			 lock[2 * CONFIG_STR_MAX + 2]; /* "ns/name" */
+	char			 lock[2 * CONFIG_STR_MAX + 34]; /* "ns/name",
+						    "type/ns/name" */
 	char			 api_err[4][768]; /* last error logged, by
 						    request kind; 0: Events */
 	int			 stopping;	/* a signal arrived */
@@ -99,10 +101,9 @@ api_error(struct daemon *d, int slot, const struct kube_result *res)
 	}
 	log_warnx("lease %s: API error: %s", d->lock, line);
 	if (res->status == 403)
-		log_warnx("lease %s: leaderd needs get, update and create on "
-		    "leases (coordination.k8s.io) in namespace %s; check the "
-		    "Role bound to its service account", d->lock,
-		    d->conf->lock_namespace);
+		log_warnx("lease %s: leaderd needs %s in namespace %s; check "
+		    "the Role bound to its service account", d->lock,
+		    lock_rbac(d->lk), d->conf->lock_namespace);
 }
 
 static void
@@ -129,36 +130,23 @@ event_done_cb(const struct kube_result *res, void *arg)
 
 /*
  * Record "<identity> became leader" or "... stopped leading" as a
- * Kubernetes Event on the Lease, as client-go does (ref 3.2).  Events are
+ * Kubernetes Event on the lock, as client-go does (ref 3.2).  Events are
  * best effort: one at a time, dropped while one is in flight, never
  * waited for.
  */
 static void
 record_event(struct daemon *d, const char *what)
 {
-	char	*body, msg[CONFIG_STR_MAX + 32];
+	char	 msg[CONFIG_STR_MAX + 32];
 
 	if (d->events == NULL || kube_busy(d->events)) {
 		log_debug("lease %s: Event \"%s\" dropped", d->lock, what);
 		return;
 	}
 	snprintf(msg, sizeof(msg), "%s %s", d->conf->identity, what);
-	body = lease_encode_event(d->conf->lock_namespace, d->conf->lock_name,
-	    &d->el.observed, d->conf->identity, msg, clock_wall_us());
-	if (kube_event_create(d->events, d->conf->lock_namespace, body,
+	if (lock_record_event(d->lk, d->events, msg, clock_wall_us(),
 	    d->conf->request_timeout_ms, event_done_cb, d) == -1)
 		log_debug("lease %s: Event \"%s\" not sent", d->lock, what);
-	free(body);
-}
-
-static void
-keep_body(struct daemon *d, const struct kube_result *res)
-{
-	free(d->body);
-	d->body = xmalloc(res->len + 1);
-	memcpy(d->body, res->body, res->len);
-	d->body[res->len] = '\0';
-	d->bodylen = res->len;
 }
 
 static void	watched(struct daemon *, const struct lease *, char *);
@@ -199,36 +187,30 @@ watch_pending(struct daemon *d)
 }
 
 static void
-api_done_cb(const struct kube_result *res, void *arg)
+api_done_cb(const struct kube_result *res, const struct lease *rec,
+    void *arg)
 {
 	struct daemon		*d = arg;
-	struct lease		 rec;
 	enum elector_action_kind req = d->req;
-	char			 err[256];
 
 	d->req = ELECTOR_DO_NOTHING;
 	d->st.req_deadline_ms = 0;
+	if (res->warning[0] != '\0' && !d->warned) {
+		/* Endpoints are deprecated on new API servers: say it once. */
+		log_warnx("lease %s: the API server warns: %s", d->lock,
+		    res->warning);
+		d->warned = 1;
+	}
 	switch (res->outcome) {
 	case KUBE_OK:
-		if (lease_decode(res->body, res->len, &rec, err,
-		    sizeof(err)) == -1) {
-			struct kube_result bad = *res;
-
-			snprintf(bad.reason, sizeof(bad.reason), "BadLease");
-			snprintf(bad.message, sizeof(bad.message), "%s", err);
-			api_error(d, req, &bad);
-			step(d, ELECTOR_IN_FAILED, NULL);
-			return;
-		}
 		api_ok(d, req);
-		keep_body(d, res);
 		if (req != ELECTOR_DO_GET)
 			d->st.written_ms = clock_mono_ms();
 		if (d->watch != NULL)
-			watch_seen(d->watch, rec.rv);
-		start_watch(d, rec.rv);
+			watch_seen(d->watch, rec->rv);
+		start_watch(d, rec->rv);
 		step(d, req == ELECTOR_DO_GET ? ELECTOR_IN_GOT :
-		    ELECTOR_IN_WRITTEN, &rec);
+		    ELECTOR_IN_WRITTEN, rec);
 		watch_pending(d);
 		return;
 	case KUBE_NOTFOUND:
@@ -264,39 +246,26 @@ api_done_cb(const struct kube_result *res, void *arg)
  * A record from the watch.  The elector takes it only between requests
  * and only if it is newer than what it has seen (a GET answer may have
  * overtaken the event).  The object becomes the body the next PUT goes
- * over only if the elector took the record: a write must go over the
- * record it was decided on.
+ * over only if the elector takes the record (elector_takes_watched): a
+ * write must go over the record it was decided on.
  */
 static void
 watched(struct daemon *d, const struct lease *rec, char *obj)
 {
-	char	*old_body;
-	size_t	 old_len;
-
 	if (d->req != ELECTOR_DO_NOTHING) {
 		d->pend_rec = *rec;
 		free(d->pend_obj);
 		d->pend_obj = obj;
 		return;
 	}
-	if (d->el.have_observed &&
-	    !watch_rv_newer(rec->rv, d->el.observed.rv)) {
+	if ((d->el.have_observed &&
+	    !watch_rv_newer(rec->rv, d->el.observed.rv)) ||
+	    !elector_takes_watched(&d->el)) {
 		free(obj);
 		return;
 	}
-	old_body = d->body;
-	old_len = d->bodylen;
-	d->body = obj;
-	d->bodylen = strlen(obj);
+	lock_adopt(d->lk, obj, rec);
 	step(d, ELECTOR_IN_WATCHED, rec);
-	if (strcmp(d->el.observed.rv, rec->rv) == 0) {
-		free(old_body);
-		return;
-	}
-	/* Not taken (shutting down): nothing was sent over it. */
-	free(d->body);
-	d->body = old_body;
-	d->bodylen = old_len;
 }
 
 /* The Lease was deleted, or the watch's version is too old: read it. */
@@ -337,38 +306,23 @@ watch_health_cb(int healthy, void *arg)
 static int
 send_request(struct daemon *d, const struct elector_action *act)
 {
-	const struct config	*c = d->conf;
-	char			*body, err[256];
 	int			 rv = -1;
 
 	d->req = act->kind;
 	d->st.req_deadline_ms = clock_mono_ms() + act->timeout_ms;
 	switch (act->kind) {
 	case ELECTOR_DO_GET:
-		rv = kube_lease_get(d->kube, c->lock_namespace, c->lock_name,
-		    act->timeout_ms, api_done_cb, d);
+		rv = lock_get(d->lk, act->timeout_ms, api_done_cb, d);
 		break;
 	case ELECTOR_DO_CREATE:
-		body = lease_encode_create(c->lock_namespace, c->lock_name,
-		    &act->record);
-		rv = kube_lease_create(d->kube, c->lock_namespace, body,
-		    act->timeout_ms, api_done_cb, d);
-		free(body);
+		rv = lock_create(d->lk, &act->record, act->timeout_ms,
+		    api_done_cb, d);
 		break;
 	case ELECTOR_DO_UPDATE:
-		if (d->body == NULL) {
-			log_warnx("lease %s: no lease body to update",
+		if ((rv = lock_update(d->lk, &act->record, act->timeout_ms,
+		    api_done_cb, d)) == -1)
+			log_warnx("lease %s: cannot build the update",
 			    d->lock);
-			break;
-		}
-		if ((body = lease_encode_update(d->body, d->bodylen,
-		    &act->record, err, sizeof(err))) == NULL) {
-			log_warnx("lease %s: %s", d->lock, err);
-			break;
-		}
-		rv = kube_lease_update(d->kube, c->lock_namespace,
-		    c->lock_name, body, act->timeout_ms, api_done_cb, d);
-		free(body);
 		break;
 	case ELECTOR_DO_NOTHING:
 		rv = 0;
@@ -464,7 +418,7 @@ step(struct daemon *d, enum elector_input_kind kind, const struct lease *rec)
 		notify_local(d);
 		sync_actions(d);
 		if (d->el.state == ELECTOR_STOPPED) {
-			kube_cancel(d->kube);
+			lock_cancel(d->lk);
 			d->req = ELECTOR_DO_NOTHING;
 			d->st.req_deadline_ms = 0;
 			ev_timer_stop(d->loop, &d->wake);
@@ -646,7 +600,13 @@ daemon_setup(struct daemon *d, const struct config *c,
 		return -1;
 	}
 	kube_share_token(d->events, d->kube);
-	if (c->watch) {
+	if ((d->lk = lock_new(d->kube, c->lock_type, c->lock_namespace,
+	    c->lock_name, c->identity, err, sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	/* Only a Lease can be watched: the legacy locks are polled. */
+	if (c->watch && strcmp(c->lock_type, "leases") == 0) {
 		struct watch_cbs	 cbs = { watch_record_cb,
 					    watch_reread_cb, watch_health_cb };
 		struct kube		*wk;
@@ -702,8 +662,11 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 	d.conf = c;
 	d.st.conf = c;
 	d.st.el = &d.el;
-	snprintf(d.lock, sizeof(d.lock), "%s/%s", c->lock_namespace,
-	    c->lock_name);
+	/* Leases keep the log lines they always had: "lease ns/name". */
+	snprintf(d.lock, sizeof(d.lock), "%s%s%s/%s",
+	    strcmp(c->lock_type, "leases") == 0 ? "" : c->lock_type,
+	    strcmp(c->lock_type, "leases") == 0 ? "" : "/",
+	    c->lock_namespace, c->lock_name);
 	signal(SIGPIPE, SIG_IGN);
 	d.loop = ev_default_loop(EVFLAG_AUTO);
 	ev_timer_init(&d.wake, wake_cb, 0., 0.);
@@ -745,6 +708,7 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 	/* The clients that share d.kube's token go first. */
 	watch_free(d.watch);
 	free(d.pend_obj);
+	lock_free(d.lk);
 	if (d.events != NULL)
 		kube_free(d.events);
 	if (d.kube != NULL)
@@ -755,7 +719,6 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 	ev_signal_stop(d.loop, &d.sigint);
 	ev_signal_stop(d.loop, &d.sighup);
 	ev_loop_destroy(d.loop);
-	free(d.body);
 	if (status == 0)
 		log_info("exiting");
 	return status;

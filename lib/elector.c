@@ -332,8 +332,6 @@ static void
 on_watched(struct elector *e, const struct elector_input *in,
     struct elector_action *act)
 {
-	if (e->state == ELECTOR_STOPPING)
-		return;
 	observe(e, in->record, in->now_ms, act);
 	if (e->state == ELECTOR_LEADER && e->ours)
 		return;
@@ -595,8 +593,7 @@ elector_step(struct elector *e, const struct elector_input *in,
 	act->kind = ELECTOR_DO_NOTHING;
 
 	if (in->kind == ELECTOR_IN_WATCHED &&
-	    (req != ELECTOR_DO_NOTHING || e->state == ELECTOR_STOPPED ||
-	    in->record == NULL))
+	    (!elector_takes_watched(e) || in->record == NULL))
 		goto out;	/* the caller feeds it after the answer */
 	if (in->kind != ELECTOR_IN_TICK && in->kind != ELECTOR_IN_STOP &&
 	    in->kind != ELECTOR_IN_WATCHED) {
@@ -700,4 +697,11 @@ elector_read_now(struct elector *e, uint64_t now_ms)
 	    e->inflight != ELECTOR_DO_NOTHING)
 		return;
 	schedule(e, ELECTOR_DO_GET, now_ms);
+}
+
+int
+elector_takes_watched(const struct elector *e)
+{
+	return e->inflight == ELECTOR_DO_NOTHING &&
+	    e->state != ELECTOR_STOPPING && e->state != ELECTOR_STOPPED;
 }

@@ -160,6 +160,13 @@ void	elector_set_watch(struct elector *e, int on, uint64_t poll_ms,
 	    uint64_t now_ms);
 
 /*
+ * Whether an ELECTOR_IN_WATCHED fed now would be taken: no request in
+ * flight, and not stopping.  The caller adopts the watched object as the
+ * body of the next write only then.
+ */
+int	elector_takes_watched(const struct elector *e);
+
+/*
  * Read the lock at once if nothing is in flight and we do not lead (the
  * watch saw the Lease deleted, or its version expired).  The caller feeds
  * a TICK afterwards.

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "kube.h"
@@ -52,6 +53,7 @@ struct kube {
 	int			 dead;		/* kube_free ran inside done_cb */
 	const char		*ctype;		/* body type; NULL: JSON */
 	char			 errbuf[CURL_ERROR_SIZE];
+	char			 warning[256];	/* first Warning header */
 };
 
 static uint64_t
@@ -195,25 +197,52 @@ write_cb(char *data, size_t size, size_t nmemb, void *arg)
 
 /*
  * The end of a watch's headers: a 200 opens the stream, which line_cb
- * hears as a NULL line before any event.
+ * hears as a NULL line before any event.  Returns 0 or -1 (abort).
  */
-static size_t
-header_cb(char *data, size_t size, size_t nmemb, void *arg)
+static int
+watch_opened(struct kube *k)
 {
-	struct kube	*k = arg;
-	size_t		 n = size * nmemb;
-	long		 status = 0;
+	long	 status = 0;
 
-	if (k->line_cb == NULL || k->streaming ||
-	    (!(n == 2 && data[0] == '\r') && !(n == 1 && data[0] == '\n')))
-		return n;
 	curl_easy_getinfo(k->easy, CURLINFO_RESPONSE_CODE, &status);
 	if (status == 200) {
 		k->streaming = 1;
 		if (k->line_cb(NULL, 0, k->arg) == -1) {
 			k->line_abort = 1;
-			return 0;
+			return -1;
 		}
+	}
+	return 0;
+}
+
+/*
+ * Keep the first "Warning:" header of an answer (RFC 7234 5.5, which the
+ * API server sends for deprecated APIs such as v1 Endpoints), and tell a
+ * watch that its stream opened.
+ */
+static size_t
+header_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct kube	*k = arg;
+	size_t		 n = size * nmemb, len;
+
+	if (k->line_cb != NULL && !k->streaming &&
+	    ((n == 2 && data[0] == '\r') || (n == 1 && data[0] == '\n')))
+		return watch_opened(k) == -1 ? 0 : n;
+
+	if (k->warning[0] == '\0' && n > 8 &&
+	    strncasecmp(data, "Warning:", 8) == 0) {
+		data += 8;
+		len = n - 8;
+		while (len > 0 && (*data == ' ' || *data == '\t'))
+			data++, len--;
+		while (len > 0 && (data[len - 1] == '\r' ||
+		    data[len - 1] == '\n' || data[len - 1] == ' '))
+			len--;
+		if (len >= sizeof(k->warning))
+			len = sizeof(k->warning) - 1;
+		memcpy(k->warning, data, len);
+		k->warning[len] = '\0';
 	}
 	return n;
 }
@@ -494,6 +523,7 @@ fill_result(struct kube *k, CURLcode rc, struct kube_result *res)
 	/* write_cb NUL-terminates; an empty answer leaves old bytes. */
 	res->body = k->len > 0 ? k->body : "";
 	res->len = k->len;
+	memcpy(res->warning, k->warning, sizeof(res->warning));
 	if (rc != CURLE_OK) {
 		res->outcome = KUBE_FAILED;
 		res->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
@@ -654,6 +684,7 @@ start(struct kube *k, const char *method, char *url, const char *body,
 	k->line_abort = 0;
 	k->streaming = 0;
 	k->errbuf[0] = '\0';
+	k->warning[0] = '\0';
 	k->done_cb = cb;
 	k->arg = arg;
 	k->busy = 1;
@@ -758,6 +789,52 @@ kube_pod_patch(struct kube *k, const char *ns, const char *name,
 	rv = start(k, "PATCH", url, body, timeout_ms, cb, arg);
 	k->ctype = NULL;
 	return rv;
+}
+
+/* The URL of core/v1 resource ns/name, or of the collection (name NULL). */
+static char *
+core_url(struct kube *k, const char *resource, const char *ns,
+    const char *name)
+{
+	char	*ens, *ename = NULL, *url = NULL;
+
+	if ((ens = curl_easy_escape(k->easy, ns, 0)) == NULL)
+		return NULL;
+	if (name != NULL &&
+	    (ename = curl_easy_escape(k->easy, name, 0)) == NULL) {
+		curl_free(ens);
+		return NULL;
+	}
+	xasprintf(&url, "%s/api/v1/namespaces/%s/%s%s%s", k->server, ens,
+	    resource, name != NULL ? "/" : "", name != NULL ? ename : "");
+	curl_free(ens);
+	curl_free(ename);
+	return url;
+}
+
+int
+kube_core_get(struct kube *k, const char *resource, const char *ns,
+    const char *name, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return start(k, "GET", core_url(k, resource, ns, name), NULL,
+	    timeout_ms, cb, arg);
+}
+
+int
+kube_core_create(struct kube *k, const char *resource, const char *ns,
+    const char *body, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return start(k, "POST", core_url(k, resource, ns, NULL), body,
+	    timeout_ms, cb, arg);
+}
+
+int
+kube_core_update(struct kube *k, const char *resource, const char *ns,
+    const char *name, const char *body, uint64_t timeout_ms,
+    kube_done_cb cb, void *arg)
+{
+	return start(k, "PUT", core_url(k, resource, ns, name), body,
+	    timeout_ms, cb, arg);
 }
 
 void

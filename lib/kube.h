@@ -33,6 +33,7 @@ struct kube_result {
 	char		 reason[64];	/* Status reason, or a curl error name */
 	char		 message[512];	/* Status message, or curl's error text */
 	int		 timed_out;	/* the request hit its timeout */
+	char		 warning[256];	/* first "Warning:" header, or "" */
 };
 
 typedef void (*kube_done_cb)(const struct kube_result *res, void *arg);
@@ -62,6 +63,21 @@ int	kube_lease_create(struct kube *k, const char *ns, const char *body,
 int	kube_lease_update(struct kube *k, const char *ns, const char *name,
 	    const char *body, uint64_t timeout_ms, kube_done_cb done_cb,
 	    void *arg);
+
+/*
+ * The core/v1 object ns/name of the given resource ("endpoints" or
+ * "configmaps", under /api/v1/namespaces/ns/): GET it, POST body to
+ * create it, PUT body over it; same rules as the Lease requests.
+ */
+int	kube_core_get(struct kube *k, const char *resource, const char *ns,
+	    const char *name, uint64_t timeout_ms, kube_done_cb done_cb,
+	    void *arg);
+int	kube_core_create(struct kube *k, const char *resource, const char *ns,
+	    const char *body, uint64_t timeout_ms, kube_done_cb done_cb,
+	    void *arg);
+int	kube_core_update(struct kube *k, const char *resource, const char *ns,
+	    const char *name, const char *body, uint64_t timeout_ms,
+	    kube_done_cb done_cb, void *arg);
 
 /*
  * POST body (a core/v1 Event) to the events of namespace ns; same rules

@@ -1,11 +1,12 @@
 /*
  * lease.c -- the coordination.k8s.io/v1 Lease record and its JSON codec.
  *
- * The only file that includes jansson.h.  Decoding follows what the Go
- * API types accept (ref/clientgo-leaderelection.md 4.2, 4.3): every spec
- * field is optional and null reads as absent.  Encoding follows client-go's
- * LeaderElectionRecordToLeaseSpec (ref 3.2).  The calendar arithmetic is
- * done here, so no result depends on TZ or on timegm.
+ * With legacy.c, the only file that includes jansson.h.  Decoding
+ * follows what the Go API types accept (ref/clientgo-leaderelection.md
+ * 4.2, 4.3): every spec field is optional and null reads as absent.
+ * Encoding follows client-go's LeaderElectionRecordToLeaseSpec (ref
+ * 3.2).  The calendar arithmetic is done here, so no result depends on
+ * TZ or on timegm.
  */
 
 #include <inttypes.h>
@@ -568,6 +569,15 @@ char *
 lease_encode_event(const char *ns, const char *name, const struct lease *rec,
     const char *identity, const char *message, int64_t now_us)
 {
+	return lease_encode_event_on(LEASE_API_VERSION, "Lease", ns, name,
+	    rec, identity, message, now_us);
+}
+
+char *
+lease_encode_event_on(const char *api_version, const char *kind,
+    const char *ns, const char *name, const struct lease *rec,
+    const char *identity, const char *message, int64_t now_us)
+{
 	json_t	*root, *meta, *obj, *src;
 	char	 ts[LEASE_MICROTIME_LEN], *evname;
 
@@ -585,8 +595,8 @@ lease_encode_event(const char *ns, const char *name, const struct lease *rec,
 	json_object_set_new(meta, "namespace", jstring(ns));
 	json_object_set_new(root, "metadata", meta);
 	obj = json_object();
-	json_object_set_new(obj, "apiVersion", json_string(LEASE_API_VERSION));
-	json_object_set_new(obj, "kind", json_string("Lease"));
+	json_object_set_new(obj, "apiVersion", json_string(api_version));
+	json_object_set_new(obj, "kind", json_string(kind));
 	json_object_set_new(obj, "name", jstring(name));
 	json_object_set_new(obj, "namespace", jstring(ns));
 	if (rec->uid[0] != '\0')

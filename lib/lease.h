@@ -1,9 +1,10 @@
 /*
  * lease.h -- the coordination.k8s.io/v1 Lease record and its JSON codec.
  *
- * lease.c is the only file that includes jansson.h: every JSON document
- * that leaderd reads or writes (Lease objects, Status bodies) passes
- * through here as a byte string.  The functions are pure: no I/O, no
+ * lease.c and legacy.c (the Endpoints and ConfigMap locks' codec) are
+ * the only files that include jansson.h: every JSON document that leaderd
+ * reads or writes (Lease objects, legacy lock objects, Status bodies)
+ * passes through them as a byte string.  The functions are pure: no I/O, no
  * clock, no logging.  Errors are written into the caller's buffer.
  */
 
@@ -75,6 +76,15 @@ char	*lease_encode_update(const char *base, size_t baselen,
 char	*lease_encode_event(const char *ns, const char *name,
 	    const struct lease *rec, const char *identity,
 	    const char *message, int64_t now_us);
+
+/*
+ * The same Event about any object of the lock: api_version and kind name
+ * the involvedObject ("v1" and "Endpoints" or "ConfigMap" for the legacy
+ * locks); rec carries that object's uid and resourceVersion.
+ */
+char	*lease_encode_event_on(const char *api_version, const char *kind,
+	    const char *ns, const char *name, const struct lease *rec,
+	    const char *identity, const char *message, int64_t now_us);
 
 /*
  * Whether two records are the same as client-go sees them: holder,

@@ -119,8 +119,8 @@ leader_json(const struct localapi_state *d, uint64_t now_ms, struct buf *b)
 	buf_printf(b, ",\"is_leader\":%s,\"identity\":",
 	    leading ? "true" : "false");
 	buf_json_str(b, d->conf->identity);
-	buf_printf(b, ",\"lock\":\"leases/%s/%s\",\"state\":\"%s\"",
-	    d->conf->lock_namespace, d->conf->lock_name,
+	buf_printf(b, ",\"lock\":\"%s/%s/%s\",\"state\":\"%s\"",
+	    d->conf->lock_type, d->conf->lock_namespace, d->conf->lock_name,
 	    d->stopping && d->el->state != ELECTOR_STOPPED ? "stopping" :
 	    elector_state_name(d->el->state));
 	buf_printf(b, ",\"transitions\":%d,\"fencing_token\":",

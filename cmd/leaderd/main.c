@@ -28,7 +28,7 @@ enum {
 	OPT_KUBECONFIG, OPT_LEASE_DURATION, OPT_RENEW_DEADLINE,
 	OPT_RETRY_PERIOD, OPT_REQUEST_TIMEOUT, OPT_TTL, OPT_RELEASE,
 	OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_CLUSTER_CREDS, OPT_VERSION,
-	OPT_WATCH, OPT_GRACE, OPT_RESTART, OPT_PROBES
+	OPT_WATCH, OPT_GRACE, OPT_RESTART, OPT_PROBES, OPT_LOCK_TYPE
 };
 
 static const struct option longopts[] = {
@@ -38,6 +38,7 @@ static const struct option longopts[] = {
 	{ "help",		no_argument,	   NULL, 'h' },
 	{ "election",		required_argument, NULL, OPT_ELECTION },
 	{ "election-namespace",	required_argument, NULL, OPT_ELECTION_NS },
+	{ "lock-type",		required_argument, NULL, OPT_LOCK_TYPE },
 	{ "id",			required_argument, NULL, OPT_ID },
 	{ "http",		required_argument, NULL, OPT_HTTP },
 	{ "unix-socket",	required_argument, NULL, OPT_UNIX },
@@ -68,6 +69,7 @@ static const struct {
 } flag_keys[] = {
 	{ OPT_ELECTION,		"lock.name",		"--election" },
 	{ OPT_ELECTION_NS,	"lock.namespace",	"--election-namespace" },
+	{ OPT_LOCK_TYPE,	"lock.type",		"--lock-type" },
 	{ OPT_ID,		"identity",		"--id" },
 	{ OPT_HTTP,		"listen.http",		"--http" },
 	{ OPT_UNIX,		"listen.unix",		"--unix-socket" },
@@ -105,6 +107,8 @@ usage(int status)
 	    "                              otherwise log at debug level\n"
 	    "  --election NAME             lease name (lock.name)\n"
 	    "  --election-namespace NS     lease namespace (lock.namespace)\n"
+	    "  --lock-type TYPE            leases, endpoints, configmaps,\n"
+	    "                              endpointsleases, configmapsleases\n"
 	    "  --id ID                     identity written as holder\n"
 	    "  --http HOST:PORT            local API on TCP (listen.http)\n"
 	    "  --unix-socket PATH          local API on a unix socket\n"
@@ -330,6 +334,8 @@ main(int argc, char *argv[])
 			config_dump(&conf, dump, sizeof(dump));
 			fputs(dump, stdout);
 		}
+		printf("lock %s/%s/%s\n", conf.lock_type, conf.lock_namespace,
+		    conf.lock_name);
 		printf("configuration OK\n");
 		return 0;
 	}

@@ -42,8 +42,11 @@ WITH_CONFIG = ["deploy", "deploy/base", "deploy/native-sidecar",
 IMAGE = "ghcr.io/leaderd/leaderd"
 SA_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 LEASES = ("coordination.k8s.io", "leases")
+ENDPOINTS = ("", "endpoints")
 EVENTS = ("", "events")
 PODS = ("", "pods")
+# The variants whose leaderd uses a MultiLock on an Endpoints object too.
+WITH_ENDPOINTS = ["deploy/migrate-leader-elector"]
 
 _cache = {}
 
@@ -214,6 +217,9 @@ def test_role_is_least_privilege(kubectl, rel):
         # The pod label: get and patch, on all pods (resourceNames cannot
         # name a Deployment's generated pod names).
         want |= {PODS + ("get", None), PODS + ("patch", None)}
+    if rel in WITH_ENDPOINTS:
+        want |= {ENDPOINTS + ("get", name), ENDPOINTS + ("update", name),
+            ENDPOINTS + ("create", None)}
     assert got == want, f"{rel}: Role rules differ from least privilege"
     assert not objects(docs, "ClusterRole")
     assert not objects(docs, "ClusterRoleBinding")
@@ -477,11 +483,19 @@ def test_migrate_leader_elector(kubectl):
     spec = pod_spec(docs)
     ld = leaderd_container(spec)
     assert ld["args"] == ["--election=example",
-        "--election-namespace=$(POD_NAMESPACE)", "--http=127.0.0.1:4040",
+        "--election-namespace=$(POD_NAMESPACE)",
+        "--lock-type=endpointsleases", "--http=127.0.0.1:4040",
         "--probes=0.0.0.0:4041", "--id=$(POD_NAME)"]
-    assert one(docs, "Role")["rules"][0]["resourceNames"] == ["example"]
-    # Old (Endpoints) and new (Lease) electors must never run together.
-    assert one(docs, "Deployment")["spec"]["strategy"] == {"type": "Recreate"}
+    rules = one(docs, "Role")["rules"]
+    assert rules[0]["resourceNames"] == ["example"]
+    assert {"apiGroups": [""], "resources": ["endpoints"],
+        "resourceNames": ["example"], "verbs": ["get", "update"]} in rules
+    # Old and new pods share the election through the Endpoints object
+    # (the MultiLock's primary): an ordinary rolling update is safe.
+    strategy = one(docs, "Deployment")["spec"]["strategy"]
+    assert strategy["type"] == "RollingUpdate"
+    assert strategy == one(render(kubectl, "deploy/base"),
+        "Deployment")["spec"]["strategy"]
     assert not objects(docs, "ConfigMap")
     # The app asks GET / on localhost:4040, the classic way.
     script = " ".join(app_containers(spec)[0]["args"])

@@ -32,6 +32,7 @@ E2E_PYTEST	?= $(PYTHON) -m pytest -q -p no:cacheprovider -rfEs
 
 E2E_KAS_SRCS	 = $(wildcard test/e2e/apiserver/*.go) test/e2e/apiserver/go.mod test/e2e/apiserver/go.sum test/e2e/e2e.mk
 E2E_ELECT_SRCS	 = $(wildcard test/e2e/clientgo-elector/*.go) test/e2e/clientgo-elector/go.mod test/e2e/clientgo-elector/go.sum test/e2e/e2e.mk
+E2E_V023_SRCS	 = $(wildcard test/e2e/clientgo-elector-v023/*.go) test/e2e/clientgo-elector-v023/go.mod test/e2e/clientgo-elector-v023/go.sum test/e2e/e2e.mk
 
 .PHONY: e2e e2e-cluster e2e-bins e2e-go-check
 
@@ -42,7 +43,7 @@ E2E_NOGO_MSG	 = the Go toolchain ($(GO)) is not installed: Go 1.26 or newer is n
 E2E_NOPROXY_MSG	 = cannot fetch the harness's Go modules from the Go module proxy ($(shell $(GO) env GOPROXY 2>/dev/null)): $(E2E_DL_ERR)
 e2e-go-check:
 	$(if $(shell command -v $(GO) 2>/dev/null),,$(error make e2e: $(E2E_NOGO_MSG)))
-	$(eval E2E_DL_ERR := $(shell for m in apiserver clientgo-elector; do \
+	$(eval E2E_DL_ERR := $(shell for m in apiserver clientgo-elector clientgo-elector-v023; do \
 		out=$$(cd test/e2e/$$m && $(E2E_GOENV) $(GO) mod download 2>&1) || \
 		{ echo "$$out" | grep -v '^go: downloading' | head -n 1; break; }; done))
 	$(if $(E2E_DL_ERR),$(error make e2e: $(E2E_NOPROXY_MSG)))
@@ -73,15 +74,25 @@ $(E2E_BIN)/clientgo-elector: $(E2E_ELECT_SRCS) | e2e-go-check
 	t=$$(( $$(date +%s) - t0 )); echo "e2e: built clientgo-elector in $${t}s"; \
 	test -f $(E2E_BUILD)/clientgo-elector.build-time || echo "$$t" > $(E2E_BUILD)/clientgo-elector.build-time
 
-e2e-bins: $(E2E_BIN)/kasbox $(E2E_BIN)/kubectl $(E2E_BIN)/clientgo-elector
-	@for b in kasbox kubectl clientgo-elector; do \
+# client-go v0.23, the last release with the endpoints, configmaps and
+# MultiLock types (its own go.mod; no version stamp, it is not k8s's).
+$(E2E_BIN)/clientgo-elector-v023: $(E2E_V023_SRCS) | e2e-go-check
+	@mkdir -p $(@D)
+	@t0=$$(date +%s); \
+	cd test/e2e/clientgo-elector-v023 && $(E2E_GOENV) nice -n 10 $(GO) build -p 2 -o $@.tmp . && mv $@.tmp $@ && \
+	t=$$(( $$(date +%s) - t0 )); echo "e2e: built clientgo-elector-v023 in $${t}s"; \
+	test -f $(E2E_BUILD)/clientgo-elector-v023.build-time || echo "$$t" > $(E2E_BUILD)/clientgo-elector-v023.build-time
+
+e2e-bins: $(E2E_BIN)/kasbox $(E2E_BIN)/kubectl $(E2E_BIN)/clientgo-elector $(E2E_BIN)/clientgo-elector-v023
+	@for b in kasbox kubectl clientgo-elector clientgo-elector-v023; do \
 		test -f $(E2E_BUILD)/$$b.build-time && \
 		echo "e2e: $$b: first build took $$(cat $(E2E_BUILD)/$$b.build-time)s (now cached in $(E2E_BIN))"; \
 	done; true
 
 E2E_LEADERD ?= $(CURDIR)/leaderd
 E2E_ENV = LEADERD=$(E2E_LEADERD) KASBOX=$(E2E_BIN)/kasbox \
-	  CLIENTGO_ELECTOR=$(E2E_BIN)/clientgo-elector REPO=$(CURDIR) \
+	  CLIENTGO_ELECTOR=$(E2E_BIN)/clientgo-elector \
+	  CLIENTGO_ELECTOR_V023=$(E2E_BIN)/clientgo-elector-v023 REPO=$(CURDIR) \
 	  E2E_WORK=$(E2E_BUILD)/run
 
 e2e: leaderd e2e-bins
@@ -93,7 +104,7 @@ e2e: leaderd e2e-bins
 # RoleBindings; E2E_NAMESPACE, default the context's or "default").
 # kubectl comes from PATH if there is one.
 E2E_KUBECTL_CLUSTER = $(shell command -v kubectl 2>/dev/null)
-e2e-cluster: leaderd $(E2E_BIN)/clientgo-elector $(if $(E2E_KUBECTL_CLUSTER),,$(E2E_BIN)/kubectl)
+e2e-cluster: leaderd $(E2E_BIN)/clientgo-elector $(E2E_BIN)/clientgo-elector-v023 $(if $(E2E_KUBECTL_CLUSTER),,$(E2E_BIN)/kubectl)
 	@test -n "$(KUBECONFIG)" || { echo "make e2e-cluster: FAILED: set KUBECONFIG=path to an existing cluster's kubeconfig"; exit 1; }
 	@rm -rf $(E2E_BUILD)/run && mkdir -p $(E2E_BUILD)/run
 	cd test/e2e && $(E2E_ENV) E2E_CLUSTER_KUBECONFIG=$(abspath $(KUBECONFIG)) \

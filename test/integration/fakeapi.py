@@ -1174,8 +1174,253 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+# -- core/v1 Endpoints and ConfigMaps (the legacy leader-election locks) ----
+#
+# The objects client-go's EndpointsLock and ConfigMapLock keep their record
+# on (annotation control-plane.alpha.kubernetes.io/leader), with the same
+# resourceVersion, uid, 404 and 409 semantics as the Leases above, and the
+# registry strategies of the real resources: PUT without resourceVersion
+# is an unconditional update, PUT to a missing Endpoints creates it, to a
+# missing ConfigMap is a 404.  Endpoints answers carry the deprecation
+# Warning header of Kubernetes 1.33+ (core_warning = None turns it off).
+# Writes are kept in their own history, core_history().
 
-class FakeAPI(_WatchMixin):
+CORE_PREFIX = "/api/v1/namespaces/"
+CORE_KINDS = {"endpoints": "Endpoints", "configmaps": "ConfigMap"}
+CORE_CREATE_ON_UPDATE = {"endpoints": True, "configmaps": False}
+ENDPOINTS_WARNING = ('299 - "v1 Endpoints is deprecated in v1.33+; use '
+                     'discovery.k8s.io/v1 EndpointSlice"')
+LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
+
+
+class _CoreObjects:
+    """Endpoints and ConfigMaps, mixed into FakeAPI."""
+
+    core_warning = ENDPOINTS_WARNING
+
+    def _core_store(self):
+        if not hasattr(self, "_core"):
+            self._core = {}          # (resource, ns, name) -> object
+            self._core_hist = []
+        return self._core
+
+    def _core_hdrs(self, resource):
+        if resource == "endpoints" and self.core_warning:
+            return {"Warning": self.core_warning}
+        return {}
+
+    @staticmethod
+    def _core_status(code, resource, name, message, reason):
+        return status_body(code, message, reason,
+                           {"name": name, "kind": resource})
+
+    def _core_record(self, method, resource, ns, name, token, obj, admin):
+        self._core_store()
+        ann = (obj.get("metadata") or {}).get("annotations") or {}
+        self._core_hist.append({
+            "t": time.monotonic(), "method": method, "resource": resource,
+            "ns": ns, "name": name, "token": token, "admin": admin,
+            "annotation": ann.get(LEADER_ANNOTATION),
+            "rv": obj["metadata"]["resourceVersion"],
+            "uid": obj["metadata"]["uid"]})
+
+    def _core_new(self, resource, ns, name, body):
+        self._rv += 1
+        meta = dict(body.get("metadata") or {})
+        for k in ("uid", "resourceVersion", "creationTimestamp",
+                  "managedFields", "generateName"):
+            meta.pop(k, None)
+        meta.update({"name": name, "namespace": ns, "uid": str(uuid.uuid4()),
+                     "resourceVersion": str(self._rv),
+                     "creationTimestamp": now_rfc3339()})
+        obj = {"kind": CORE_KINDS[resource], "apiVersion": "v1",
+               "metadata": _ordered(meta, META_ORDER)}
+        for k, v in body.items():
+            if k not in ("kind", "apiVersion", "metadata"):
+                obj[k] = copy.deepcopy(v)
+        self._core_store()[(resource, ns, name)] = obj
+        return obj
+
+    def _core_decode(self, resource, body):
+        """The request body as an object, or an error answer."""
+        kind = CORE_KINDS[resource]
+        try:
+            obj = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as e:
+            return None, (400, bad_request("couldn't get version/kind; "
+                                           "json parse error: %s" % e), {})
+        if not isinstance(obj, dict) or \
+                obj.get("kind", kind) != kind or \
+                obj.get("apiVersion", "v1") != "v1":
+            return None, (400, bad_request("%s in version \"v1\" cannot be "
+                                           "handled as a %s" % (kind, kind)),
+                          {})
+        meta = obj.get("metadata") or {}
+        ann = meta.get("annotations") if isinstance(meta, dict) else None
+        if not isinstance(meta, dict) or (ann is not None and (
+                not isinstance(ann, dict) or
+                not all(isinstance(v, str) for v in ann.values()))):
+            return None, (400, bad_request("%s in version \"v1\" cannot be "
+                                           "handled as a %s: bad metadata"
+                                           % (kind, kind)), {})
+        return obj, None
+
+    def _core_route(self, method, path, body, token, entry):
+        """(code, object, headers) for a core/v1 endpoints or configmaps
+        path, or None for any other path."""
+        if not path.startswith(CORE_PREFIX):
+            return None
+        parts = path[len(CORE_PREFIX):].split("/")
+        if len(parts) not in (2, 3) or parts[1] not in CORE_KINDS or \
+                not parts[0] or (len(parts) == 3 and not parts[2]):
+            return None
+        resource, ns = parts[1], parts[0]
+        name = parts[2] if len(parts) == 3 else None
+        hdrs = self._core_hdrs(resource)
+        notfound = (404, self._core_status(
+            404, resource, name, '%s "%s" not found' % (resource, name),
+            "NotFound"), hdrs)
+        with self._lock:
+            store = self._core_store()
+            if name is None:
+                if method != "POST":
+                    return 405, status_body(405, "the server does not allow "
+                                            "this method on the requested "
+                                            "resource"), hdrs
+                obj, err = self._core_decode(resource, body)
+                if err:
+                    return err
+                name = (obj.get("metadata") or {}).get("name") or ""
+                if not DNS1123_SUBDOMAIN_RE.match(name):
+                    return 422, self._core_status(
+                        422, resource, name, "%s \"%s\" is invalid: "
+                        "metadata.name" % (CORE_KINDS[resource], name),
+                        "Invalid"), hdrs
+                if (resource, ns, name) in store:
+                    return 409, self._core_status(
+                        409, resource, name, '%s "%s" already exists'
+                        % (resource, name), "AlreadyExists"), hdrs
+                new = self._core_new(resource, ns, name, obj)
+                self._core_record("POST", resource, ns, name, token, new,
+                                  False)
+                return 201, copy.deepcopy(new), hdrs
+            old = store.get((resource, ns, name))
+            if method == "GET":
+                return (200, copy.deepcopy(old), hdrs) if old else notfound
+            if method == "DELETE":
+                if old is None:
+                    return notfound
+                del store[(resource, ns, name)]
+                self._rv += 1
+                return 200, {"kind": "Status", "apiVersion": "v1",
+                             "metadata": {}, "status": "Success"}, hdrs
+            if method != "PUT":
+                return 405, status_body(405, "the server does not allow "
+                                        "this method on the requested "
+                                        "resource"), hdrs
+            obj, err = self._core_decode(resource, body)
+            if err:
+                return err
+            meta = obj.get("metadata") or {}
+            if (meta.get("name") or "") != name:
+                return 400, bad_request("the name of the object (%s) does "
+                                        "not match the name on the URL (%s)"
+                                        % (meta.get("name") or "", name)), \
+                    hdrs
+            uid, rv = meta.get("uid") or "", meta.get("resourceVersion") or ""
+            olduid = old["metadata"]["uid"] if old else ""
+            if uid and uid != olduid:
+                return 409, self._core_status(
+                    409, resource, name, 'Operation cannot be fulfilled on '
+                    '%s "%s": Precondition failed: UID in precondition: %s, '
+                    'UID in object meta: %s' % (resource, name, uid, olduid),
+                    "Conflict"), hdrs
+            if old is None:
+                if not CORE_CREATE_ON_UPDATE[resource]:
+                    return notfound
+                new = self._core_new(resource, ns, name, obj)
+                self._core_record("PUT", resource, ns, name, token, new,
+                                  False)
+                return 201, copy.deepcopy(new), hdrs
+            if rv and rv != old["metadata"]["resourceVersion"]:
+                return 409, self._core_status(
+                    409, resource, name, 'Operation cannot be fulfilled on '
+                    '%s "%s": %s' % (resource, name, OPTIMISTIC_LOCK_MSG),
+                    "Conflict"), hdrs
+            new = self._core_replace(resource, ns, name, old, obj)
+            self._core_record("PUT", resource, ns, name, token, new, False)
+            return 200, copy.deepcopy(new), hdrs
+
+    def _core_replace(self, resource, ns, name, old, obj):
+        self._rv += 1
+        meta = dict(obj.get("metadata") or {})
+        om = old["metadata"]
+        for k in ("name", "namespace", "uid", "creationTimestamp"):
+            meta[k] = om[k]
+        meta["resourceVersion"] = str(self._rv)
+        new = {"kind": CORE_KINDS[resource], "apiVersion": "v1",
+               "metadata": _ordered(meta, META_ORDER)}
+        for k, v in obj.items():
+            if k not in ("kind", "apiVersion", "metadata"):
+                new[k] = copy.deepcopy(v)
+        self._core_store()[(resource, ns, name)] = new
+        return new
+
+    # The admin side, as kubectl would do it.
+
+    def get_object(self, resource, ns, name):
+        with self._lock:
+            obj = self._core_store().get((resource, ns, name))
+            return copy.deepcopy(obj) if obj is not None else None
+
+    def create_object(self, resource, ns, name, annotations=None,
+                      extra=None):
+        """Create an Endpoints or ConfigMap directly; annotations are
+        stored as given (raw strings).  Returns the object."""
+        with self._lock:
+            if (resource, ns, name) in self._core_store():
+                raise KeyError("%s %s/%s exists" % (resource, ns, name))
+            body = dict(extra or {})
+            body["metadata"] = {"name": name}
+            if annotations is not None:
+                body["metadata"]["annotations"] = dict(annotations)
+            obj = self._core_new(resource, ns, name, body)
+            self._core_record("POST", resource, ns, name, None, obj, True)
+            return copy.deepcopy(obj)
+
+    def modify_object(self, resource, ns, name, fn):
+        """Apply fn(obj) to the stored object as an admin write (new
+        resourceVersion).  Returns the new object."""
+        with self._lock:
+            old = self._core_store()[(resource, ns, name)]
+            obj = copy.deepcopy(old)
+            fn(obj)
+            new = self._core_replace(resource, ns, name, old, obj)
+            self._core_record("PUT", resource, ns, name, None, new, True)
+            return copy.deepcopy(new)
+
+    def delete_object(self, resource, ns, name):
+        with self._lock:
+            if self._core_store().pop((resource, ns, name), None) is None:
+                return False
+            self._rv += 1
+            return True
+
+    def core_history(self, resource=None, ns=None, name=None):
+        """The writes to Endpoints and ConfigMaps: dicts with t, method,
+        resource, ns, name, token, admin, annotation (the raw record
+        string or None), rv, uid."""
+        with self._lock:
+            self._core_store()
+            return [dict(h) for h in self._core_hist
+                    if (resource is None or h["resource"] == resource)
+                    and (ns is None or h["ns"] == ns)
+                    and (name is None or h["name"] == name)]
+
+# -- end of the core/v1 objects ---------------------------------------------
+
+
+class FakeAPI(_WatchMixin, _CoreObjects):
     """The test API server.  All public methods are thread-safe."""
 
     def __init__(self, tokens=(), tls=True, host="127.0.0.1", port=0,
@@ -1491,6 +1736,9 @@ class FakeAPI(_WatchMixin):
                                                 "allow this method on the "
                                                 "requested resource"), {}
                     return self._event(parts[0], body)
+        core = self._core_route(method, path, body, token, entry)
+        if core is not None:
+            return core
         if not path.startswith(LEASE_PREFIX):
             return 404, status_body(404, "the server could not find the "
                                     "requested resource", "NotFound", {}), {}

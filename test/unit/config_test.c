@@ -589,11 +589,17 @@ static const struct check checks[] = {
 	{ "lock.namespace", "", "--f: lock.namespace is empty; set it, or "
 	    "remove it to use $POD_NAMESPACE or the service account's "
 	    "namespace" },
-	{ "lock.type", "endpoints", "--f: lock.type \"endpoints\": the "
-	    "endpoints lock was removed from client-go; use leases" },
+	{ "lock.type", "endpoint", "--f: lock.type \"endpoint\" is not "
+	    "supported; use leases (or endpoints, configmaps, "
+	    "endpointsleases, configmapsleases to share a lock with older "
+	    "clients)" },
 	{ "lock.type", "leases", NULL },
 	{ "identity", "pod-0_x.y-Z9", NULL },
 	{ "identity", "a", NULL },
+	{ "lock.type", "endpoints", NULL },
+	{ "lock.type", "configmaps", NULL },
+	{ "lock.type", "endpointsleases", NULL },
+	{ "lock.type", "configmapsleases", NULL },
 	{ "identity", "", "--f: identity is empty; set identity in the file, "
 	    "--id, or $POD_NAME" },
 	{ "identity", "a\tb", "--f: identity has byte 0x09 at byte 2; " RULE },
