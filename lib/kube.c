@@ -23,7 +23,6 @@
 
 #define TOKEN_MAX_AGE_MS	60000	/* re-read the token file this often */
 #define CONNECT_TIMEOUT_MS	5000	/* upper bound of the connect phase */
-#define LEASES_PATH		"/apis/coordination.k8s.io/v1/namespaces/"
 
 struct kube {
 	struct curlev		*cv;
@@ -615,9 +614,13 @@ done_cb(CURL *easy, CURLcode rc, void *arg)
 		kube_free(k);
 }
 
-/* The URL of the Lease ns/name, or of the Lease collection (name NULL). */
+/*
+ * The URL of resource ns/name under the API path group ("/api/v1",
+ * "/apis/coordination.k8s.io/v1"), or of its collection (name NULL).
+ */
 static char *
-lease_url(struct kube *k, const char *ns, const char *name)
+object_url(struct kube *k, const char *group, const char *resource,
+    const char *ns, const char *name)
 {
 	char	*ens, *ename = NULL, *url = NULL;
 
@@ -628,11 +631,19 @@ lease_url(struct kube *k, const char *ns, const char *name)
 		curl_free(ens);
 		return NULL;
 	}
-	xasprintf(&url, "%s" LEASES_PATH "%s/leases%s%s", k->server, ens,
-	    name != NULL ? "/" : "", name != NULL ? ename : "");
+	xasprintf(&url, "%s%s/namespaces/%s/%s%s%s", k->server, group, ens,
+	    resource, name != NULL ? "/" : "", name != NULL ? ename : "");
 	curl_free(ens);
 	curl_free(ename);
 	return url;
+}
+
+/* The URL of the Lease ns/name, or of the Lease collection (name NULL). */
+static char *
+lease_url(struct kube *k, const char *ns, const char *name)
+{
+	return object_url(k, "/apis/coordination.k8s.io/v1", "leases", ns,
+	    name);
 }
 
 /* Start method on url (steals it). */
@@ -796,20 +807,7 @@ static char *
 core_url(struct kube *k, const char *resource, const char *ns,
     const char *name)
 {
-	char	*ens, *ename = NULL, *url = NULL;
-
-	if ((ens = curl_easy_escape(k->easy, ns, 0)) == NULL)
-		return NULL;
-	if (name != NULL &&
-	    (ename = curl_easy_escape(k->easy, name, 0)) == NULL) {
-		curl_free(ens);
-		return NULL;
-	}
-	xasprintf(&url, "%s/api/v1/namespaces/%s/%s%s%s", k->server, ens,
-	    resource, name != NULL ? "/" : "", name != NULL ? ename : "");
-	curl_free(ens);
-	curl_free(ename);
-	return url;
+	return object_url(k, "/api/v1", resource, ns, name);
 }
 
 int

@@ -40,7 +40,6 @@ static int	 get_int32(json_t *, const char *, const char *, int32_t *,
 		    char *, size_t);
 static int	 get_time(json_t *, const char *, const char *, int64_t *,
 		    char *, size_t);
-static size_t	 utf8_seq(const unsigned char *);
 static json_t	*jstring(const char *);
 static json_t	*jtime(int64_t);
 static json_t	*encode_spec(const struct lease *);
@@ -438,12 +437,8 @@ lease_decode(const char *buf, size_t len, struct lease *out, char *err,
 	return rc;
 }
 
-/*
- * Length of the well-formed UTF-8 sequence at p (no overlong forms, no
- * surrogates, at most U+10FFFF), or 0.
- */
-static size_t
-utf8_seq(const unsigned char *p)
+size_t
+lease_utf8_seq(const unsigned char *p)
 {
 	size_t n, i;
 	uint32_t c;
@@ -485,7 +480,7 @@ jstring(const char *s)
 		return j;
 	fixed = q = xmalloc(strlen(s) * 3 + 1);
 	for (p = (const unsigned char *)s; *p != '\0'; p += n) {
-		if ((n = utf8_seq(p)) == 0) {
+		if ((n = lease_utf8_seq(p)) == 0) {
 			memcpy(q, "\xef\xbf\xbd", 3);
 			q += 3;
 			n = 1;

@@ -26,7 +26,6 @@
 #define US_PER_S	INT64_C(1000000)
 
 static void	 legacy_init(void);
-static size_t	 utf8_seq(const unsigned char *);
 static void	 go_quote(struct buf *, const char *);
 static void	 go_time(struct buf *, int64_t);
 static int	 field_index(const char *);
@@ -53,37 +52,6 @@ legacy_init(void)
 		json_set_alloc_funcs(xmalloc, free);
 		done = 1;
 	}
-}
-
-/*
- * Length of the well-formed UTF-8 sequence at p (no overlong forms, no
- * surrogates, at most U+10FFFF), or 0: Go's utf8.DecodeRuneInString.
- */
-static size_t
-utf8_seq(const unsigned char *p)
-{
-	size_t n, i;
-	uint32_t c;
-
-	if (p[0] < 0x80)
-		return 1;
-	else if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, c = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, c = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, c = p[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (p[i] & 0x3f);
-	}
-	if ((n == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
-	    (n == 4 && (c < 0x10000 || c > 0x10ffff)))
-		return 0;
-	return n;
 }
 
 /*
@@ -119,7 +87,7 @@ go_quote(struct buf *b, const char *s)
 			p++;
 			continue;
 		}
-		if ((n = utf8_seq(p)) == 0) {
+		if ((n = lease_utf8_seq(p)) == 0) {
 			buf_add(b, "\\ufffd", 6);
 			p++;
 			continue;

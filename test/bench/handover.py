@@ -18,18 +18,12 @@ import subprocess
 import threading
 import time
 
+from harness import free_port  # test/integration, on the path
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 E2E_BIN = os.environ.get("E2E_BIN") or os.path.join(REPO, "build", "e2e",
                                                      "bin")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def get_leader(port, timeout=0.5):
