@@ -73,6 +73,10 @@ func main() {
 	if err != nil {
 		log.Fatalf("kubeconfig: %v", err)
 	}
+	// JSON on the wire, as leaderd speaks: the test API server of
+	// test/integration (used by make bench) takes no protobuf, and the
+	// election is the same either way.
+	cfg.ContentType = "application/json"
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		log.Fatalf("client: %v", err)
