@@ -56,7 +56,7 @@ LDFLAGS	+= $(SANFLAGS)
 LIB_SRCS = $(wildcard lib/*.c)
 LIB_OBJS = $(LIB_SRCS:lib/%.c=$(BUILD)/lib/%.o)
 
-.PHONY: sanitize bench all deps test unit integration deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
+.PHONY: image image-test sanitize bench all deps test unit integration deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
 
 all: $(LEADERD_TARGET)
 
@@ -90,6 +90,7 @@ endif
 # Debian packages for the build and the tests.  Quiet and quick when all
 # are present already.
 DEB_PKGS = build-essential pkg-config libev-dev libcurl4-openssl-dev \
+	   ca-certificates \
 	   libjansson-dev libyaml-dev libcmocka-dev openssl curl \
 	   python3 python3-pytest valgrind
 deps:
@@ -209,6 +210,25 @@ test: $(LEADERD_TARGET) unit fuzz-replay integration \
 
 sanitize:
 	$(MAKE) --no-print-directory SANITIZE=address,undefined test
+
+# The OCI image, without a docker engine: mkrootfs.sh's file set (what
+# the Dockerfile's runtime stage holds) as one layer, in an OCI image
+# layout directory and a tarball of it.  image-test checks every digest,
+# unpacks it and runs leaderd from it as uid 65532 (test/deploy).
+IMAGE_DIR	= $(BUILD)/image
+IMAGE_TAR	= $(IMAGE_DIR)/leaderd-$(VERSION).oci.tar
+image: leaderd
+	rm -rf $(IMAGE_DIR)/rootfs
+	sh deploy/image/mkrootfs.sh ./leaderd $(IMAGE_DIR)/rootfs
+	$(PYTHON) deploy/image/oci.py build --tag $(VERSION) \
+		$(IMAGE_DIR)/rootfs $(IMAGE_DIR)/oci $(IMAGE_TAR)
+
+image-test: image
+	cd test/deploy && LEADERD=$(CURDIR)/leaderd \
+		LEADERD_IMAGE=$(CURDIR)/$(IMAGE_TAR) \
+		$(PYTHON) -m pytest -q -p no:cacheprovider -rs test_image.py
+	@echo "image-test: $(IMAGE_TAR): $$(wc -c <$(IMAGE_TAR)) bytes" \
+		"(compressed layer, config, manifest, index)"
 
 # Figures, printed: memory, CPU, API request rate, local API latency,
 # handover times.  Not part of make test.
