@@ -28,7 +28,12 @@ if [ ! -f "$bin" ] || [ ! -x "$bin" ]; then
 	echo "mkrootfs.sh: $bin: not an executable file" >&2
 	exit 1
 fi
-if ! deps=$(ldd "$bin" 2>&1); then
+# A static binary (make STATIC=1) has no program interpreter: it needs
+# no libraries, and ldd refuses it.
+if ! readelf -l "$bin" 2>/dev/null | grep -q 'Requesting program interpreter'
+then
+	deps=
+elif ! deps=$(ldd "$bin" 2>&1); then
 	echo "mkrootfs.sh: ldd $bin failed: $deps" >&2
 	exit 1
 fi
