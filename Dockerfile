@@ -1,23 +1,23 @@
 # syntax=docker/dockerfile:1
 #
-# leaderd image: build on Debian bookworm, run on distroless.
+# leaderd image: build on Debian bookworm, run on scratch.
 #
 #   docker build -t ghcr.io/leaderd/leaderd:0.1.0 .
 #   docker buildx build --platform linux/amd64,linux/arm64 -t ... --push .
 #
-# Runtime base: gcr.io/distroless/static-debian12:nonroot, plus the exact
-# shared objects `ldd leaderd` lists, the glibc loader included, copied
-# from the build stage by deploy/image/mkrootfs.sh.  Why this one:
+# Runtime base: scratch, plus the file set deploy/image/mkrootfs.sh
+# assembles in the build stage: the binary, the exact shared objects
+# `ldd leaderd` lists (the glibc loader included), /etc/passwd and
+# /etc/group with nonroot (65532), and Debian's CA bundle.  Why scratch:
 #  - distroless base/cc would bring their own glibc and OpenSSL next to
-#    the builder's copies of libcurl & co.; with static every library in
-#    the image comes from one place, the build stage, and matches the
-#    binary exactly;
-#  - no shell, no package manager, nothing leaderd does not load;
-#    static still gives /etc/passwd with nonroot (65532), CA
-#    certificates, tzdata and /tmp;
-#  - the file set is checkable without a docker engine: test/deploy runs
-#    the same script and starts the binary from its output (chroot), and
-#    this build does the same before the runtime stage is assembled.
+#    the builder's copies of libcurl & co.; here every file in the image
+#    comes from one place, the build stage, and matches the binary;
+#  - no shell, no package manager, nothing leaderd does not load (the
+#    tzdata and /tmp of distroless/static are not used by leaderd);
+#  - the file set is exactly mkrootfs.sh's output, so `make image`
+#    builds the same image without a docker engine (deploy/image/oci.py)
+#    and test/deploy compares the two file sets; this build smoke-tests
+#    the file set in a chroot before the runtime stage is assembled.
 # debian:bookworm-slim with apt-installed runtime libraries would work
 # too, but ships a shell and apt, and is several times larger.
 # For reproducible builds pin both images by digest (FROM image@sha256:...).
@@ -31,6 +31,7 @@ RUN apt-get update \
 	libcurl4-openssl-dev \
 	libjansson-dev \
 	libyaml-dev \
+	ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./
@@ -45,7 +46,7 @@ RUN ./leaderd --version \
  && sh deploy/image/mkrootfs.sh ./leaderd /rootfs \
  && chroot --userspec=65532:65532 /rootfs /leaderd --version
 
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM scratch
 COPY --from=build /rootfs/ /
 USER 65532:65532
 ENTRYPOINT ["/leaderd"]

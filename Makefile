@@ -48,6 +48,18 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(filter-out libev,$(PKGS)) 2>/dev/nul
 PKG_LIBS   := $(shell pkg-config --libs $(filter-out libev,$(PKGS)) 2>/dev/null) \
 	      $(shell pkg-config --libs libev 2>/dev/null || echo -lev)
 
+# make STATIC=1: one static binary with a libcurl built for HTTP(S)
+# only; see deploy/image/static.mk.
+ifneq ($(STATIC),)
+BUILD	:= $(BUILD)/static
+LEADERD_TARGET = $(BUILD)/leaderd
+include deploy/image/static.mk
+PKG_CFLAGS := -I$(CURL_PREFIX)/include
+PKG_LIBS   := $(CURL_LIB) -lssl -lcrypto -ljansson -lyaml -lev -lpthread
+LDFLAGS	+= -static -Wl,--gc-sections
+STATIC_DEP  = $(CURL_LIB)
+endif
+
 CFLAGS	?= -O2 -g
 CFLAGS	+= -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Ilib $(PKG_CFLAGS) \
 	   -DLEADERD_VERSION='"$(VERSION)"'
@@ -56,15 +68,15 @@ LDFLAGS	+= $(SANFLAGS)
 LIB_SRCS = $(wildcard lib/*.c)
 LIB_OBJS = $(LIB_SRCS:lib/%.c=$(BUILD)/lib/%.o)
 
-.PHONY: sanitize bench all deps test unit integration deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
+.PHONY: image image-test sanitize bench all deps test unit integration deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
 
 all: $(LEADERD_TARGET)
 
-$(BUILD)/lib/%.o: lib/%.c lib/*.h
+$(BUILD)/lib/%.o: lib/%.c lib/*.h | $(STATIC_DEP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/cmd/%.o: cmd/leaderd/%.c lib/*.h
+$(BUILD)/cmd/%.o: cmd/leaderd/%.c lib/*.h | $(STATIC_DEP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -79,17 +91,18 @@ $(BUILD)/leaderd-testhooks: cmd/leaderd/main.c $(LIB_SRCS) lib/*.h
 	$(CC) $(CFLAGS) -DLEADERD_TEST_HOOKS -o $@ cmd/leaderd/main.c \
 		$(LIB_SRCS) $(LDFLAGS) $(PKG_LIBS) -lm
 
-ifeq ($(SANITIZE),)
+ifeq ($(SANITIZE)$(STATIC),)
 leaderd: $(BUILD)/leaderd
 	cp $< $@.tmp && mv -f $@.tmp $@
 else
 leaderd: $(BUILD)/leaderd
-	@echo "make: the sanitized daemon is $(BUILD)/leaderd; ./leaderd is left as it is"
+	@echo "make: this daemon is $(BUILD)/leaderd; ./leaderd is left as it is"
 endif
 
 # Debian packages for the build and the tests.  Quiet and quick when all
 # are present already.
 DEB_PKGS = build-essential pkg-config libev-dev libcurl4-openssl-dev \
+	   ca-certificates \
 	   libjansson-dev libyaml-dev libcmocka-dev openssl curl \
 	   python3 python3-pytest valgrind
 deps:
@@ -212,6 +225,25 @@ test: $(LEADERD_TARGET) unit fuzz-replay integration \
 
 sanitize:
 	$(MAKE) --no-print-directory SANITIZE=address,undefined test
+
+# The OCI image, without a docker engine: mkrootfs.sh's file set (what
+# the Dockerfile's runtime stage holds) as one layer, in an OCI image
+# layout directory and a tarball of it.  image-test checks every digest,
+# unpacks it and runs leaderd from it as uid 65532 (test/deploy).
+IMAGE_DIR	= $(BUILD)/image
+IMAGE_TAR	= $(IMAGE_DIR)/leaderd-$(VERSION).oci.tar
+image: $(LEADERD_TARGET)
+	rm -rf $(IMAGE_DIR)/rootfs
+	sh deploy/image/mkrootfs.sh $(LEADERD_TARGET) $(IMAGE_DIR)/rootfs
+	$(PYTHON) deploy/image/oci.py build --tag $(VERSION) \
+		$(IMAGE_DIR)/rootfs $(IMAGE_DIR)/oci $(IMAGE_TAR)
+
+image-test: image
+	cd test/deploy && LEADERD=$(LEADERD_BIN) \
+		LEADERD_IMAGE=$(CURDIR)/$(IMAGE_TAR) \
+		$(PYTHON) -m pytest -q -p no:cacheprovider -rs test_image.py
+	@echo "image-test: $(IMAGE_TAR): $$(wc -c <$(IMAGE_TAR)) bytes" \
+		"(compressed layer, config, manifest, index)"
 
 # Figures, printed: memory, CPU, API request rate, local API latency,
 # handover times.  Not part of make test.

@@ -3,12 +3,15 @@
 # mkrootfs.sh BINARY ROOT -- assemble the runtime file set of the leaderd
 # image under ROOT: the binary as ROOT/leaderd (stripped) and every shared
 # object `ldd BINARY` resolves, the dynamic loader included, each copied
-# (symlinks followed) to the same path under ROOT.
+# (symlinks followed) to the same path under ROOT; then etc/passwd and
+# etc/group naming root and nonroot (65532), and the CA bundle
+# ($CA_BUNDLE, by default Debian's /etc/ssl/certs/ca-certificates.crt) at
+# the path libcurl looks for it when a kubeconfig names no CA.
 #
-# The Dockerfile runs this in its build stage and copies ROOT over
-# distroless/static, which has no libraries of its own; test/deploy runs
-# it too and starts the binary from ROOT.  So what this script collects is
-# exactly what the image holds.  Libraries that a program dlopen()s are
+# The Dockerfile runs this in its build stage and copies ROOT onto
+# scratch; `make image` (deploy/image/oci.py) packs it as the image's
+# only layer; test/deploy runs it too and starts the binary from ROOT.
+# So what this script collects is exactly what the image holds.  Libraries that a program dlopen()s are
 # invisible to ldd; leaderd loads none (glibc 2.36 has the "files" and
 # "dns" NSS modules built in).
 
@@ -25,7 +28,12 @@ if [ ! -f "$bin" ] || [ ! -x "$bin" ]; then
 	echo "mkrootfs.sh: $bin: not an executable file" >&2
 	exit 1
 fi
-if ! deps=$(ldd "$bin" 2>&1); then
+# A static binary (make STATIC=1) has no program interpreter: it needs
+# no libraries, and ldd refuses it.
+if ! readelf -l "$bin" 2>/dev/null | grep -q 'Requesting program interpreter'
+then
+	deps=
+elif ! deps=$(ldd "$bin" 2>&1); then
 	echo "mkrootfs.sh: ldd $bin failed: $deps" >&2
 	exit 1
 fi
@@ -50,3 +58,18 @@ done
 cp "$bin" "$root/leaderd"
 ${STRIP:-strip} --strip-unneeded "$root/leaderd"
 chmod 0755 "$root/leaderd"
+
+# No shell and no home: nonroot's shell is a path that does not exist.
+mkdir -p "$root/etc/ssl/certs"
+printf '%s\n' 'root:x:0:0:root:/root:/sbin/nologin' \
+	'nonroot:x:65532:65532:nonroot:/:/sbin/nologin' >"$root/etc/passwd"
+printf '%s\n' 'root:x:0:' 'nonroot:x:65532:' >"$root/etc/group"
+ca=${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
+if [ ! -f "$ca" ]; then
+	echo "mkrootfs.sh: $ca: no CA bundle (apt-get install" \
+	    "ca-certificates, or set CA_BUNDLE)" >&2
+	exit 1
+fi
+cp -L "$ca" "$root/etc/ssl/certs/ca-certificates.crt"
+chmod 0644 "$root/etc/passwd" "$root/etc/group" \
+	"$root/etc/ssl/certs/ca-certificates.crt"

@@ -48,6 +48,110 @@ def proc_status(pid, key):
     return 0
 
 
+def smaps_groups(pid):
+    """Resident kB by mapping group from /proc/PID/smaps: a library by
+    its name (libcrypto, libssl, libcurl, libc, ...), ld.so,
+    the binary, [heap], anonymous maps, [stack] and other files; each as
+    [Rss, private, anonymous]."""
+    groups = {}
+    cur = None
+    with open("/proc/%d/smaps" % pid) as f:
+        for line in f:
+            w = line.split()
+            if not w:
+                continue
+            if "-" in w[0] and not w[0].endswith(":"):
+                path = w[5] if len(w) > 5 else ""
+                base = os.path.basename(path)
+                if path == "":
+                    cur = "anon"
+                elif path.startswith("["):
+                    cur = path
+                elif base.startswith("leaderd"):
+                    cur = "leaderd"
+                elif base.startswith("ld-linux"):
+                    cur = "ld.so"
+                elif ".so" in base:
+                    cur = base.split(".so")[0]
+                else:
+                    cur = "other files"
+                groups.setdefault(cur, [0, 0, 0])
+            elif w[0] == "Rss:":
+                groups[cur][0] += int(w[1])
+            elif w[0] in ("Private_Clean:", "Private_Dirty:"):
+                groups[cur][1] += int(w[1])
+            elif w[0] == "Anonymous:":
+                groups[cur][2] += int(w[1])
+    return groups
+
+
+def print_smaps(label, pid):
+    g = smaps_groups(pid)
+    rest = [0, 0, 0, 0]
+    print("  %s, /proc/PID/smaps by mapping (kB: Rss, private, anon):"
+          % label)
+    for name, (rss, priv, anon) in sorted(g.items(),
+                                          key=lambda kv: -kv[1][0]):
+        if rss >= 100:
+            print("    %-24s %5d %5d %5d" % (name, rss, priv, anon))
+        elif rss:
+            rest = [rest[0] + rss, rest[1] + priv, rest[2] + anon,
+                    rest[3] + 1]
+    if rest[3]:
+        print("    %-24s %5d %5d %5d" % ("%d more, < 100 kB each" % rest[3],
+                                         rest[0], rest[1], rest[2]))
+
+
+def instructions_per_renew(work, renews=10):
+    """Instructions per renew of a steady leader (15s/10s/2s) under
+    callgrind: counters zeroed once it leads, dumped after `renews` more
+    renew PUTs; None without valgrind."""
+    import shutil
+    vg = shutil.which("valgrind")
+    ctl = shutil.which("callgrind_control")
+    if not vg or not ctl:
+        return None
+    out = os.path.join(work, "callgrind.out")
+    wrapper = os.path.join(work, "leaderd-callgrind")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec %s -q --tool=callgrind "
+                "--callgrind-out-file=%s %s \"$@\"\n"
+                % (vg, out, os.environ.get("LEADERD") or
+                   os.path.join(HERE, "..", "..", "leaderd")))
+    os.chmod(wrapper, 0o755)
+    api = FakeAPI().start()
+    i = Leaderd(api, work, "callgrind", "bench-callgrind",
+                lease_duration=15, renew_deadline=10, retry_period=2,
+                request_timeout=5, log_level="info", binary=wrapper)
+    try:
+        i.start(timeout=30)
+        wait_until(i.is_leader, 30, what="the callgrind leader")
+        time.sleep(3)
+
+        def puts():
+            return len([r for r in api.requests(token=i.token)
+                        if r.get("method") == "PUT"])
+        subprocess.run([ctl, "-z", str(i.pid)], capture_output=True,
+                       timeout=60)
+        n0 = puts()
+        wait_until(lambda: puts() >= n0 + renews, renews * 4 + 20,
+                   interval=0.2, what="%d renews" % renews)
+        n1 = puts()
+        subprocess.run([ctl, "-d", str(i.pid)], capture_output=True,
+                       timeout=60)
+        total = 0
+        for fn in os.listdir(work):
+            if fn.startswith("callgrind.out."):
+                with open(os.path.join(work, fn)) as f:
+                    for line in f:
+                        if line.startswith(("summary:", "totals:")):
+                            total = max(total, int(line.split()[1]))
+        return total / max(1, n1 - n0), n1 - n0
+    finally:
+        i.cleanup()
+        api.stop()
+
+
 def clientgo_elector(api, work, lock, n):
     """Start the e2e suite's client-go elector (if it was built) on the
     same Lease, to compare footprints; None when it is not there."""
@@ -132,13 +236,31 @@ def steady(args, work):
                       proc_status(i.pid, "RssAnon"), rss0[k],
                       proc_status(i.pid, "VmHWM"),
                       (cpu_ms(i.pid) - cpu0[k]) * 60 / dt, reqs * 60 / dt))
+        fol = [i for i in insts if i is not lead][0]
+        print_smaps("leader %s" % lead.name, lead.pid)
+        print_smaps("follower %s" % fol.name, fol.pid)
+        for role, i in (("leader", lead), ("follower", fol)):
+            rss, anon = (proc_status(i.pid, "VmRSS"),
+                         proc_status(i.pid, "RssAnon"))
+            print("  %-8s VmRSS %5d kB = %.2f MiB (target <= 3 MiB: %s), "
+                  "RssAnon %5d kB = %.2f MiB (target <= 1 MiB: %s)" % (
+                      role, rss, rss / 1024, "met" if rss <= 3072 else
+                      "NOT met", anon, anon / 1024, "met" if anon <= 1024
+                      else "NOT met"))
         if gop is not None:
+            grss = proc_status(gop.pid, "VmRSS")
             print("  client-go v0.36.3 elector (test/e2e), follower on the "
-                  "same Lease: VmRSS %d kB (private %d kB)" % (
-                      proc_status(gop.pid, "VmRSS"),
-                      proc_status(gop.pid, "RssAnon")))
+                  "same Lease: VmRSS %d kB (private %d kB); leaderd "
+                  "follower / client-go: %.2f of its VmRSS, %.2f of its "
+                  "private" % (
+                      grss, proc_status(gop.pid, "RssAnon"),
+                      proc_status(fol.pid, "VmRSS") / max(1, grss),
+                      proc_status(fol.pid, "RssAnon") /
+                      max(1, proc_status(gop.pid, "RssAnon"))))
             gop.terminate()
             gop.wait(10)
+        else:
+            print("  (client-go elector not built: make e2e-bins; no ratio)")
         p50, p99, mx = http_latency(lead.port, 2000)
         print("  /leader over one keep-alive connection, 2000 GETs: "
               "p50 %.0f us, p99 %.0f us, max %.0f us" % (p50, p99, mx))
@@ -146,6 +268,12 @@ def steady(args, work):
         for i in insts:
             i.cleanup()
         api.stop()
+    ipr = instructions_per_renew(work)
+    if ipr is None:
+        print("  instructions per renew: valgrind not installed")
+    else:
+        print("  CPU per renew: %.0f instructions (callgrind, leader, "
+              "mean over %d renews at 2 s)" % ipr)
 
 
 def push_delivery(args, work, nclients=100):
@@ -297,10 +425,15 @@ def main():
     ap.add_argument("--push-trials", type=int, default=20)
     ap.add_argument("--only-push", action="store_true",
                     help="measure the push API only")
+    ap.add_argument("--only-steady", action="store_true",
+                    help="measure the steady state (memory, CPU) only")
     args = ap.parse_args()
     if args.leaderd:
         os.environ["LEADERD"] = os.path.abspath(args.leaderd)
     with tempfile.TemporaryDirectory(prefix="leaderd-bench-") as work:
+        if args.only_steady:
+            steady(args, work)
+            return
         d, last = push_delivery(args, work)
         if d and last:
             print("/leader/watch: event delivered to 100 stream clients "

@@ -1,0 +1,234 @@
+"""The OCI image `make image` builds (deploy/image/oci.py), without a
+docker engine.
+
+The image under test is $LEADERD_IMAGE (a layout tarball or directory,
+as `make image-test` passes it), else one built here from $LEADERD the
+way `make image` does.  Checked:
+  - the layout by the OCI image spec: oci-layout, index.json, every
+    blob's size and sha256 digest, the layer's diff_id; a corrupted blob
+    is refused;
+  - the config: user 65532:65532, entrypoint ["/leaderd"] (exec form), no
+    Cmd; no shell anywhere in the file system;
+  - the layer: deterministic headers (sorted, mtime 0, uid/gid 0), and the
+    same digest when built again from its own file set;
+  - its file set is the Dockerfile's runtime stage's: that stage is
+    scratch plus the build stage's /rootfs, which mkrootfs.sh assembles,
+    so the image must hold exactly mkrootfs.sh's output for this binary
+    (same paths, modes and bytes), which is what ldd lists, the loader,
+    the binary, etc/passwd, etc/group and the CA bundle;
+  - leaderd runs from the unpacked rootfs as uid 65532 (chroot, then
+    setuid): --version, and -n on a configuration inside the image.
+"""
+
+import hashlib
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from deploy_helpers import ROOT, need_tool
+from test_dockerfile import (interpreter, ldd_paths, parse_dockerfile,
+                             steps)
+
+sys.path.insert(0, str(ROOT / "deploy" / "image"))
+import oci  # noqa: E402
+
+MKROOTFS = ROOT / "deploy" / "image" / "mkrootfs.sh"
+# Files mkrootfs.sh adds besides the binary and what ldd lists.
+EXTRAS = {"etc/passwd", "etc/group", "etc/ssl/certs/ca-certificates.crt"}
+SHELLS = {"sh", "bash", "dash", "ash", "busybox", "zsh", "ksh", "csh"}
+
+
+def mkrootfs(leaderd, root):
+    need_tool("ldd", "install libc-bin")
+    need_tool("strip", "install binutils (build-essential)")
+    proc = subprocess.run(["sh", str(MKROOTFS), str(leaderd), str(root)],
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, f"mkrootfs.sh failed:\n{proc.stderr}"
+    return root
+
+
+@pytest.fixture(scope="module")
+def reference_rootfs(leaderd, tmp_path_factory):
+    """What the Dockerfile's build stage puts in /rootfs for this
+    binary."""
+    return mkrootfs(leaderd, tmp_path_factory.mktemp("ref") / "rootfs")
+
+
+@pytest.fixture(scope="module")
+def image(leaderd, reference_rootfs, tmp_path_factory):
+    given = os.environ.get("LEADERD_IMAGE")
+    if given:
+        assert os.path.exists(given), f"LEADERD_IMAGE={given}: no such file"
+        return pathlib.Path(given)
+    d = tmp_path_factory.mktemp("image")
+    oci.build(str(reference_rootfs), str(d / "oci"), str(d / "image.tar"),
+              "test", "amd64", "test")
+    return d / "image.tar"
+
+
+@pytest.fixture(scope="module")
+def unpacked(image):
+    config, layers = oci.read_image(str(image))
+    size = sum(len(b) for n, b in oci.Layout(str(image)).files.items()
+               if n.startswith("blobs/"))
+    print(f"image {image}: {size} bytes of blobs ({size / 1e6:.2f} MB "
+          f"compressed), file set {sum(len(l) for l in layers)} bytes "
+          f"uncompressed")
+    return config, layers
+
+
+@pytest.fixture(scope="module")
+def image_root(unpacked, tmp_path_factory):
+    root = tmp_path_factory.mktemp("unpacked") / "rootfs"
+    oci.extract(unpacked[1], str(root))
+    return root
+
+
+def file_set(root):
+    """{relative path: (mode, sha256)} of the regular files under root."""
+    out = {}
+    for p in sorted(pathlib.Path(root).rglob("*")):
+        if p.is_symlink() or not p.is_file():
+            continue
+        out[str(p.relative_to(root))] = (p.stat().st_mode & 0o7777,
+            hashlib.sha256(p.read_bytes()).hexdigest())
+    return out
+
+
+def test_layout_and_digests(image, unpacked):
+    config, layers = unpacked
+    assert len(layers) == 1, "one layer: the file set"
+    lay = oci.Layout(str(image))
+    assert lay.json("oci-layout") == {"imageLayoutVersion": "1.0.0"}
+    index = lay.json("index.json")
+    assert index["mediaType"] == oci.MT_INDEX
+    m = index["manifests"][0]
+    assert m["platform"] == {"architecture": "amd64", "os": "linux"}
+    assert m["annotations"]["org.opencontainers.image.ref.name"]
+    assert config["os"] == "linux" and config["architecture"] == "amd64"
+
+
+def test_corrupt_blob_is_refused(image, tmp_path):
+    """The digest check can fail: flip one byte of the layer blob."""
+    lay = oci.Layout(str(image))
+    d = tmp_path / "layout"
+    for name, data in lay.files.items():
+        (d / name).parent.mkdir(parents=True, exist_ok=True)
+        (d / name).write_bytes(data)
+    oci.read_image(str(d))
+    layer = max((n for n in lay.files if n.startswith("blobs/")),
+                key=lambda n: len(lay.files[n]))
+    data = bytearray(lay.files[layer])
+    data[len(data) // 2] ^= 0xff
+    (d / layer).write_bytes(bytes(data))
+    with pytest.raises(oci.ImageError, match="hashes to"):
+        oci.read_image(str(d))
+
+
+def test_config_user_and_entrypoint(unpacked):
+    cfg = unpacked[0]["config"]
+    assert cfg["User"] == "65532:65532"
+    assert cfg["Entrypoint"] == ["/leaderd"]
+    assert "Cmd" not in cfg
+    assert not any(e.startswith("SHELL") for e in cfg.get("Env", []))
+
+
+def test_no_shell(image_root):
+    for p in pathlib.Path(image_root).rglob("*"):
+        assert p.name not in SHELLS, f"{p.relative_to(image_root)}: a shell"
+    assert not (image_root / "bin").exists()
+    passwd = (image_root / "etc" / "passwd").read_text().splitlines()
+    nonroot = [l for l in passwd if l.split(":")[2] == "65532"]
+    assert len(nonroot) == 1 and nonroot[0].split(":")[3] == "65532"
+    assert not (image_root / nonroot[0].split(":")[6].lstrip("/")).exists()
+
+
+def test_layer_is_deterministic(unpacked, image_root, tmp_path):
+    layer = unpacked[1][0]
+    members = oci.layer_members(layer)
+    names = list(members)
+    assert names == sorted(names), "layer entries are not sorted"
+    for name, (kind, _, uid, gid, mtime) in members.items():
+        assert kind in ("dir", "file"), name
+        assert (uid, gid, mtime) == (0, 0, 0), name
+    # Built again from its own file set: the same bytes.
+    again = oci.deterministic_tar(oci.rootfs_entries(str(image_root)))
+    assert oci.sha256(again) == oci.sha256(layer)
+
+
+def test_file_set_is_the_dockerfiles(leaderd, reference_rootfs, image_root):
+    """The Dockerfile's runtime stage is scratch + the build stage's
+    /rootfs (mkrootfs.sh's output); the image must hold the same files,
+    and those are ldd's list, the loader, the binary and EXTRAS."""
+    stages = parse_dockerfile((ROOT / "Dockerfile").read_text())
+    build, run = stages[0], stages[-1]
+    assert run["base"] == "scratch", \
+        f"the runtime stage is {run['base']}: its base's files would be " \
+        "in the image too; this comparison assumes scratch"
+    assert steps(run, "COPY") == ["--from=build /rootfs/ /"]
+    assert any("deploy/image/mkrootfs.sh ./leaderd /rootfs" in r
+               for r in steps(build, "RUN"))
+    want = file_set(reference_rootfs)
+    have = file_set(image_root)
+    assert sorted(have) == sorted(want), \
+        f"only in the image: {sorted(set(have) - set(want))}; only in " \
+        f"the Dockerfile's: {sorted(set(want) - set(have))}"
+    assert have == want, "same paths, different modes or contents"
+    loader = interpreter(leaderd)  # None when static (make STATIC=1)
+    by_ldd = {p.lstrip("/") for p in ldd_paths(leaderd)} | \
+        ({loader.lstrip("/")} if loader else set()) | {"leaderd"} | EXTRAS
+    assert set(have) == by_ldd
+
+
+def run_as_nonroot(root, *argv):
+    if os.geteuid() != 0:
+        pytest.skip("chroot needs root (test_dockerfile.py's "
+                    "test_runs_from_rootfs_with_its_own_loader runs the same "
+                    "file set without it)")
+    chroot = need_tool("chroot", "install coreutils")
+    return subprocess.run([chroot, "--userspec=65532:65532", str(root)] +
+        list(argv), env={"PATH": "/"}, capture_output=True, text=True,
+        timeout=10)
+
+
+def test_version_as_65532(leaderd, image_root):
+    host = subprocess.run([str(leaderd), "--version"], capture_output=True,
+        text=True, timeout=10).stdout
+    proc = run_as_nonroot(image_root, "/leaderd", "--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == host and host.strip()
+
+
+def test_check_config_as_65532(image_root):
+    cfg = image_root / "leaderd.yaml"
+    cfg.write_text("identity: image-test\nlock:\n  namespace: default\n"
+                   "  name: image-test\n")
+    try:
+        os.chmod(cfg, 0o644)
+        proc = run_as_nonroot(image_root, "/leaderd", "-n", "-f",
+                              "/leaderd.yaml")
+        assert proc.returncode == 0, proc.stderr
+        assert "configuration OK" in proc.stdout + proc.stderr
+        # And it is not root: a file only root may read is refused.
+        os.chmod(cfg, 0o600)
+        proc = run_as_nonroot(image_root, "/leaderd", "-n", "-f",
+                              "/leaderd.yaml")
+        assert proc.returncode != 0
+        assert "leaderd.yaml" in proc.stderr
+    finally:
+        cfg.unlink()
+
+
+def test_oci_cli_unpack(image, tmp_path):
+    """`oci.py unpack` (what a user runs) checks and extracts too."""
+    proc = subprocess.run([sys.executable, str(ROOT / "deploy" / "image" /
+        "oci.py"), "unpack", str(image), str(tmp_path)], capture_output=True,
+        text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert '"User": "65532:65532"' in proc.stdout
+    assert (tmp_path / "rootfs" / "leaderd").is_file()
+    shutil.rmtree(tmp_path / "rootfs")
