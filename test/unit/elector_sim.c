@@ -3,7 +3,8 @@
  * compare-and-swap on resourceVersion, a virtual clock, and a seeded
  * random schedule of network delays, lost requests, lost answers, late
  * writes, server errors, process pauses, kills, graceful stops and
- * restarts (some reusing an identity), and the lease deleted by hand.
+ * restarts (some reusing an identity), step-downs (a release followed
+ * by a cooldown), and the lease deleted by hand.
  * In half the schedules the electors also watch the store: every write
  * is delivered to each watcher in order after a random delay, while a
  * request is in flight it waits as daemon.c keeps it (the newest, fed
@@ -538,6 +539,11 @@ run_due(struct world *w)
 			feed(w, i, ELECTOR_IN_FAILED, NULL);
 		} else if (nd->wake_ms <= w->now_ms)
 			feed(w, i, ELECTOR_IN_TICK, NULL);
+		else if (nd->alive && w->faults &&
+		    elector_is_leader(&nd->e, w->now_ms) &&
+		    chance(&w->rng, 1))
+			/* POST /leader/release: step down, cool down. */
+			feed(w, i, ELECTOR_IN_STEP_DOWN, NULL);
 		if (nd->alive && w->faults && chance(&w->rng, 3))
 			/* SIGSTOP for up to 1.5 x lease_duration (F3, F4). */
 			nd->paused_until = w->now_ms + between(&w->rng, 100,
