@@ -109,6 +109,7 @@ deps:
 # Unit tests: one cmocka program per module, linking that module and
 # what it needs.
 UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child \
+	     metrics \
 	     proxy log sock
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
 
@@ -124,6 +125,7 @@ test_deps_child		= child clock
 test_deps_proxy		= proxy
 test_deps_log		=
 test_deps_sock		= sock
+test_deps_metrics	= metrics
 test_deps_elector_sim	= elector lease
 
 .SECONDEXPANSION:
