@@ -103,8 +103,8 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
 			--no-install-recommends $$missing >/dev/null; \
 	fi
-	@$(PYTHON) -c 'import pytest, yaml' 2>/dev/null || \
-		$(PYTHON) -m pip install -q pytest pyyaml
+	@$(PYTHON) -c 'import pytest, yaml, prometheus_client' 2>/dev/null || \
+		$(PYTHON) -m pip install -q pytest pyyaml prometheus_client
 
 # Unit tests: one cmocka program per module, linking that module and
 # what it needs.
