@@ -866,6 +866,8 @@ daemon_setup(struct daemon *d, const struct config *c,
 		log_warnx("%s", err);
 		return -1;
 	}
+	if (d->act != NULL)
+		actions_set_observer(d->act, api_observe_cb, d);
 	d->httpd = httpd_new(d->loop, http_cb, d);
 	httpd_set_max_streams(d->httpd, c->listen_max_streams);
 	if (c->listen_http[0] != '\0' &&

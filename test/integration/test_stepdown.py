@@ -145,3 +145,38 @@ def test_readyz_leader_true(api, cluster):
     assert st == 503 and json.loads(body)["reason"] == "not the leader"
     assert b.get_status("/readyz?leader=false") == 200
 
+
+
+def test_release_while_the_api_fails(api, cluster):
+    """F29: the leader's writes fail when it is asked to step down.  It
+    stops leading at once, answers 202 after renew_deadline +
+    request_timeout, keeps trying, and the other instance takes over at
+    expiry at the latest; the two never claim at once."""
+    from harness import LEASE_DURATION as LD, RENEW_DEADLINE as RD, \
+        REQUEST_TIMEOUT as RT
+    a = cluster.start("s-fa")
+    wait_until(a.is_leader, JITTER * RP + SLACK + 2.0, what="a leads")
+    b = cluster.start("s-fb")
+    wait_until(lambda: (b.leader() or {}).get("name") == "s-fa", 3.0,
+               what="b follows a")
+    chk = cluster.checker()
+    fault = api.fault("status", token=a.token, methods=["PUT"], status=503)
+    t0 = time.monotonic()
+    st, body = release(a, timeout=RD + RT + 3.0)
+    answered = time.monotonic() - t0
+    # 202 when nothing is settled by renew_deadline + request_timeout;
+    # 200 with released false if b's takeover at expiry came first.
+    assert body["released"] is False and body["is_leader"] is False
+    if st == 202:
+        assert RD + RT - 0.3 <= answered <= RD + RT + 1.0, answered
+    else:
+        assert st == 200 and (b.leader() or {}).get("name") == "s-fb", \
+            (st, body)
+    assert not a.is_leader()
+    wait_until(b.is_leader, LD + JITTER * RP + SLACK, what="b takes over")
+    took = time.monotonic() - t0
+    print("F29: %d after %.2fs, takeover after %.2fs" % (st, answered,
+                                                          took))
+    api.clear_fault(fault)
+    chk.assert_s1()
+    assert not a.is_leader()
