@@ -182,9 +182,6 @@ void	elector_read_now(struct elector *e, uint64_t now_ms);
  * not lead.
  */
 
-/* Whether e is in a step-down's cooldown at now_ms. */
-int	elector_cooling_down(const struct elector *e, uint64_t now_ms);
-
 /* Whether e leads at monotonic time now_ms (strictly before lead_until). */
 int	elector_is_leader(const struct elector *e, uint64_t now_ms);
 

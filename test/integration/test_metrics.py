@@ -195,3 +195,18 @@ def test_metrics_on_probes_listener(api, cluster):
     st, _, _ = a.request("/metrics", method="POST")
     assert st == 405
 
+
+
+def test_label_patches_counted(api, cluster):
+    """The pod label's PATCH requests count as verb="patch"."""
+    api.create_pod("default", "pod-m-l")
+    a = cluster.new("m-l", env={"POD_NAME": "pod-m-l"})
+    with open(a.config_path, "a") as f:
+        f.write("actions:\n  label:\n    enabled: true\n")
+    a.start()
+    wait_until(a.is_leader, JITTER * RP + SLACK + 2.0, what="a leads")
+    wait_until(lambda: (api.pod_labels("default", "pod-m-l") or {}).get(
+        "leaderd.io/role") == "leader", 3.0, what="the leader label")
+    wait_until(lambda: requests_total(scrape(a), "patch", "200") >= 1,
+               3.0, what="the PATCH counted")
+    check_histogram(scrape(a))
