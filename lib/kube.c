@@ -54,7 +54,7 @@ struct kube {
 	const char		*verb;		/* of the running request */
 	uint64_t		 start_us;	/* when it started, monotonic */
 	kube_observe_cb		 obs_cb;	/* metrics hook, or NULL */
-	void			*obs_arg;
+	void			*obs_arg;	/* its argument */
 	char			 errbuf[CURL_ERROR_SIZE];
 };
 

@@ -31,6 +31,8 @@
 #define WATCHQ		8	/* watch events in flight to one node */
 #define WATCH_POLL_MS	60000	/* safety-net poll while watching */
 
+static unsigned long	 step_downs;	/* ELECTOR_IN_STEP_DOWN fed */
+
 struct rng {
 	uint64_t	 s;
 };
@@ -541,9 +543,11 @@ run_due(struct world *w)
 			feed(w, i, ELECTOR_IN_TICK, NULL);
 		else if (nd->alive && w->faults &&
 		    elector_is_leader(&nd->e, w->now_ms) &&
-		    chance(&w->rng, 1))
+		    chance(&w->rng, 1)) {
 			/* POST /leader/release: step down, cool down. */
+			step_downs++;
 			feed(w, i, ELECTOR_IN_STEP_DOWN, NULL);
+		}
 		if (nd->alive && w->faults && chance(&w->rng, 3))
 			/* SIGSTOP for up to 1.5 x lease_duration (F3, F4). */
 			nd->paused_until = w->now_ms + between(&w->rng, 100,
@@ -618,8 +622,14 @@ main(int argc, char *argv[])
 		run_schedule(first + i, &led_ms, &transitions);
 	share = (double)led_ms / ((double)n * SIM_MS);
 	printf("elector_sim: %" PRIu64 " schedules of %d s, %u leader "
-	    "transitions, a leader %.1f%% of the time\n", n, SIM_MS / 1000,
-	    transitions, share * 100);
+	    "transitions, %lu step-downs, a leader %.1f%% of the time\n", n,
+	    SIM_MS / 1000, transitions, step_downs, share * 100);
+	/* The step-downs must have been exercised. */
+	if (n >= 1000 && step_downs == 0) {
+		fprintf(stderr, "elector_sim: no step-down in %" PRIu64
+		    " schedules\n", n);
+		return 1;
+	}
 	/* An elector that never leads would be trivially "safe". */
 	if (share < 0.5) {
 		fprintf(stderr, "elector_sim: a leader only %.1f%% of the "
