@@ -715,13 +715,34 @@ metrics_reply(struct daemon *d, const struct http_request *req,
 	reply->body = metrics_render(&d->metrics, &g, &reply->len);
 }
 
+/* The answer to a step-down, once settled or out of time. */
+static void
+release_answer(struct daemon *d, struct httpd_reply *reply)
+{
+	int	 state = d->release_state;
+
+	d->release_state = RELEASE_NONE;
+	if (state == RELEASE_PENDING)
+		reply_json_text(reply, 202, "{\"released\":false,"
+		    "\"is_leader\":false,\"cooldown_ms\":%llu,"
+		    "\"reason\":\"the release is not written yet; leaderd no "
+		    "longer leads and keeps trying\"}\n",
+		    (unsigned long long)d->el.conf.cooldown_ms);
+	else
+		reply_json_text(reply, 200, "{\"released\":%s,"
+		    "\"is_leader\":false,\"cooldown_ms\":%llu}\n",
+		    state == RELEASE_DONE ? "true" : "false",
+		    (unsigned long long)d->el.conf.cooldown_ms);
+}
+
 /*
  * POST /leader/release: step down.  Served on the unix socket and on a
  * TCP listener bound to loopback only.  The answer waits for the
  * release to be written (200), or for another holder's write that made
  * it moot (200, "released": false); if neither comes within
  * renew_deadline + request_timeout, 202: leaderd no longer leads and
- * keeps trying to release.
+ * keeps trying to release.  Without waiting requests
+ * (listen.max_streams 0) the answer is 202 at once.
  */
 static void
 release_reply(struct daemon *d, const struct http_request *req,
@@ -744,39 +765,30 @@ release_reply(struct daemon *d, const struct http_request *req,
 	}
 	if (req->query[0] != '\0') {
 		reply_json_text(reply, 400, "{\"error\":\"%s\","
-		    "\"status\":400}\n", strncmp(req->query, "handover", 8) == 0 ?
-		    "handover to a chosen identity is not supported" :
+		    "\"status\":400}\n", strncmp(req->query, "handover", 8) ==
+		    0 ? "handover to a chosen identity is not supported" :
 		    "POST /leader/release takes no parameters");
 		return;
 	}
-	if (state != RELEASE_NONE && (reply->waited || reply->wait_over) &&
-	    (state != RELEASE_PENDING || reply->wait_over)) {
-		/* A waiting step-down's answer. */
-		d->release_state = RELEASE_NONE;
-		if (state == RELEASE_PENDING)
-			reply_json_text(reply, 202, "{\"released\":false,"
-			    "\"is_leader\":false,\"cooldown_ms\":%llu,"
-			    "\"reason\":\"the release is not written yet; "
-			    "leaderd no longer leads and keeps trying\"}\n",
-			    (unsigned long long)d->el.conf.cooldown_ms);
+	if (reply->waited || reply->wait_over) {
+		/* The step-down this request asked for. */
+		if (state == RELEASE_PENDING && !reply->wait_over)
+			reply->mode = HTTPD_REPLY_WAIT;
 		else
-			reply_json_text(reply, 200, "{\"released\":%s,"
-			    "\"is_leader\":false,\"cooldown_ms\":%llu}\n",
-			    state == RELEASE_DONE ? "true" : "false",
-			    (unsigned long long)d->el.conf.cooldown_ms);
+			release_answer(d, reply);
 		return;
 	}
-	if (state == RELEASE_PENDING && reply->waited) {
-		reply->mode = HTTPD_REPLY_WAIT;
-		return;
+	if (state == RELEASE_DONE || state == RELEASE_MOOT) {
+		/* Settled, and nobody waited for it (the wait was refused). */
+		d->release_state = state = RELEASE_NONE;
 	}
-	if (d->stopping || d->cmd != NULL || state == RELEASE_PENDING ||
+	if (d->stopping || d->cmd != NULL || state != RELEASE_NONE ||
 	    !elector_is_leader(&d->el, now_ms)) {
 		reply_json_text(reply, 409, "{\"error\":\"%s\","
 		    "\"status\":409}\n", d->stopping ? "leaderd is stopping" :
 		    d->cmd != NULL ? "in run mode, stop leaderd (SIGTERM) to "
 		    "step down: the command must be gone before the lease is "
-		    "released" : state == RELEASE_PENDING ? "a step-down is "
+		    "released" : state != RELEASE_NONE ? "a step-down is "
 		    "already under way" : "not the leader");
 		return;
 	}
@@ -784,13 +796,14 @@ release_reply(struct daemon *d, const struct http_request *req,
 	    "%llu ms", d->lock, (unsigned long long)d->el.conf.cooldown_ms);
 	d->release_state = RELEASE_PENDING;
 	step(d, ELECTOR_IN_STEP_DOWN, NULL);
-	if (d->release_state == RELEASE_PENDING) {
+	if (d->release_state == RELEASE_PENDING &&
+	    d->conf->listen_max_streams > 0) {
 		reply->mode = HTTPD_REPLY_WAIT;
 		reply->wait_ms = d->conf->renew_deadline_ms +
 		    d->conf->request_timeout_ms;
 		return;
 	}
-	release_reply(d, req, reply);
+	release_answer(d, reply);
 }
 
 static void

@@ -180,3 +180,20 @@ def test_release_while_the_api_fails(api, cluster):
     api.clear_fault(fault)
     chk.assert_s1()
     assert not a.is_leader()
+
+
+def test_release_without_waiting_requests(api, cluster):
+    """With listen.max_streams 0 nothing may wait: 202 at once, the
+    release is still written, and a later step-down works again."""
+    a = cluster.new("s-nw")
+    set_config(a, "listen:\n", "  max_streams: 0\n")
+    set_config(a, None, "step_down:\n  cooldown: 1s\n")
+    a.start()
+    wait_until(a.is_leader, JITTER * RP + SLACK + 2.0, what="a leads")
+    st, body = release(a)
+    assert st == 202 and body["is_leader"] is False, (st, body)
+    wait_until(lambda: (cluster.lease() or {}).get("spec", {}).get(
+        "holderIdentity", "x") == "", 2.0, what="the release written")
+    wait_until(a.is_leader, 1.0 + JITTER * RP + SLACK, what="a leads again")
+    st, body = release(a)
+    assert st == 202, (st, body)
