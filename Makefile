@@ -116,12 +116,13 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
 			--no-install-recommends $$missing >/dev/null; \
 	fi
-	@$(PYTHON) -c 'import pytest, yaml' 2>/dev/null || \
-		$(PYTHON) -m pip install -q pytest pyyaml
+	@$(PYTHON) -c 'import pytest, yaml, prometheus_client' 2>/dev/null || \
+		$(PYTHON) -m pip install -q pytest pyyaml prometheus_client
 
 # Unit tests: one cmocka program per module, linking that module and
 # what it needs.
 UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child \
+	     metrics \
 	     proxy log sock legacy
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
 
@@ -138,6 +139,7 @@ test_deps_child		= child clock
 test_deps_proxy		= proxy
 test_deps_log		=
 test_deps_sock		= sock
+test_deps_metrics	= metrics
 test_deps_elector_sim	= elector lease
 
 .SECONDEXPANSION:

@@ -285,6 +285,13 @@ actions_exit_code(const struct actions *a)
 }
 
 void
+actions_set_observer(struct actions *a, kube_observe_cb cb, void *arg)
+{
+	if (a->label != NULL)
+		label_set_observer(a->label, cb, arg);
+}
+
+void
 actions_free(struct actions *a)
 {
 	if (a == NULL)

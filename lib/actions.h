@@ -23,6 +23,7 @@
 
 #include "config.h"
 #include "curlev.h"
+#include "kube.h"
 #include "kubeconfig.h"
 
 /* The command ended in a way that ends leaderd (run.restart never). */
@@ -65,6 +66,10 @@ uint64_t	 actions_shutdown_ms(const struct actions *a);
 
 /* The exit code the command asked leaderd to exit with, or -1. */
 int		 actions_exit_code(const struct actions *a);
+
+/* Report the label's API requests to cb(arg) (kube_set_observer). */
+void		 actions_set_observer(struct actions *a, kube_observe_cb cb,
+		    void *arg);
 
 /* Stop everything at once (SIGKILL to a command still running), free a. */
 void		 actions_free(struct actions *a);

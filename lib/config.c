@@ -65,6 +65,8 @@ const struct config_keydef config_keys[CONFIG_NKEYS] = {
 	{ "actions.label.pod", CONFIG_LABEL_POD, CONFIG_T_STR, STR(label_pod) },
 	{ "actions.label.namespace", CONFIG_LABEL_NAMESPACE, CONFIG_T_STR,
 	    STR(label_namespace) },
+	{ "step_down.cooldown", CONFIG_STEP_DOWN_COOLDOWN, CONFIG_T_DUR,
+	    NUM(step_down_cooldown_ms) },
 };
 
 void
@@ -363,6 +365,9 @@ config_finish(struct config *c, const char *sa_dir)
 		if (t > 0)
 			c->request_timeout_ms = t;
 	}
+	/* After POST /leader/release, one lease_duration by default. */
+	if (!c->set[CONFIG_STEP_DOWN_COOLDOWN])
+		c->step_down_cooldown_ms = c->lease_duration_ms;
 	if (!c->set[CONFIG_LOCK_NAMESPACE]) {
 		o = &c->origin[CONFIG_LOCK_NAMESPACE];
 		snprintf(path, sizeof(path), "%s/namespace",

@@ -55,6 +55,7 @@ enum config_key {
 	CONFIG_LABEL_KEY,
 	CONFIG_LABEL_POD,
 	CONFIG_LABEL_NAMESPACE,
+	CONFIG_STEP_DOWN_COOLDOWN,
 	CONFIG_NKEYS
 };
 
@@ -85,6 +86,7 @@ struct config {
 	char		 label_pod[CONFIG_STR_MAX];	/* pod; default $POD_NAME */
 	char		 label_namespace[CONFIG_STR_MAX]; /* "" = lock's */
 	int		 insecure_http;			/* credentials over http:// */
+	uint64_t	 step_down_cooldown_ms;		/* default lease_duration */
 	struct config_origin origin[CONFIG_NKEYS];	/* where each value came from */
 	int		 set[CONFIG_NKEYS];		/* value given explicitly */
 };

@@ -24,7 +24,7 @@
 /* The sections, in the order of the first key of each; dotted: nested. */
 static const char *const sections[] = {
 	"lock", "listen", "kubernetes", "log", "readyz", "run", "actions",
-	"actions.label"
+	"actions.label", "step_down"
 };
 #define NSECTIONS	(sizeof(sections) / sizeof(sections[0]))
 

@@ -6,6 +6,7 @@
  */
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include "lease.h"
 #include "lock.h"
 #include "log.h"
+#include "metrics.h"
 #include "watch.h"
 #include "xmalloc.h"
 
@@ -66,7 +68,16 @@ struct daemon {
 	ev_timer		 lead_end;	/* re-check is_leader at its end */
 	struct actions		*act;		/* command and label (actions.h) */
 	char *const		*cmd;		/* run mode's command, or NULL */
+	struct metrics		 metrics;	/* GET /metrics */
+	int			 prev_get;	/* the last answer was a GET's */
+	int			 req_renew;	/* the request renews our lease */
+	int			 release_state;	/* RELEASE_* of POST /leader/release */
 };
+
+#define RELEASE_NONE	0	/* no step-down asked, or answered */
+#define RELEASE_PENDING	1	/* stepped down; release not written yet */
+#define RELEASE_DONE	2	/* the release was written */
+#define RELEASE_MOOT	3	/* another holder wrote first */
 
 static void	step(struct daemon *, enum elector_input_kind,
 		    const struct lease *);
@@ -201,6 +212,10 @@ api_done_cb(const struct kube_result *res, const struct lease *rec,
 		    res->warning);
 		d->warned = 1;
 	}
+	d->prev_get = req == ELECTOR_DO_GET;
+	if (d->req_renew && res->outcome != KUBE_OK)
+		d->metrics.renew_failures++;
+	d->req_renew = 0;
 	switch (res->outcome) {
 	case KUBE_OK:
 		api_ok(d, req);
@@ -302,6 +317,32 @@ watch_health_cb(int healthy, void *arg)
 		step(d, ELECTOR_IN_TICK, NULL);
 }
 
+/*
+ * Metrics: leader_election_slowpath_total counts the writes (acquire or
+ * renew, not a release) sent right after a GET answer, i.e. those that
+ * needed a read first; client-go counts its renews that fell back from
+ * the optimistic update to a GET.  A renew is an UPDATE while leading.
+ */
+static void
+count_request(struct daemon *d, const struct elector_action *act)
+{
+	d->req_renew = 0;
+	if (act->kind == ELECTOR_DO_GET || d->el.releasing)
+		return;
+	if (d->prev_get)
+		d->metrics.slowpath++;
+	d->req_renew = act->kind == ELECTOR_DO_UPDATE &&
+	    d->el.state == ELECTOR_LEADER;
+}
+
+static void
+api_observe_cb(const char *verb, long status, double seconds, void *arg)
+{
+	struct daemon	*d = arg;
+
+	metrics_api_request(&d->metrics, verb, status, seconds);
+}
+
 /* Start the request an action names; -1 if it could not be started. */
 static int
 send_request(struct daemon *d, const struct elector_action *act)
@@ -310,6 +351,7 @@ send_request(struct daemon *d, const struct elector_action *act)
 
 	d->req = act->kind;
 	d->st.req_deadline_ms = clock_mono_ms() + act->timeout_ms;
+	count_request(d, act);
 	switch (act->kind) {
 	case ELECTOR_DO_GET:
 		rv = lock_get(d->lk, act->timeout_ms, api_done_cb, d);
@@ -342,6 +384,16 @@ log_events(struct daemon *d, unsigned ev)
 
 	if (ev & ELECTOR_EV_OBSERVED)
 		d->st.ready = 1;
+	if ((ev & ELECTOR_EV_NEW_LEADER) && !(ev & ELECTOR_EV_OBSERVED))
+		d->metrics.transitions++;
+	if (d->release_state == RELEASE_PENDING && !d->stopping) {
+		if (ev & ELECTOR_EV_RELEASED)
+			d->release_state = RELEASE_DONE;
+		else if (!d->el.stepdown)
+			d->release_state = RELEASE_MOOT;
+		if (d->release_state != RELEASE_PENDING && d->httpd != NULL)
+			httpd_wake(d->httpd);
+	}
 	if (ev & ELECTOR_EV_LOST) {
 		log_warnx("stopped leading lease %s: %s", d->lock,
 		    d->el.why != NULL ? d->el.why : "unknown");
@@ -360,7 +412,8 @@ log_events(struct daemon *d, unsigned ev)
 			    o->holder);
 	}
 	if (ev & ELECTOR_EV_RELEASED)
-		log_info("released lease %s", d->lock);
+		log_info("released lease %s%s", d->lock, d->stopping ? "" :
+		    "; stepping down (POST /leader/release)");
 }
 
 static void
@@ -558,11 +611,166 @@ stop_daemon(struct daemon *d, const char *why)
 }
 
 static void
+reply_json_text(struct httpd_reply *reply, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+reply_json_text(struct httpd_reply *reply, int status, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*body;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&body, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	reply->status = status;
+	reply->content_type = "application/json";
+	reply->body = body;
+	reply->len = (size_t)n;
+}
+
+/* GET /metrics: the counters and the gauges of this moment. */
+static void
+metrics_reply(struct daemon *d, const struct http_request *req,
+    struct httpd_reply *reply)
+{
+	struct metrics_gauges	 g;
+	const struct lease	*o = &d->el.observed;
+	uint64_t		 now_ms = clock_mono_ms(), dur, exp;
+
+	if (strcmp(req->method, "GET") != 0 &&
+	    strcmp(req->method, "HEAD") != 0) {
+		reply->allow = "GET, HEAD";
+		reply_json_text(reply, 405, "{\"error\":\"method not "
+		    "allowed\",\"status\":405}\n");
+		return;
+	}
+	memset(&g, 0, sizeof(g));
+	g.master = !d->stopping && elector_is_leader(&d->el, now_ms);
+	g.connections = httpd_conns(d->httpd);
+	if (g.master)
+		g.expires_in_s = (double)(d->el.lead_until_ms - now_ms) /
+		    1000.0;
+	else if (d->el.have_observed && o->holder[0] != '\0' &&
+	    !d->el.ours) {
+		/* As elector.c's expiry: the longer duration wins. */
+		dur = (uint64_t)o->duration_s * 1000;
+		if (dur < d->conf->lease_duration_ms)
+			dur = d->conf->lease_duration_ms;
+		exp = d->el.observed_ms + dur;
+		g.expires_in_s = exp > now_ms ?
+		    (double)(exp - now_ms) / 1000.0 : 0;
+	}
+	reply->status = 200;
+	reply->content_type = METRICS_CONTENT_TYPE;
+	reply->body = metrics_render(&d->metrics, &g, &reply->len);
+}
+
+/* The answer to a step-down, once settled or out of time. */
+static void
+release_answer(struct daemon *d, struct httpd_reply *reply)
+{
+	int	 state = d->release_state;
+
+	d->release_state = RELEASE_NONE;
+	if (state == RELEASE_PENDING)
+		reply_json_text(reply, 202, "{\"released\":false,"
+		    "\"is_leader\":false,\"cooldown_ms\":%llu,"
+		    "\"reason\":\"the release is not written yet; leaderd no "
+		    "longer leads and keeps trying\"}\n",
+		    (unsigned long long)d->el.conf.cooldown_ms);
+	else
+		reply_json_text(reply, 200, "{\"released\":%s,"
+		    "\"is_leader\":false,\"cooldown_ms\":%llu}\n",
+		    state == RELEASE_DONE ? "true" : "false",
+		    (unsigned long long)d->el.conf.cooldown_ms);
+}
+
+/*
+ * POST /leader/release: step down.  Served on the unix socket and on a
+ * TCP listener bound to loopback only.  The answer waits for the
+ * release to be written (200), or for another holder's write that made
+ * it moot (200, "released": false); if neither comes within
+ * renew_deadline + request_timeout, 202: leaderd no longer leads and
+ * keeps trying to release.  Without waiting requests
+ * (listen.max_streams 0) the answer is 202 at once.
+ */
+static void
+release_reply(struct daemon *d, const struct http_request *req,
+    struct httpd_reply *reply)
+{
+	uint64_t	 now_ms = clock_mono_ms();
+	int		 state = d->release_state;
+
+	if (strcmp(req->method, "POST") != 0) {
+		reply->allow = "POST";
+		reply_json_text(reply, 405, "{\"error\":\"method not "
+		    "allowed; use POST\",\"status\":405}\n");
+		return;
+	}
+	if (!reply->local) {
+		reply_json_text(reply, 403, "{\"error\":\"step-down is "
+		    "served on the unix socket and on a loopback listener "
+		    "only\",\"status\":403}\n");
+		return;
+	}
+	if (req->query[0] != '\0') {
+		reply_json_text(reply, 400, "{\"error\":\"%s\","
+		    "\"status\":400}\n", strncmp(req->query, "handover", 8) ==
+		    0 ? "handover to a chosen identity is not supported" :
+		    "POST /leader/release takes no parameters");
+		return;
+	}
+	if (reply->waited || reply->wait_over) {
+		/* The step-down this request asked for. */
+		if (state == RELEASE_PENDING && !reply->wait_over)
+			reply->mode = HTTPD_REPLY_WAIT;
+		else
+			release_answer(d, reply);
+		return;
+	}
+	if (state == RELEASE_DONE || state == RELEASE_MOOT) {
+		/* Settled, and nobody waited for it (the wait was refused). */
+		d->release_state = state = RELEASE_NONE;
+	}
+	if (d->stopping || d->cmd != NULL || state != RELEASE_NONE ||
+	    !elector_is_leader(&d->el, now_ms)) {
+		reply_json_text(reply, 409, "{\"error\":\"%s\","
+		    "\"status\":409}\n", d->stopping ? "leaderd is stopping" :
+		    d->cmd != NULL ? "in run mode, stop leaderd (SIGTERM) to "
+		    "step down: the command must be gone before the lease is "
+		    "released" : state != RELEASE_NONE ? "a step-down is "
+		    "already under way" : "not the leader");
+		return;
+	}
+	log_info("lease %s: stepping down (POST /leader/release), cooldown "
+	    "%llu ms", d->lock, (unsigned long long)d->el.conf.cooldown_ms);
+	d->release_state = RELEASE_PENDING;
+	step(d, ELECTOR_IN_STEP_DOWN, NULL);
+	if (d->release_state == RELEASE_PENDING &&
+	    d->conf->listen_max_streams > 0) {
+		reply->mode = HTTPD_REPLY_WAIT;
+		reply->wait_ms = d->conf->renew_deadline_ms +
+		    d->conf->request_timeout_ms;
+		return;
+	}
+	release_answer(d, reply);
+}
+
+static void
 http_cb(const struct http_request *req, struct httpd_reply *reply, void *arg)
 {
 	struct daemon	*d = arg;
 
-	localapi_reply(&d->st, req, clock_mono_ms(), reply);
+	if (strcmp(req->path, "/metrics") == 0)
+		metrics_reply(d, req, reply);
+	else if (strcmp(req->path, "/leader/release") == 0)
+		release_reply(d, req, reply);
+	else
+		localapi_reply(&d->st, req, clock_mono_ms(), reply);
 }
 
 static int
@@ -579,6 +787,7 @@ daemon_setup(struct daemon *d, const struct config *c,
 	ec.retry_period_ms = c->retry_period_ms;
 	ec.request_timeout_ms = c->request_timeout_ms;
 	ec.release_on_cancel = c->release_on_cancel;
+	ec.cooldown_ms = c->step_down_cooldown_ms;
 	ec.seed = (uint64_t)clock_wall_us() ^ ((uint64_t)getpid() << 32);
 	if (elector_init(&d->el, &ec, clock_mono_ms(), err, sizeof(err)) == -1) {
 		log_warnx("%s", err);
@@ -600,6 +809,8 @@ daemon_setup(struct daemon *d, const struct config *c,
 		return -1;
 	}
 	kube_share_token(d->events, d->kube);
+	kube_set_observer(d->kube, api_observe_cb, d);
+	kube_set_observer(d->events, api_observe_cb, d);
 	if ((d->lk = lock_new(d->kube, c->lock_type, c->lock_namespace,
 	    c->lock_name, c->identity, err, sizeof(err))) == NULL) {
 		log_warnx("%s", err);
@@ -617,6 +828,7 @@ daemon_setup(struct daemon *d, const struct config *c,
 			return -1;
 		}
 		kube_share_token(wk, d->kube);
+		kube_set_observer(wk, api_observe_cb, d);
 		d->watch = watch_new(d->loop, wk, c->lock_namespace,
 		    c->lock_name, c->watch_timeout_ms, c->request_timeout_ms,
 		    &cbs, d);
@@ -627,6 +839,8 @@ daemon_setup(struct daemon *d, const struct config *c,
 		log_warnx("%s", err);
 		return -1;
 	}
+	if (d->act != NULL)
+		actions_set_observer(d->act, api_observe_cb, d);
 	d->httpd = httpd_new(d->loop, http_cb, d);
 	httpd_set_max_streams(d->httpd, c->listen_max_streams);
 	if (c->listen_http[0] != '\0' &&
@@ -662,6 +876,7 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 	d.conf = c;
 	d.st.conf = c;
 	d.st.el = &d.el;
+	metrics_init(&d.metrics, c->lock_name, LEADERD_VERSION);
 	/* Leases keep the log lines they always had: "lease ns/name". */
 	snprintf(d.lock, sizeof(d.lock), "%s%s%s/%s",
 	    strcmp(c->lock_type, "leases") == 0 ? "" : c->lock_type,

@@ -76,6 +76,8 @@ elector_init(struct elector *e, const struct elector_config *conf,
 		return -1;
 	}
 	e->conf = *conf;
+	if (e->conf.cooldown_ms == 0)
+		e->conf.cooldown_ms = conf->lease_duration_ms;
 	e->conf.identity[sizeof(e->conf.identity) - 1] = '\0';
 	e->state = ELECTOR_CANDIDATE;
 	e->next_kind = ELECTOR_DO_GET;
@@ -279,6 +281,12 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 {
 	uint64_t	 at, sent, until;
 
+	if (e->ours && e->stepdown) {
+		/* Stepping down: hand our record back (CAS on its version). */
+		schedule(e, ELECTOR_DO_UPDATE, now_ms);
+		e->next_release = 1;
+		return;
+	}
 	if (e->ours) {
 		/*
 		 * Our own record stands, possibly from a write whose answer
@@ -297,6 +305,17 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 		lose(e, ELECTOR_FOLLOWER, e->observed.holder[0] == '\0' ?
 		    "the lease was released by someone else" :
 		    "another holder took the lease", act);
+	/* The record is not ours: nothing is left to release. */
+	e->stepdown = 0;
+	if (now_ms < e->cooldown_until_ms) {
+		/* Cooling down after a step-down: follow, read, never take. */
+		e->state = ELECTOR_FOLLOWER;
+		at = now_ms + (e->watching ? e->watch_poll_ms : jitter(e));
+		if (at > e->cooldown_until_ms)
+			at = e->cooldown_until_ms;
+		schedule(e, ELECTOR_DO_GET, at);
+		return;
+	}
 	if (e->observed.holder[0] == '\0') {
 		/* An empty holder is free at once (2.4). */
 		e->state = ELECTOR_CANDIDATE;
@@ -389,6 +408,9 @@ on_notfound(struct elector *e, const struct elector_input *in,
 	 */
 	lose(e, ELECTOR_CANDIDATE, "the lease was deleted", act);
 	e->state = ELECTOR_CANDIDATE;
+	e->stepdown = 0;
+	if (at < e->cooldown_until_ms)
+		at = e->cooldown_until_ms;
 	schedule(e, ELECTOR_DO_CREATE, at);
 }
 
@@ -413,14 +435,22 @@ on_written(struct elector *e, const struct elector_input *in, int release,
 	observe(e, in->record, in->now_ms, act);
 	if (release) {
 		act->events |= ELECTOR_EV_RELEASED;
-		stopped(e, act);
+		if (e->state == ELECTOR_STOPPING) {
+			stopped(e, act);
+			return;
+		}
+		/* A step-down's release: the cooldown runs from now. */
+		e->stepdown = 0;
+		e->cooldown_until_ms = in->now_ms + e->conf.cooldown_ms;
+		e->state = ELECTOR_FOLLOWER;
+		decide(e, in->now_ms, act);
 		return;
 	}
 	if ((until = lead_until(e, in->record->renew_us, e->sent_ms)) >
 	    e->lead_until_ms)
 		e->lead_until_ms = until;
-	if (e->state == ELECTOR_STOPPING) {
-		/* A renew landed after STOP: hand the lease back now. */
+	if (e->state == ELECTOR_STOPPING || e->stepdown) {
+		/* A renew landed after STOP or a step-down: hand it back. */
 		schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
 		e->next_release = 1;
 		e->lead_until_ms = 0;
@@ -505,6 +535,21 @@ on_stop(struct elector *e, const struct elector_input *in,
 		e->next_release = 1;
 	} else
 		stopped(e, act);
+}
+
+static void
+on_step_down(struct elector *e, const struct elector_input *in,
+    struct elector_action *act)
+{
+	if (!elector_is_leader(e, in->now_ms))
+		return;
+	lose(e, ELECTOR_FOLLOWER, "stepped down", act);
+	e->stepdown = 1;
+	e->cooldown_until_ms = in->now_ms + e->conf.cooldown_ms;
+	if (e->inflight != ELECTOR_DO_NOTHING)
+		return;		/* its answer decides (on_written, on_got) */
+	schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
+	e->next_release = 1;
 }
 
 /* Build the record for the request due now. */
@@ -596,7 +641,8 @@ elector_step(struct elector *e, const struct elector_input *in,
 	    (!elector_takes_watched(e) || in->record == NULL))
 		goto out;	/* the caller feeds it after the answer */
 	if (in->kind != ELECTOR_IN_TICK && in->kind != ELECTOR_IN_STOP &&
-	    in->kind != ELECTOR_IN_WATCHED) {
+	    in->kind != ELECTOR_IN_WATCHED &&
+	    in->kind != ELECTOR_IN_STEP_DOWN) {
 		/* An answer: ignore one that nothing asked for. */
 		if (req == ELECTOR_DO_NOTHING || e->state == ELECTOR_STOPPED)
 			goto out;
@@ -635,6 +681,9 @@ elector_step(struct elector *e, const struct elector_input *in,
 		break;
 	case ELECTOR_IN_WATCHED:
 		on_watched(e, in, act);
+		break;
+	case ELECTOR_IN_STEP_DOWN:
+		on_step_down(e, in, act);
 		break;
 	}
 

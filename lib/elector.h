@@ -49,7 +49,8 @@ enum elector_input_kind {
 	ELECTOR_IN_CONFLICT,	/* CREATE/UPDATE lost a race (409) */
 	ELECTOR_IN_FAILED,	/* transport error, timeout, other status */
 	ELECTOR_IN_STOP,	/* shutdown requested */
-	ELECTOR_IN_WATCHED	/* a watch event carried a newer record */
+	ELECTOR_IN_WATCHED,	/* a watch event carried a newer record */
+	ELECTOR_IN_STEP_DOWN	/* release now if leading, then cool down */
 };
 
 enum elector_action_kind {
@@ -75,6 +76,8 @@ struct elector_config {
 	uint64_t	 request_timeout_ms;	/* cap on one request; > 0 */
 	int		 release_on_cancel;	/* release the lease on STOP */
 	uint64_t	 seed;			/* jitter PRNG seed; any value */
+	uint64_t	 cooldown_ms;		/* no takeover this long after a
+						   step-down; 0 = lease_duration */
 };
 
 struct elector_input {
@@ -126,6 +129,8 @@ struct elector {
 	int			 watching;	/* a watch delivers changes */
 	uint64_t		 watch_poll_ms;	/* follower poll while watching */
 	uint64_t		 rtt_ms;	/* round trip of the last renew */
+	int			 stepdown;	/* stepping down: release ours */
+	uint64_t		 cooldown_until_ms; /* no takeover before this */
 };
 
 /*
@@ -172,6 +177,17 @@ int	elector_takes_watched(const struct elector *e);
  * a TICK afterwards.
  */
 void	elector_read_now(struct elector *e, uint64_t now_ms);
+
+/*
+ * Step-down (ELECTOR_IN_STEP_DOWN): if e leads at the input's time, it
+ * stops leading at once (ELECTOR_EV_LOST), releases the lease with the
+ * same CAS release as a stop (after the answer of a renew in flight, and
+ * only while the record is still ours), reports ELECTOR_EV_RELEASED when
+ * the release is written, and then follows: for conf.cooldown_ms after
+ * the step-down and again after the release is written, it reads the
+ * lease but never writes a takeover or a create.  Ignored when e does
+ * not lead.
+ */
 
 /* Whether e leads at monotonic time now_ms (strictly before lead_until). */
 int	elector_is_leader(const struct elector *e, uint64_t now_ms);

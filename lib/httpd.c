@@ -69,7 +69,8 @@ struct httpd_listener {
 	int		 is_unix;
 	struct ev_io	 io;		/* io.data = this */
 	char		 host[256];	/* configured TCP host, for Host checks */
-	int		 probes_only;	/* /healthz and /readyz only */
+	int		 probes_only;	/* /healthz, /readyz, /metrics only */
+	int		 loopback;	/* TCP bound to a loopback address */
 };
 
 struct httpd_conn {
@@ -372,14 +373,18 @@ handle_request(struct httpd_conn *c, int wait_over)
 		return 0;
 	if (c->l != NULL && c->l->probes_only &&
 	    strcmp(req->path, "/healthz") != 0 &&
-	    strcmp(req->path, "/readyz") != 0) {
-		queue_error(c, 404, "only /healthz and /readyz are served "
-		    "here; the local API is on the loopback and unix "
+	    strcmp(req->path, "/readyz") != 0 &&
+	    strcmp(req->path, "/metrics") != 0) {
+		queue_error(c, 404, "only /healthz, /readyz and /metrics are "
+		    "served here; the local API is on the loopback and unix "
 		    "listeners");
 		c->closing = 1;
 		return 0;
 	}
 	reply.wait_over = wait_over;
+	reply.waited = waiting;
+	reply.local = c->l != NULL && !c->l->probes_only &&
+	    (c->l->is_unix || c->l->loopback);
 	h->handler(req, &reply, h->arg);
 	if (reply.status < 100 || reply.status > 599)
 		reply.status = 500;
@@ -972,8 +977,10 @@ static int
 listen_tcp(struct httpd *h, const char *hostport, int probes, char *err,
     size_t errlen)
 {
-	char	 name[300];
-	int	 fd, port;
+	struct sockaddr_storage	 ss;
+	socklen_t		 sslen = sizeof(ss);
+	char			 name[300];
+	int			 fd, port;
 
 	if (h->nls >= LISTEN_MAX) {
 		snprintf(err, errlen, "%s: too many listeners", hostport);
@@ -987,6 +994,9 @@ listen_tcp(struct httpd *h, const char *hostport, int probes, char *err,
 		h->tcp_port = port;
 	add_listener(h, fd, 0);
 	h->ls[h->nls - 1].probes_only = probes;
+	h->ls[h->nls - 1].loopback = getsockname(fd, (struct sockaddr *)&ss,
+	    &sslen) == 0 && (ss.ss_family == AF_INET ||
+	    ss.ss_family == AF_INET6) && peer_is_loopback(&ss);
 	/* The configured host, without port or brackets. */
 	snprintf(h->ls[h->nls - 1].host, sizeof(h->ls[0].host), "%.*s",
 	    (int)(strrchr(hostport, ':') != NULL ?

@@ -54,11 +54,14 @@ struct httpd_reply {
 	uint64_t	 wait_ms;	/* WAIT: answer at most this late */
 	int		 wait_over;	/* in: a waiting request's time is up,
 					   answer now (mode is ignored) */
+	int		 waited;	/* in: the request was waiting */
+	int		 local;		/* in: came over the unix socket or a
+					   TCP listener bound to loopback */
 };
 
 /*
  * Fill *reply for req.  Called from the loop; must not block.  reply is
- * zeroed but for wait_over.  A waiting request is handed to the handler
+ * zeroed but for the fields marked "in".  A waiting request is handed to the handler
  * again on each httpd_wake (it may wait on, until its first wait_ms
  * ends) and once more with wait_over set when its time is up.
  */
@@ -78,10 +81,10 @@ int	httpd_listen_tcp(struct httpd *h, const char *hostport, char *err,
 	    size_t errlen);
 
 /*
- * Listen on "host:port" for the kubelet's probes only: GET and HEAD of
- * /healthz and /readyz go to the handler; any other path gets 404
- * there, so the application API (/leader, ...) stays on the loopback
- * and unix listeners.  Returns 0 or -1 with err.
+ * Listen on "host:port" for the kubelet's probes and Prometheus only:
+ * /healthz, /readyz and /metrics go to the handler; any other path gets
+ * 404 there, so the application API (/leader, ...) stays on the
+ * loopback and unix listeners.  Returns 0 or -1 with err.
  */
 int	httpd_listen_probes(struct httpd *h, const char *hostport, char *err,
 	    size_t errlen);

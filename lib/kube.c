@@ -51,6 +51,10 @@ struct kube {
 	int			 in_cb;		/* inside done_cb */
 	int			 dead;		/* kube_free ran inside done_cb */
 	const char		*ctype;		/* body type; NULL: JSON */
+	const char		*verb;		/* of the running request */
+	uint64_t		 start_us;	/* when it started, monotonic */
+	kube_observe_cb		 obs_cb;	/* metrics hook, or NULL */
+	void			*obs_arg;	/* its argument */
 	char			 errbuf[CURL_ERROR_SIZE];
 	char			 warning[256];	/* first Warning header */
 };
@@ -62,6 +66,15 @@ mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t
+mono_us(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 static char *
@@ -513,6 +526,7 @@ request_end(struct kube *k)
 	k->arg = NULL;
 	k->line_cb = NULL;
 	k->streaming = 0;
+	k->verb = NULL;
 }
 
 static void
@@ -596,6 +610,9 @@ done_cb(CURL *easy, CURLcode rc, void *arg)
 
 	(void)easy;
 	fill_result(k, rc, &res);
+	if (k->obs_cb != NULL && k->verb != NULL)
+		k->obs_cb(k->verb, res.status,
+		    (double)(mono_us() - k->start_us) / 1e6, k->obs_arg);
 	/*
 	 * After a timeout or any transport error, the connection is not
 	 * trusted again (a.3 item 9); a 401 means the token may have been
@@ -660,6 +677,13 @@ start(struct kube *k, const char *method, char *url, const char *body,
 		free(url);
 		return -1;
 	}
+	/* The verb for metrics; callers may have named it already. */
+	if (k->verb == NULL)
+		k->verb = strcmp(method, "GET") == 0 ? "get" :
+		    strcmp(method, "POST") == 0 ? "create" :
+		    strcmp(method, "PUT") == 0 ? "update" :
+		    strcmp(method, "PATCH") == 0 ? "patch" : "other";
+	k->start_us = mono_us();
 	refresh_token(k);
 	k->url = url;
 	if ((k->headers = make_headers(k, body != NULL)) == NULL) {
@@ -733,6 +757,8 @@ kube_event_create(struct kube *k, const char *ns, const char *body,
 		return -1;
 	xasprintf(&url, "%s/api/v1/namespaces/%s/events", k->server, ens);
 	curl_free(ens);
+	if (!k->busy)
+		k->verb = "event";
 	return start(k, "POST", url, body, timeout_ms, cb, arg);
 }
 
@@ -769,6 +795,8 @@ kube_lease_watch(struct kube *k, const char *ns, const char *name,
 	curl_free(url);
 	curl_free(erv);
 	free(base);
+	if (!k->busy)
+		k->verb = "watch";
 	if ((rc = start(k, "GET", sel, NULL, limit_ms, cb, arg)) == 0)
 		k->line_cb = line_cb;
 	return rc;
@@ -833,6 +861,13 @@ kube_core_update(struct kube *k, const char *resource, const char *ns,
 {
 	return start(k, "PUT", core_url(k, resource, ns, name), body,
 	    timeout_ms, cb, arg);
+}
+
+void
+kube_set_observer(struct kube *k, kube_observe_cb cb, void *arg)
+{
+	k->obs_cb = cb;
+	k->obs_arg = arg;
 }
 
 void

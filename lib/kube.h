@@ -117,6 +117,18 @@ int	kube_pod_patch(struct kube *k, const char *ns, const char *name,
 	    const char *body, uint64_t timeout_ms, kube_done_cb done_cb,
 	    void *arg);
 
+/*
+ * Called as each request ends, before its done_cb, with its verb
+ * ("get", "create", "update", "watch", "patch" or "event"), its HTTP
+ * status (0 for a transport error or a timeout) and how long it took,
+ * for metrics.  A cancelled request is not reported.
+ */
+typedef void (*kube_observe_cb)(const char *verb, long status,
+	    double seconds, void *arg);
+
+/* Report every request of k to cb(arg) from now on (NULL: none). */
+void	kube_set_observer(struct kube *k, kube_observe_cb cb, void *arg);
+
 /* Abort the running request, if any; its done_cb does not run. */
 void	kube_cancel(struct kube *k);
 

@@ -206,6 +206,12 @@ label_finish(struct label *l, void (*done_cb)(void *), void *arg)
 }
 
 void
+label_set_observer(struct label *l, kube_observe_cb cb, void *arg)
+{
+	kube_set_observer(l->kube, cb, arg);
+}
+
+void
 label_free(struct label *l)
 {
 	if (l == NULL)

@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "curlev.h"
+#include "kube.h"
 #include "kubeconfig.h"
 
 struct label;
@@ -47,5 +48,9 @@ void		 label_finish(struct label *l, void (*done_cb)(void *),
 
 /* Cancel what runs and free l. */
 void		 label_free(struct label *l);
+
+/* Report l's PATCH requests to cb(arg) (kube_set_observer). */
+void		 label_set_observer(struct label *l, kube_observe_cb cb,
+		    void *arg);
 
 #endif /* LABEL_H */

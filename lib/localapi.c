@@ -336,6 +336,28 @@ localapi_parse_wait(const char *query, int *blocking, uint64_t *wait_ms,
 	return 0;
 }
 
+/*
+ * Whether a /readyz query asks for leader-only readiness: leader=true
+ * (or leader=1) anywhere in it.
+ */
+static int
+query_leader(const char *query)
+{
+	const char	*p = query, *amp;
+	size_t		 n;
+
+	while (*p != '\0') {
+		if ((amp = strchr(p, '&')) == NULL)
+			amp = p + strlen(p);
+		n = (size_t)(amp - p);
+		if ((n == 11 && memcmp(p, "leader=true", 11) == 0) ||
+		    (n == 8 && memcmp(p, "leader=1", 8) == 0))
+			return 1;
+		p = *amp == '&' ? amp + 1 : amp;
+	}
+	return 0;
+}
+
 void
 localapi_reply(const struct localapi_state *d, const struct http_request *req,
     uint64_t now_ms, struct httpd_reply *reply)
@@ -364,10 +386,12 @@ localapi_reply(const struct localapi_state *d, const struct http_request *req,
 		else
 			reply_status(reply, 200, "status", "ok", NULL);
 	} else if (strcmp(req->path, "/readyz") == 0) {
+		/* ?leader=true: 503 on followers, whatever the config. */
 		if (!d->ready)
 			reply_status(reply, 503, "status", "not ready",
 			    "the lease has not been read yet");
-		else if (d->conf->readyz_leader_only && (d->stopping ||
+		else if ((d->conf->readyz_leader_only ||
+		    query_leader(req->query)) && (d->stopping ||
 		    !elector_is_leader(d->el, now_ms)))
 			reply_status(reply, 503, "status", "not ready",
 			    "not the leader");

@@ -68,7 +68,8 @@ int	localapi_parse_wait(const char *query, int *blocking,
 
 /*
  * Answer req at monotonic time now_ms: GET /leader (blocking with wait
- * and index), /, /healthz, /readyz, and the streams /leader/watch and
+ * and index), /, /healthz, /readyz (?leader=true: 503 unless leading,
+ * whatever readyz.leader_only says), and the streams /leader/watch and
  * /sse; 404 for other paths, 405 for other methods and 400 for a bad
  * wait or index, with JSON error bodies.  Every /leader answer carries
  * an X-Leaderd-Index header.

@@ -28,7 +28,8 @@ enum {
 	OPT_KUBECONFIG, OPT_LEASE_DURATION, OPT_RENEW_DEADLINE,
 	OPT_RETRY_PERIOD, OPT_REQUEST_TIMEOUT, OPT_TTL, OPT_RELEASE,
 	OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_CLUSTER_CREDS, OPT_VERSION,
-	OPT_WATCH, OPT_GRACE, OPT_RESTART, OPT_PROBES, OPT_LOCK_TYPE
+	OPT_WATCH, OPT_GRACE, OPT_RESTART, OPT_PROBES, OPT_LOCK_TYPE,
+	OPT_COOLDOWN
 };
 
 static const struct option longopts[] = {
@@ -58,6 +59,7 @@ static const struct option longopts[] = {
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
 	{ "grace",		required_argument, NULL, OPT_GRACE },
 	{ "restart",		required_argument, NULL, OPT_RESTART },
+	{ "step-down-cooldown",	required_argument, NULL, OPT_COOLDOWN },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -86,6 +88,7 @@ static const struct {
 	{ OPT_WATCH,		"watch",		"--watch" },
 	{ OPT_GRACE,		"run.grace",		"--grace" },
 	{ OPT_RESTART,		"run.restart",		"--restart" },
+	{ OPT_COOLDOWN,		"step_down.cooldown",	"--step-down-cooldown" },
 };
 
 static void __attribute__((noreturn))
@@ -112,8 +115,9 @@ usage(int status)
 	    "  --id ID                     identity written as holder\n"
 	    "  --http HOST:PORT            local API on TCP (listen.http)\n"
 	    "  --unix-socket PATH          local API on a unix socket\n"
-	    "  --probes HOST:PORT          /healthz and /readyz only, for "
-	    "kubelet probes\n"
+	    "  --probes HOST:PORT          /healthz, /readyz and /metrics "
+	    "only, for kubelet\n"
+	    "                              probes and Prometheus\n"
 	    "  --kubeconfig PATH           kubeconfig instead of in-cluster "
 	    "credentials\n"
 	    "  --lease-duration D          e.g. 15s\n"
@@ -126,6 +130,10 @@ usage(int status)
 	    "  --log-level LEVEL           error, warn, info or debug\n"
 	    "  --log-format FORMAT         text or json\n"
 	    "  --watch BOOL                watch the lock (default true)\n"
+	    "  --step-down-cooldown D      no takeover this long after POST "
+	    "/leader/release\n"
+	    "                              (step_down.cooldown; default "
+	    "lease_duration)\n"
 	    "  --use-cluster-credentials   accepted; in-cluster is the "
 	    "default\n"
 	    "  --version                   print the version\n");

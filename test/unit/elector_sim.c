@@ -3,7 +3,8 @@
  * compare-and-swap on resourceVersion, a virtual clock, and a seeded
  * random schedule of network delays, lost requests, lost answers, late
  * writes, server errors, process pauses, kills, graceful stops and
- * restarts (some reusing an identity), and the lease deleted by hand.
+ * restarts (some reusing an identity), step-downs (a release followed
+ * by a cooldown), and the lease deleted by hand.
  * In half the schedules the electors also watch the store: every write
  * is delivered to each watcher in order after a random delay, while a
  * request is in flight it waits as daemon.c keeps it (the newest, fed
@@ -29,6 +30,8 @@
 #define NEVER		UINT64_MAX
 #define WATCHQ		8	/* watch events in flight to one node */
 #define WATCH_POLL_MS	60000	/* safety-net poll while watching */
+
+static unsigned long	 step_downs;	/* ELECTOR_IN_STEP_DOWN fed */
 
 struct rng {
 	uint64_t	 s;
@@ -538,6 +541,13 @@ run_due(struct world *w)
 			feed(w, i, ELECTOR_IN_FAILED, NULL);
 		} else if (nd->wake_ms <= w->now_ms)
 			feed(w, i, ELECTOR_IN_TICK, NULL);
+		else if (nd->alive && w->faults &&
+		    elector_is_leader(&nd->e, w->now_ms) &&
+		    chance(&w->rng, 1)) {
+			/* POST /leader/release: step down, cool down. */
+			step_downs++;
+			feed(w, i, ELECTOR_IN_STEP_DOWN, NULL);
+		}
 		if (nd->alive && w->faults && chance(&w->rng, 3))
 			/* SIGSTOP for up to 1.5 x lease_duration (F3, F4). */
 			nd->paused_until = w->now_ms + between(&w->rng, 100,
@@ -612,8 +622,14 @@ main(int argc, char *argv[])
 		run_schedule(first + i, &led_ms, &transitions);
 	share = (double)led_ms / ((double)n * SIM_MS);
 	printf("elector_sim: %" PRIu64 " schedules of %d s, %u leader "
-	    "transitions, a leader %.1f%% of the time\n", n, SIM_MS / 1000,
-	    transitions, share * 100);
+	    "transitions, %lu step-downs, a leader %.1f%% of the time\n", n,
+	    SIM_MS / 1000, transitions, step_downs, share * 100);
+	/* The step-downs must have been exercised. */
+	if (n >= 1000 && step_downs == 0) {
+		fprintf(stderr, "elector_sim: no step-down in %" PRIu64
+		    " schedules\n", n);
+		return 1;
+	}
 	/* An elector that never leads would be trivially "safe". */
 	if (share < 0.5) {
 		fprintf(stderr, "elector_sim: a leader only %.1f%% of the "

@@ -238,6 +238,61 @@ static const struct elcase cases[] = {
 	    S(WRITTEN, 3, R_FOREIGN, NOTHING, CAND, 0, 0, ANY),
 	    S(GOT, 4, R_FOREIGN, NOTHING, FOLL, 0, 0, ANY),
 	    END } },
+	{ "a step-down releases at once, then follows through the cooldown",
+	    1, {
+	    ACQUIRE,
+	    S(STEP_DOWN, 1000, R_NONE, UPDATE, FOLL, 0, EV_LOST, ANY),
+	    /* Cooldown: one lease_duration from the release, to 16010. */
+	    S(WRITTEN, 1010, R_ECHO, NOTHING, FOLL, 0, EV_REL, ANY),
+	    S(TICK, 5000, R_NONE, GET, FOLL, 0, 0, ANY),
+	    /* Free, yet no takeover while cooling down. */
+	    S(GOT, 5010, R_FREE, NOTHING, FOLL, 0, 0, ANY),
+	    S(TICK, 9500, R_NONE, GET, FOLL, 0, 0, ANY),
+	    S(GOT, 9510, R_FREE, NOTHING, FOLL, 0, 0, ANY),
+	    S(TICK, 16010, R_NONE, GET, FOLL, 0, 0, ANY),
+	    S(GOT, 16020, R_FREE, UPDATE, CAND, 0, 0, ANY),
+	    S(WRITTEN, 16030, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, ANY),
+	    END } },
+	{ "a step-down during a renew releases after its answer", 1, {
+	    ACQUIRE,
+	    S(TICK, 2020, R_NONE, UPDATE, LEAD, 1, 0, ANY),
+	    S(STEP_DOWN, 2025, R_NONE, NOTHING, FOLL, 0, EV_LOST, ANY),
+	    S(WRITTEN, 2030, R_ECHO, UPDATE, FOLL, 0, 0, ANY),
+	    S(WRITTEN, 2040, R_ECHO, NOTHING, FOLL, 0, EV_REL, ANY),
+	    END } },
+	{ "a step-down's failed release is retried after a read", 1, {
+	    ACQUIRE,
+	    S(STEP_DOWN, 1000, R_NONE, UPDATE, FOLL, 0, EV_LOST, ANY),
+	    S(FAILED, 1010, R_NONE, NOTHING, FOLL, 0, 0, ANY),
+	    S(TICK, 5000, R_NONE, GET, FOLL, 0, 0, ANY),
+	    /* Still our record: release it, never renew it. */
+	    S(GOT, 5010, R_SENT0, UPDATE, FOLL, 0, 0, ANY),
+	    S(WRITTEN, 5020, R_ECHO, NOTHING, FOLL, 0, EV_REL, ANY),
+	    END } },
+	{ "a step-down's release that meets a foreign write follows it", 1, {
+	    ACQUIRE,
+	    S(STEP_DOWN, 1000, R_NONE, UPDATE, FOLL, 0, EV_LOST, ANY),
+	    S(CONFLICT, 1010, R_NONE, GET, FOLL, 0, 0, ANY),
+	    S(GOT, 1020, R_FOREIGN, NOTHING, FOLL, 0, EV_NEW, ANY),
+	    /* Then a live foreign lease like any other, to 16020. */
+	    S(TICK, 15990, R_NONE, GET, FOLL, 0, 0, ANY),
+	    S(GOT, 16000, R_FOREIGN, NOTHING, FOLL, 0, 0, 16020),
+	    END } },
+	{ "a follower's step-down changes nothing", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
+	    S(GOT, 10, R_FOREIGN, NOTHING, FOLL, 0, EV_NEW, ANY),
+	    S(STEP_DOWN, 20, R_NONE, NOTHING, FOLL, 0, 0, ANY),
+	    /* No cooldown: the expired lease is taken as ever. */
+	    S(TICK, 15010, R_NONE, GET, FOLL, 0, 0, ANY),
+	    S(GOT, 15020, R_FOREIGN, UPDATE, CAND, 0, 0, ANY),
+	    END } },
+	{ "a stop during a step-down's release ends on its answer", 1, {
+	    ACQUIRE,
+	    S(STEP_DOWN, 1000, R_NONE, UPDATE, FOLL, 0, EV_LOST, ANY),
+	    S(STOP, 1005, R_NONE, NOTHING, STOPG, 0, 0, ANY),
+	    S(WRITTEN, 1010, R_ECHO, NOTHING, STOPD, 0, EV_REL | EV_STOP,
+		ANY),
+	    END } },
 };
 
 static struct elector_config

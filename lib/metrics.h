@@ -1,0 +1,73 @@
+/*
+ * metrics.h -- the counters behind GET /metrics and their rendering in
+ * the Prometheus text exposition format 0.0.4.
+ *
+ * Pure: no I/O, no clock, no logging.  daemon.c counts (it hears every
+ * API answer through kube.c's observer hook and every elector event)
+ * and hands the gauges of the moment to metrics_render.
+ */
+
+#ifndef METRICS_H
+#define METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define METRICS_CONTENT_TYPE	"text/plain; version=0.0.4; charset=utf-8"
+
+#define METRICS_NVERBS		7	/* get create update watch patch
+					   event other */
+#define METRICS_NBUCKETS	12	/* client-go's request latency */
+#define METRICS_NCODES		32	/* distinct (verb, code) pairs kept */
+
+struct metrics_reqs {
+	int		 verb;		/* index into the verb names */
+	long		 code;		/* HTTP status; 0 = transport error */
+	uint64_t	 n;		/* requests so far */
+};
+
+struct metrics {
+	char		 name[256];	/* the lock's name, the name label */
+	char		 version[64];	/* leaderd's version */
+	uint64_t	 slowpath;	/* writes that needed a GET first */
+	uint64_t	 transitions;	/* changes of the observed holder */
+	uint64_t	 renew_failures; /* renews that did not succeed */
+	struct metrics_reqs reqs[METRICS_NCODES]; /* by verb and code */
+	int		 nreqs;		/* entries used in reqs */
+	uint64_t	 other_reqs;	/* requests past METRICS_NCODES pairs */
+	uint64_t	 bucket[METRICS_NVERBS][METRICS_NBUCKETS + 1];
+					/* per verb, per bucket (last: +Inf),
+					   not cumulative */
+	double		 sum[METRICS_NVERBS];	/* seconds, per verb */
+	uint64_t	 count[METRICS_NVERBS];	/* observations, per verb */
+};
+
+/* What changes from moment to moment, given at each render. */
+struct metrics_gauges {
+	int		 master;	/* 1 if this instance leads now */
+	double		 expires_in_s;	/* see leaderd_lease_expires_in_s */
+	int		 connections;	/* open local API connections */
+};
+
+/* Zero m and set the lock name and version it reports (both copied). */
+void	metrics_init(struct metrics *m, const char *lock_name,
+	    const char *version);
+
+/*
+ * Count one API request: verb is "get", "create", "update", "watch",
+ * "patch" or "event" (anything else counts as "other"), code the HTTP
+ * status or 0 for a transport error, seconds its duration (negative
+ * taken as 0).
+ */
+void	metrics_api_request(struct metrics *m, const char *verb, long code,
+	    double seconds);
+
+/*
+ * The exposition of m and g, with HELP and TYPE lines for every metric
+ * and label values escaped as the format requires (\\, \", \n).  The
+ * caller frees it; *len is its length.
+ */
+char	*metrics_render(const struct metrics *m,
+	    const struct metrics_gauges *g, size_t *len);
+
+#endif /* METRICS_H */
