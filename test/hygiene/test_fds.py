@@ -171,6 +171,10 @@ def _fault_cycle(api, inst, i):
                           count=2),
     ]
     f = kinds[i % len(kinds)]()
+    # A watching follower sends nothing while its stream is open: end
+    # the stream, so that the reconnect (and the polls while it is down)
+    # meet the fault too.
+    api.watch_end_open(token=tok)
     want = f.count if f.count is not None else 1
     wait_until(lambda: f.hits >= want, 10.0, interval=0.05,
                what="%r to be hit" % f)
