@@ -993,6 +993,13 @@ class _Server(ThreadingHTTPServer):
         api = self.api
         sock = request
         try:
+            # Go's net/http sets TCP_NODELAY on every connection, and so
+            # does this server: an answer goes out as headers, then body,
+            # and with Nagle on the body would wait for the client's
+            # delayed ACK (40 ms on Linux) -- a delay kube-apiserver
+            # never adds, which made every handover here 40 ms slower.
+            if sock.family in (socket.AF_INET, socket.AF_INET6):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if api._ssl_ctx is not None:
                 sock.settimeout(10)
                 try:

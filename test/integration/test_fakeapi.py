@@ -367,6 +367,25 @@ def test_keep_alive_reuses_connection(api):
         c.close()
 
 
+def test_connections_send_without_nagle(api):
+    """Like Go's net/http: TCP_NODELAY on every accepted connection, so
+    an answer's body never waits for the client's delayed ACK."""
+    ctx = ssl.create_default_context(cafile=api.ca_file)
+    c = http.client.HTTPSConnection("127.0.0.1", api.port, context=ctx,
+                                    timeout=5)
+    try:
+        c.request("GET", BASE + "/x",
+                  headers={"Authorization": "Bearer " + TOK})
+        r = c.getresponse()
+        r.read()
+        with api._lock:
+            conns = list(api._conns)
+        assert len(conns) == 1
+        assert conns[0].getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+    finally:
+        c.close()
+
+
 def test_fault_delay(api):
     api.fault("delay", delay_ms=400, count=1)
     t0 = time.monotonic()
