@@ -27,7 +27,6 @@
 #define SECS_MIN		INT64_C(-62167219200)
 #define SECS_MAX		INT64_C(253402300799)
 
-static void	 lease_init(void);
 static int	 floor_div(int64_t, int64_t, int64_t *);
 static int64_t	 days_from_civil(int64_t, unsigned, unsigned);
 static void	 civil_from_days(int64_t, int64_t *, unsigned *, unsigned *);
@@ -43,7 +42,6 @@ static int	 get_time(json_t *, const char *, const char *, int64_t *,
 static json_t	*jstring(const char *);
 static json_t	*jtime(int64_t);
 static json_t	*encode_spec(const struct lease *);
-static char	*dump(json_t *);
 static int	 same_time(int64_t, int64_t);
 static void	 copy_field(json_t *, const char *, char *, size_t);
 
@@ -51,8 +49,8 @@ static void	 copy_field(json_t *, const char *, char *, size_t);
  * jansson allocates through xmalloc, so out of memory is fatal in one
  * place and json_dumps of a tree we built cannot fail.
  */
-static void
-lease_init(void)
+void
+lease_json_init(void)
 {
 	static int done;
 
@@ -385,7 +383,7 @@ lease_decode(const char *buf, size_t len, struct lease *out, char *err,
 	struct lease l;
 	int rc = -1;
 
-	lease_init();
+	lease_json_init();
 	if (errlen > 0)
 		err[0] = '\0';
 	if (len > LEASE_BODY_MAX) {
@@ -530,8 +528,8 @@ encode_spec(const struct lease *rec)
 }
 
 /* Serialise and free root. */
-static char *
-dump(json_t *root)
+char *
+lease_json_dump(json_t *root)
 {
 	char *s;
 
@@ -548,7 +546,7 @@ lease_encode_create(const char *ns, const char *name,
 {
 	json_t *root, *meta;
 
-	lease_init();
+	lease_json_init();
 	root = json_object();
 	json_object_set_new(root, "apiVersion", json_string(LEASE_API_VERSION));
 	json_object_set_new(root, "kind", json_string("Lease"));
@@ -557,7 +555,7 @@ lease_encode_create(const char *ns, const char *name,
 	json_object_set_new(meta, "namespace", jstring(ns));
 	json_object_set_new(root, "metadata", meta);
 	json_object_set_new(root, "spec", encode_spec(rec));
-	return dump(root);
+	return lease_json_dump(root);
 }
 
 char *
@@ -576,7 +574,7 @@ lease_encode_event_on(const char *api_version, const char *kind,
 	json_t	*root, *meta, *obj, *src;
 	char	 ts[LEASE_MICROTIME_LEN], *evname;
 
-	lease_init();
+	lease_json_init();
 	/* Events carry metav1.Time: RFC 3339 at second precision. */
 	lease_format_microtime(now_us - now_us % US_PER_S, ts);
 	memcpy(ts + 19, "Z", 2);
@@ -613,7 +611,7 @@ lease_encode_event_on(const char *api_version, const char *kind,
 	    json_string("leaderd"));
 	json_object_set_new(root, "reportingInstance", jstring(identity));
 	free(evname);
-	return dump(root);
+	return lease_json_dump(root);
 }
 
 char *
@@ -623,7 +621,7 @@ lease_encode_update(const char *base, size_t baselen,
 	json_t *root;
 	json_error_t jerr;
 
-	lease_init();
+	lease_json_init();
 	if (errlen > 0)
 		err[0] = '\0';
 	if (baselen > LEASE_BODY_MAX) {
@@ -647,7 +645,7 @@ lease_encode_update(const char *base, size_t baselen,
 	}
 	/* Replacing keeps the key's place, so only spec changes. */
 	json_object_set_new(root, "spec", encode_spec(rec));
-	return dump(root);
+	return lease_json_dump(root);
 }
 
 /* A time as client-go's record JSON sees it: null, or whole seconds. */
@@ -695,7 +693,7 @@ lease_status(const char *buf, size_t len, char *reason, size_t reasonlen,
 	json_error_t jerr;
 	int rc = -1;
 
-	lease_init();
+	lease_json_init();
 	if (reason != NULL && reasonlen > 0)
 		reason[0] = '\0';
 	if (message != NULL && messagelen > 0)
@@ -727,7 +725,7 @@ lease_decode_event(const char *buf, size_t len, struct lease_event *ev,
 	size_t i;
 	int rc = -1;
 
-	lease_init();
+	lease_json_init();
 	memset(ev, 0, sizeof(*ev));
 	*object = NULL;
 	if (errlen > 0)

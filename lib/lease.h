@@ -164,4 +164,14 @@ struct lease_event {
 int	lease_decode_event(const char *buf, size_t len,
 	    struct lease_event *ev, char **object, char *err, size_t errlen);
 
+/*
+ * For legacy.c, the other jansson user: lease_json_init() makes jansson
+ * allocate through xmalloc (call it before building or parsing a
+ * document); lease_json_dump() serialises root compactly, in insertion
+ * order, and frees it.
+ */
+struct json_t;
+void	lease_json_init(void);
+char	*lease_json_dump(struct json_t *root);
+
 #endif /* LEASE_H */

@@ -21,11 +21,9 @@
 #include "buf.h"
 #include "lease.h"
 #include "legacy.h"
-#include "xmalloc.h"
 
 #define US_PER_S	INT64_C(1000000)
 
-static void	 legacy_init(void);
 static void	 go_quote(struct buf *, const char *);
 static void	 go_time(struct buf *, int64_t);
 static int	 field_index(const char *);
@@ -35,24 +33,12 @@ static json_t	*load_object(const char *, const char *, size_t, char *,
 		    size_t);
 static int	 meta_string(json_t *, const char *, char *, size_t, char *,
 		    size_t);
-static char	*dump(json_t *);
 
 /* The record's fields, in Go's order; matched without regard to case. */
 static const char *const fields[] = {
 	"holderIdentity", "leaseDurationSeconds", "acquireTime",
 	"renewTime", "leaderTransitions"
 };
-
-static void
-legacy_init(void)
-{
-	static int done;
-
-	if (!done) {
-		json_set_alloc_funcs(xmalloc, free);
-		done = 1;
-	}
-}
 
 /*
  * A JSON string as Go's json.Marshal writes it (encodeState.string with
@@ -220,7 +206,7 @@ legacy_record_decode(const char *s, size_t len, struct lease *rec,
 	struct lease	 l;
 	int		 i, rc = -1;
 
-	legacy_init();
+	lease_json_init();
 	if (errlen > 0)
 		err[0] = '\0';
 	if (len > LEASE_BODY_MAX || memchr(s, '\0', len) != NULL) {
@@ -338,7 +324,7 @@ legacy_decode(const char *kind, const char *buf, size_t len,
 	char		 why[256];
 	int		 rc = -1;
 
-	legacy_init();
+	lease_json_init();
 	if (errlen > 0)
 		err[0] = '\0';
 	if ((root = load_object(kind, buf, len, err, errlen)) == NULL)
@@ -384,19 +370,6 @@ legacy_decode(const char *kind, const char *buf, size_t len,
 	return rc;
 }
 
-/* Serialise and free root. */
-static char *
-dump(json_t *root)
-{
-	char	*s;
-
-	s = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(root);
-	if (s == NULL)
-		abort();	/* Cannot happen: allocation is xmalloc. */
-	return s;
-}
-
 char *
 legacy_encode_create(const char *kind, const char *ns, const char *name,
     const struct lease *rec)
@@ -404,7 +377,7 @@ legacy_encode_create(const char *kind, const char *ns, const char *name,
 	json_t	*root, *meta, *ann;
 	char	*val;
 
-	legacy_init();
+	lease_json_init();
 	val = legacy_record_encode(rec);
 	root = json_object();
 	json_object_set_new(root, "apiVersion", json_string("v1"));
@@ -418,7 +391,7 @@ legacy_encode_create(const char *kind, const char *ns, const char *name,
 	json_object_set_new(meta, "annotations", ann);
 	json_object_set_new(root, "metadata", meta);
 	free(val);
-	return dump(root);
+	return lease_json_dump(root);
 }
 
 char *
@@ -428,7 +401,7 @@ legacy_encode_update(const char *kind, const char *base, size_t baselen,
 	json_t	*root, *meta, *ann;
 	char	*val;
 
-	legacy_init();
+	lease_json_init();
 	if (errlen > 0)
 		err[0] = '\0';
 	if ((root = load_object(kind, base, baselen, err, errlen)) == NULL)
@@ -444,5 +417,5 @@ legacy_encode_update(const char *kind, const char *base, size_t baselen,
 	val = legacy_record_encode(rec);
 	json_object_set_new(ann, LEGACY_ANNOTATION, json_string(val));
 	free(val);
-	return dump(root);
+	return lease_json_dump(root);
 }
