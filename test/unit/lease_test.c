@@ -31,36 +31,12 @@
 
 #include "lease.h"
 #include "testutil.h"
+#include "leasetest.h"
 #include "xmalloc.h"
 
 #define MIN_VALID	10	/* the suites fail if cases go missing */
 #define MIN_INVALID	12
 #define MIN_ENCODE	4
-
-/* A string literal and its length. */
-#define LIT(s)		s, sizeof(s) - 1
-
-static const char *
-test_dir(void)
-{
-	const char *d;
-
-	if ((d = getenv("TEST_DIR")) == NULL || *d == '\0')
-		d = "test/unit";
-	return d;
-}
-
-static char *
-slurp_must(const char *path, size_t *lenp)
-{
-	char *s;
-
-	if (lenp != NULL)
-		*lenp = 0;
-	if ((s = read_file(path, lenp)) == NULL)
-		fail_msg("cannot read %s", path);
-	return s;
-}
 
 /* The case names in TEST_DIR/lease/sub ending in suffix; at least one. */
 static int
@@ -73,18 +49,6 @@ cases(const char *sub, const char *suffix, char ***names)
 	if ((n = list_cases(path, suffix, names)) <= 0)
 		fail_msg("no %s cases in %s", suffix, path);
 	return n;
-}
-
-static void
-dump_time(char *buf, size_t len, const char *key, int64_t us)
-{
-	char t[LEASE_MICROTIME_LEN];
-
-	if (us == 0)
-		snprintf(t, sizeof(t), "null");
-	else
-		lease_format_microtime(us, t);
-	snprintf(buf, len, "%s %" PRId64 " %s\n", key, us, t);
 }
 
 /* The normalised text form of a record, one field a line. */
@@ -207,36 +171,12 @@ test_golden_valid(void **state)
 static void
 test_golden_invalid(void **state)
 {
-	char **names, path[1024], err[512], *body;
-	struct lease l, before;
-	int i, n, failed = 0;
-	size_t len = 0;
+	char dir[1024];
+	int n, failed;
 
 	(void)state;
-	n = cases("invalid", ".json", &names);
-	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/lease/invalid/%s.json",
-		    test_dir(), names[i]);
-		body = slurp_must(path, &len);
-		snprintf(path, sizeof(path), "%s/lease/invalid/%s.err",
-		    test_dir(), names[i]);
-		memset(&l, 0x5a, sizeof(l));
-		before = l;
-		if (lease_decode(body, len, &l, err, sizeof(err)) != -1) {
-			print_error("invalid/%s: decode succeeded\n", names[i]);
-			failed++;
-		} else if (memcmp(&l, &before, sizeof(l)) != 0) {
-			print_error("invalid/%s: output changed on error\n",
-			    names[i]);
-			failed++;
-		} else {
-			strcat(err, "\n");
-			if (expect_golden(err, path) == -1)
-				failed++;
-		}
-		free(body);
-	}
-	free_names(names);
+	snprintf(dir, sizeof(dir), "%s/lease/invalid", test_dir());
+	failed = golden_invalid(dir, lease_decode, &n);
 	assert_int_equal(failed, 0);
 	assert_true(n >= MIN_INVALID);
 }

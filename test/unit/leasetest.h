@@ -1,0 +1,98 @@
+/*
+ * leasetest.h -- what the two record codecs' tests share (lease_test.c
+ * for Lease objects, legacy_test.c for the legacy locks' annotation):
+ * the test data directory, a read that fails the test, the time line of
+ * a record's text form, and the golden error cases, which both codecs
+ * must refuse the same way.  Include after cmocka.h, lease.h and
+ * testutil.h.
+ */
+
+#ifndef LEASETEST_H
+#define LEASETEST_H
+
+#include <inttypes.h>
+
+/* A string literal and its length. */
+#define LIT(s)		s, sizeof(s) - 1
+
+/* TEST_DIR, or test/unit when it is not set. */
+static inline const char *
+test_dir(void)
+{
+	const char *d;
+
+	if ((d = getenv("TEST_DIR")) == NULL || *d == '\0')
+		d = "test/unit";
+	return d;
+}
+
+/* read_file, failing the test when path cannot be read. */
+static inline char *
+slurp_must(const char *path, size_t *lenp)
+{
+	char *s;
+
+	if (lenp != NULL)
+		*lenp = 0;
+	if ((s = read_file(path, lenp)) == NULL)
+		fail_msg("cannot read %s", path);
+	return s;
+}
+
+/* One line of a record's text form: "key µs RFC3339" or "key 0 null". */
+static inline void
+dump_time(char *buf, size_t len, const char *key, int64_t us)
+{
+	char t[LEASE_MICROTIME_LEN];
+
+	if (us == 0)
+		snprintf(t, sizeof(t), "null");
+	else
+		lease_format_microtime(us, t);
+	snprintf(buf, len, "%s %" PRId64 " %s\n", key, us, t);
+}
+
+typedef int	 (*record_decoder)(const char *, size_t, struct lease *,
+		    char *, size_t);
+
+/*
+ * Every dir/NAME.json must be refused by decode, leave the record
+ * untouched, and say exactly what dir/NAME.err says.  Returns the
+ * number of cases that failed; the number of cases is put in *ncases.
+ */
+static inline int
+golden_invalid(const char *dir, record_decoder decode, int *ncases)
+{
+	char **names, path[1024], err[512], *body;
+	struct lease l, before;
+	int i, n, failed = 0;
+	size_t len = 0;
+
+	if ((n = list_cases(dir, ".json", &names)) <= 0)
+		fail_msg("no cases in %s", dir);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s.json", dir, names[i]);
+		body = slurp_must(path, &len);
+		snprintf(path, sizeof(path), "%s/%s.err", dir, names[i]);
+		memset(&l, 0x5a, sizeof(l));
+		before = l;
+		if (decode(body, len, &l, err, sizeof(err)) != -1) {
+			print_error("invalid/%s: decode succeeded\n", names[i]);
+			failed++;
+		} else if (memcmp(&l, &before, sizeof(l)) != 0) {
+			print_error("invalid/%s: output changed on error\n",
+			    names[i]);
+			failed++;
+		} else {
+			strcat(err, "\n");
+			if (expect_golden(err, path) == -1)
+				failed++;
+		}
+		free(body);
+	}
+	free_names(names);
+	*ncases = n;
+	return failed;
+}
+
+#endif /* LEASETEST_H */
