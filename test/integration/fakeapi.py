@@ -737,28 +737,10 @@ class _WatchMixin:
         """Answer one watch request on handler h (fault switches, auth,
         parameters, then the stream).  entry is its request log entry."""
         ns = path[len(LEASE_PREFIX):].split("/")[0]
-        delay_ms, fault = self._take_faults(token, "WATCH", path)
-        if delay_ms:
-            entry["fault"] = "delay"
-            if self._stopping.wait(delay_ms / 1000.0):
-                h.close_connection = True
-                return
-        if fault is not None:
-            entry["fault"] = fault.kind
-            if fault.kind in ("drop", "apply_then_close"):
-                h.close_connection = True
-                return
-            if fault.kind == "blackhole":
-                hold = BLACKHOLE_MAX_S
-                if fault.hold_ms is not None:
-                    hold = min(hold, fault.hold_ms / 1000.0)
-                end = time.monotonic() + hold
-                while (not fault.cleared.is_set() and
-                       not self._stopping.is_set() and
-                       time.monotonic() < end):
-                    fault.cleared.wait(0.05)
-                h.close_connection = True
-                return
+        fault, answered = self._open_faults(h, entry, token, "WATCH", path,
+                                            ("apply_then_close",))
+        if answered:
+            return
         if token is None or token not in self.tokens:
             entry["code"] = 401
             h._send(401, UNAUTHORIZED)
@@ -860,6 +842,9 @@ class _WatchMixin:
                 hub.streams.remove(stream)
         entry["end"] = end
         entry["streaming"] = False
+        # Done before the last chunk goes out: a client that has read
+        # the end of the stream finds the log entry complete.
+        entry["t_done"] = time.monotonic()
         if end in ("timeout", "expired", "ended"):
             try:
                 h.wfile.write(b"0\r\n\r\n")
@@ -1093,38 +1078,34 @@ class _Handler(BaseHTTPRequestHandler):
         except (ValueError, ConnectionError, OSError):
             self.close_connection = True
             return
+        self._entry = entry
         try:
             self._handle2(api, entry, method, path, query, token, body)
         finally:
+            self._entry = None
+            self._log_once(entry, None)
+
+    def _log_once(self, entry, code):
+        """Log entry (with code, if given) unless it is logged already;
+        a watch logs itself when its stream opens."""
+        if entry is None or entry.get("logged") or "streaming" in entry:
+            return
+        if code is not None:
+            entry["code"] = code
+        if entry["t_done"] is None:
             entry["t_done"] = time.monotonic()
-            if "streaming" not in entry:    # a watch logs itself early
-                api._log_request(entry)
+        entry["logged"] = True
+        self.server.api._log_request(entry)
 
     def _handle2(self, api, entry, method, path, query, token, body):
         if method == "WATCH":
             api._serve_watch(self, entry, path, query, token)
             return
-        delay_ms, fault = api._take_faults(token, method, path)
-        if delay_ms:
-            entry["fault"] = "delay"
-            if api._stopping.wait(delay_ms / 1000.0):
-                self.close_connection = True
-                return
+        fault, answered = api._open_faults(self, entry, token, method, path,
+                                           ())
+        if answered:
+            return
         if fault is not None:
-            entry["fault"] = fault.kind
-            if fault.kind == "drop":
-                self.close_connection = True
-                return
-            if fault.kind == "blackhole":
-                hold = BLACKHOLE_MAX_S
-                if fault.hold_ms is not None:
-                    hold = min(hold, fault.hold_ms / 1000.0)
-                end = time.monotonic() + hold
-                while (not fault.cleared.is_set() and not api._stopping.is_set()
-                       and time.monotonic() < end):
-                    fault.cleared.wait(0.05)
-                self.close_connection = True
-                return
             if fault.kind == "status":
                 code = fault.status
                 msg = fault.message or ("fakeapi: injected %d" % code)
@@ -1170,6 +1151,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(code, obj, hdrs)
 
     def _send(self, code, obj, headers=None):
+        # Logged before the answer goes out: a client that has its
+        # answer finds the request in the log.
+        self._log_once(getattr(self, "_entry", None), code)
         data = json.dumps(obj, separators=(",", ":")).encode() + b"\n"
         self.send_response(code)
         self.send_header("Audit-Id", str(uuid.uuid4()))
@@ -1596,6 +1580,37 @@ class FakeAPI(_WatchMixin, _CoreObjects):
                         # (blackholed) request stays held until cleared.
                         self._faults.remove(f)
             return delay, action
+
+    def _open_faults(self, h, entry, token, method, path, closing):
+        """The faults that act before a request is answered: a delay, a
+        drop (and any kind in closing), or a blackhole held until it is
+        cleared.  Returns (fault, answered): answered is True when the
+        connection was closed and nothing more is to be sent; fault is
+        the action left for the caller (a status, a watch fault...)."""
+        delay_ms, fault = self._take_faults(token, method, path)
+        if delay_ms:
+            entry["fault"] = "delay"
+            if self._stopping.wait(delay_ms / 1000.0):
+                h.close_connection = True
+                return fault, True
+        if fault is None:
+            return None, False
+        entry["fault"] = fault.kind
+        if fault.kind == "drop" or fault.kind in closing:
+            h.close_connection = True
+            return fault, True
+        if fault.kind == "blackhole":
+            hold = BLACKHOLE_MAX_S
+            if fault.hold_ms is not None:
+                hold = min(hold, fault.hold_ms / 1000.0)
+            end = time.monotonic() + hold
+            while (not fault.cleared.is_set() and
+                   not self._stopping.is_set() and
+                   time.monotonic() < end):
+                fault.cleared.wait(0.05)
+            h.close_connection = True
+            return fault, True
+        return fault, False
 
     # -- logs ----------------------------------------------------------
 
