@@ -24,6 +24,7 @@ side, on the test API server and on the e2e suite's kube-apiserver
 import argparse
 import datetime
 import json
+import multiprocessing
 import os
 import selectors
 import socket
@@ -276,10 +277,68 @@ def steady(args, work):
               "mean over %d renews at 2 s)" % ipr)
 
 
+def _push_reader(conn, port, sock, nclients):
+    """In a process of its own (no GIL shared with fakeapi's threads):
+    open nclients streams, say "ready", then for each holder name the
+    parent sends, read until every client has the event naming it and
+    send back (delays in ms from changed_at, ms until the last client
+    had it, clients that missed it)."""
+    sel = selectors.DefaultSelector()
+    conns = []
+    for k in range(nclients):
+        if k % 2:
+            c = socket.socket(socket.AF_UNIX)
+            c.connect(sock)
+        else:
+            c = socket.create_connection(("127.0.0.1", port))
+        c.sendall(b"GET /leader/watch HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        c.setblocking(False)
+        conns.append(c)
+        sel.register(c, selectors.EVENT_READ, {"k": k, "buf": b""})
+    conn.send("ready")
+    while True:
+        name = conn.recv()
+        if name is None:
+            break
+        end = time.monotonic() + 10
+        pending = set(range(nclients))
+        delays, arrivals, at = [], [], None
+        while pending and time.monotonic() < end:
+            # Receive (and time) every ready socket first, parse after.
+            got = []
+            for key, _ in sel.select(0.5):
+                try:
+                    chunk = key.fileobj.recv(65536)
+                except BlockingIOError:
+                    continue
+                got.append((key, time.time(), chunk))
+            for key, t, chunk in got:
+                st = key.data
+                st["buf"] += chunk
+                while b"\n\n" in st["buf"]:
+                    ev, _, st["buf"] = st["buf"].partition(b"\n\n")
+                    line = ev.split(b"data: ", 1)
+                    if len(line) != 2:
+                        continue
+                    d = json.loads(line[1])
+                    if d["name"] != name or st["k"] not in pending:
+                        continue
+                    pending.discard(st["k"])
+                    at = datetime.datetime.strptime(
+                        d["changed_at"], "%Y-%m-%dT%H:%M:%S.%fZ"
+                    ).replace(tzinfo=datetime.timezone.utc).timestamp()
+                    arrivals.append(t)
+                    delays.append((t - at) * 1000.0)
+        last = (max(arrivals) - at) * 1000.0 if arrivals else None
+        conn.send((delays, last, len(pending)))
+    for c in conns:
+        c.close()
+
+
 def push_delivery(args, work, nclients=100):
     """Delays, in ms, from each change's changed_at to its arrival at
     each stream client, and the per-change time until the last client
-    had it."""
+    had it.  The clients read in a process of their own."""
     api = FakeAPI().start()
     lock = "bench-push"
     sock = os.path.join(work, "push.sock")
@@ -297,73 +356,42 @@ def push_delivery(args, work, nclients=100):
     with open(w.config_path, "w") as f:
         f.write(cfg.replace("\n  unix:", "\n  max_streams: %d\n  unix:"
                             % max(64, nclients)))
-    sel = selectors.DefaultSelector()
-    conns = []
     delays, lasts = [], []
+    reader = None
+    parent, child = multiprocessing.get_context("fork").Pipe()
     try:
         w.start()
         wait_until(lambda: (v := w.leader()) and v["name"] == "holder-0",
                    10, what="the holder")
-        for k in range(nclients):
-            if k % 2:
-                c = socket.socket(socket.AF_UNIX)
-                c.connect(sock)
-            else:
-                c = socket.create_connection(("127.0.0.1", w.port))
-            c.sendall(b"GET /leader/watch HTTP/1.1\r\nHost: localhost\r\n\r\n")
-            c.setblocking(False)
-            conns.append(c)
-            sel.register(c, selectors.EVENT_READ, {"buf": b"", "got": {}})
+        reader = multiprocessing.get_context("fork").Process(
+            target=_push_reader, args=(child, w.port, sock, nclients),
+            daemon=True)
+        reader.start()
+        if not parent.poll(30) or parent.recv() != "ready":
+            raise RuntimeError("push reader did not start")
         for trial in range(1, args.push_trials + 1):
             name = "holder-%d" % trial
 
             def edit(o, name=name):
                 o["spec"]["holderIdentity"] = name
+            parent.send(name)
             api.modify_lease("default", lock, edit)
-            end = time.monotonic() + 10
-            pending = set(range(nclients))
-            arrivals = {}
-            while pending and time.monotonic() < end:
-                # Receive (and time) every ready socket first, parse after.
-                got = []
-                for key, _ in sel.select(0.5):
-                    try:
-                        chunk = key.fileobj.recv(65536)
-                    except BlockingIOError:
-                        continue
-                    got.append((key, time.time(), chunk))
-                for key, t, chunk in got:
-                    st = key.data
-                    st["buf"] += chunk
-                    while b"\n\n" in st["buf"]:
-                        ev, _, st["buf"] = st["buf"].partition(b"\n\n")
-                        line = ev.split(b"data: ", 1)
-                        if len(line) != 2:
-                            continue
-                        d = json.loads(line[1])
-                        if d["name"] != name:
-                            continue
-                        k = conns.index(key.fileobj)
-                        arrivals[k] = t
-                        pending.discard(k)
-                        at = datetime.datetime.strptime(
-                            d["changed_at"], "%Y-%m-%dT%H:%M:%S.%fZ"
-                        ).replace(tzinfo=datetime.timezone.utc).timestamp()
-                        delays.append((t - at) * 1000.0)
-                        st.setdefault("at", {})[trial] = at
-            if pending:
+            if not parent.poll(15):
+                raise RuntimeError("push reader stopped answering")
+            d, last, missed = parent.recv()
+            if missed:
                 print("  push: %d of %d clients missed change %d" % (
-                    len(pending), nclients, trial))
+                    missed, nclients, trial))
                 continue
-            if not arrivals:
-                continue
-            first_at = min(st["at"][trial] for st in
-                           (sel.get_key(c).data for c in conns))
-            lasts.append((max(arrivals.values()) - first_at) * 1000.0)
+            delays.extend(d)
+            if last is not None:
+                lasts.append(last)
     finally:
-        for c in conns:
-            sel.unregister(c)
-            c.close()
+        if reader is not None:
+            parent.send(None)
+            reader.join(10)
+            if reader.is_alive():
+                reader.kill()
         w.cleanup()
         api.stop()
     return delays, lasts
