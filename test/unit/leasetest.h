@@ -71,9 +71,13 @@ golden_invalid(const char *dir, record_decoder decode, int *ncases)
 	if ((n = list_cases(dir, ".json", &names)) <= 0)
 		fail_msg("no cases in %s", dir);
 	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%s.json", dir, names[i]);
+		if (snprintf(path, sizeof(path), "%s/%s.json", dir,
+		    names[i]) >= (int)sizeof(path))
+			fail_msg("%s/%s: path too long", dir, names[i]);
 		body = slurp_must(path, &len);
-		snprintf(path, sizeof(path), "%s/%s.err", dir, names[i]);
+		if (snprintf(path, sizeof(path), "%s/%s.err", dir,
+		    names[i]) >= (int)sizeof(path))
+			fail_msg("%s/%s: path too long", dir, names[i]);
 		memset(&l, 0x5a, sizeof(l));
 		before = l;
 		if (decode(body, len, &l, err, sizeof(err)) != -1) {
