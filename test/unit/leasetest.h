@@ -1,10 +1,10 @@
 /*
  * leasetest.h -- what the two record codecs' tests share (lease_test.c
  * for Lease objects, legacy_test.c for the legacy locks' annotation):
- * the test data directory, a read that fails the test, the time line of
- * a record's text form, and the golden error cases, which both codecs
- * must refuse the same way.  Include after cmocka.h, lease.h and
- * testutil.h.
+ * the test data directory, a read that fails the test, the case list,
+ * the time line of a record's text form, and the golden error cases,
+ * which both codecs must refuse the same way.  Include after cmocka.h,
+ * lease.h and testutil.h.
  */
 
 #ifndef LEASETEST_H
@@ -39,6 +39,19 @@ slurp_must(const char *path, size_t *lenp)
 	return s;
 }
 
+/* The case names in TEST_DIR/lease/sub ending in suffix; at least one. */
+static inline int
+cases(const char *sub, const char *suffix, char ***names)
+{
+	char path[1024];
+	int n;
+
+	snprintf(path, sizeof(path), "%s/lease/%s", test_dir(), sub);
+	if ((n = list_cases(path, suffix, names)) <= 0)
+		fail_msg("no %s cases in %s", suffix, path);
+	return n;
+}
+
 /* One line of a record's text form: "key µs RFC3339" or "key 0 null". */
 static inline void
 dump_time(char *buf, size_t len, const char *key, int64_t us)
@@ -56,35 +69,35 @@ typedef int	 (*record_decoder)(const char *, size_t, struct lease *,
 		    char *, size_t);
 
 /*
- * Every dir/NAME.json must be refused by decode, leave the record
- * untouched, and say exactly what dir/NAME.err says.  Returns the
- * number of cases that failed; the number of cases is put in *ncases.
+ * Every TEST_DIR/lease/sub/NAME.json must be refused by decode, leave
+ * the record untouched, and say exactly what NAME.err says; and there
+ * must be at least min cases, so that the suite fails if they go
+ * missing.
  */
-static inline int
-golden_invalid(const char *dir, record_decoder decode, int *ncases)
+static inline void
+golden_invalid(const char *sub, record_decoder decode, int min)
 {
 	char **names, path[1024], err[512], *body;
 	struct lease l, before;
 	int i, n, failed = 0;
 	size_t len = 0;
 
-	if ((n = list_cases(dir, ".json", &names)) <= 0)
-		fail_msg("no cases in %s", dir);
+	n = cases(sub, ".json", &names);
 	for (i = 0; i < n; i++) {
-		if (snprintf(path, sizeof(path), "%s/%s.json", dir,
-		    names[i]) >= (int)sizeof(path))
-			fail_msg("%s/%s: path too long", dir, names[i]);
+		if (snprintf(path, sizeof(path), "%s/lease/%s/%s.json",
+		    test_dir(), sub, names[i]) >= (int)sizeof(path))
+			fail_msg("%s/%s: path too long", sub, names[i]);
 		body = slurp_must(path, &len);
-		if (snprintf(path, sizeof(path), "%s/%s.err", dir,
-		    names[i]) >= (int)sizeof(path))
-			fail_msg("%s/%s: path too long", dir, names[i]);
+		if (snprintf(path, sizeof(path), "%s/lease/%s/%s.err",
+		    test_dir(), sub, names[i]) >= (int)sizeof(path))
+			fail_msg("%s/%s: path too long", sub, names[i]);
 		memset(&l, 0x5a, sizeof(l));
 		before = l;
 		if (decode(body, len, &l, err, sizeof(err)) != -1) {
-			print_error("invalid/%s: decode succeeded\n", names[i]);
+			print_error("%s/%s: decode succeeded\n", sub, names[i]);
 			failed++;
 		} else if (memcmp(&l, &before, sizeof(l)) != 0) {
-			print_error("invalid/%s: output changed on error\n",
+			print_error("%s/%s: output changed on error\n", sub,
 			    names[i]);
 			failed++;
 		} else {
@@ -95,8 +108,8 @@ golden_invalid(const char *dir, record_decoder decode, int *ncases)
 		free(body);
 	}
 	free_names(names);
-	*ncases = n;
-	return failed;
+	assert_int_equal(failed, 0);
+	assert_true(n >= min);
 }
 
 #endif /* LEASETEST_H */
