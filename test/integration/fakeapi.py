@@ -1015,6 +1015,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "fakeapi/1"
     sys_version = ""
+    _entry = None       # the request log entry of the request in hand
 
     def log_message(self, fmt, *args):
         if self.server.api.verbose:
@@ -1082,20 +1083,21 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self._handle2(api, entry, method, path, query, token, body)
         finally:
-            self._entry = None
-            self._log_once(entry, None)
+            self._finish_entry()
 
-    def _log_once(self, entry, code):
-        """Log entry (with code, if given) unless it is logged already;
-        a watch logs itself when its stream opens."""
-        if entry is None or entry.get("logged") or "streaming" in entry:
+    def _finish_entry(self, code=None):
+        """Complete the current request's log entry (with code, if
+        given) and log it, once: the first call takes it.  A watch logs
+        itself when its stream opens."""
+        entry, self._entry = self._entry, None
+        if entry is None:
             return
         if code is not None:
             entry["code"] = code
         if entry["t_done"] is None:
             entry["t_done"] = time.monotonic()
-        entry["logged"] = True
-        self.server.api._log_request(entry)
+        if "streaming" not in entry:
+            self.server.api._log_request(entry)
 
     def _handle2(self, api, entry, method, path, query, token, body):
         if method == "WATCH":
@@ -1153,7 +1155,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, code, obj, headers=None):
         # Logged before the answer goes out: a client that has its
         # answer finds the request in the log.
-        self._log_once(getattr(self, "_entry", None), code)
+        self._finish_entry(code)
         data = json.dumps(obj, separators=(",", ":")).encode() + b"\n"
         self.send_response(code)
         self.send_header("Audit-Id", str(uuid.uuid4()))
