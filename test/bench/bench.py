@@ -358,14 +358,15 @@ def push_delivery(args, work, nclients=100):
                             % max(64, nclients)))
     delays, lasts = [], []
     reader = None
-    parent, child = multiprocessing.get_context("fork").Pipe()
+    fork = multiprocessing.get_context("fork")
+    parent, child = fork.Pipe()
     try:
         w.start()
         wait_until(lambda: (v := w.leader()) and v["name"] == "holder-0",
                    10, what="the holder")
-        reader = multiprocessing.get_context("fork").Process(
-            target=_push_reader, args=(child, w.port, sock, nclients),
-            daemon=True)
+        reader = fork.Process(target=_push_reader,
+                              args=(child, w.port, sock, nclients),
+                              daemon=True)
         reader.start()
         if not parent.poll(30) or parent.recv() != "ready":
             raise RuntimeError("push reader did not start")
