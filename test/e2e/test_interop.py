@@ -95,14 +95,28 @@ def check_no_overlap(samples):
     return ts
 
 
-def check_agreement(rounds, bound):
-    """Live participants' names disagree for at most bound seconds."""
+def check_agreement(rounds, bound, unknown=None, unknown_bound=None):
+    """Live participants' names disagree for at most bound seconds.  A
+    participant naming unknown (a MultiLock whose lock names itself,
+    left by an earlier process of the same identity) names nobody: it is not
+    counted against the others, but may say so for at most
+    unknown_bound seconds in a row."""
     worst, since, start = 0.0, None, None
+    unknown_since = {}
     for rnd in rounds:
-        names = {s[5] for s in rnd}
         t = rnd[0][0] if rnd else None
         if t is None:
             continue
+        names = set()
+        for s in rnd:
+            if unknown is None or s[5] != unknown:
+                names.add(s[5])
+                unknown_since.pop(s[2], None)
+                continue
+            t0 = unknown_since.setdefault(s[2], t)
+            assert t - t0 <= unknown_bound, \
+                "%s names %s for %.2fs > %.2fs" % (s[2], unknown, t - t0,
+                                                   unknown_bound)
         if len(names) > 1:
             if since is None:
                 since, start = t, rnd
@@ -265,3 +279,12 @@ def test_checkers_catch_overlap_and_disagreement():
     with pytest.raises(AssertionError, match="disagree"):
         check_agreement(rounds, 3.0)
     assert check_agreement(rounds, 4.0) == 4
+    # "unknown" names nobody, but only for unknown_bound in a row.
+    rounds = [[(t, t, "a", 1, False, "x"), (t, t, "b", 1, False,
+                                            "?" if 1 <= t < 6 else "x")]
+              for t in range(8)]
+    assert check_agreement(rounds, 1.0, unknown="?", unknown_bound=4.0) == 0
+    with pytest.raises(AssertionError, match="names \\? for"):
+        check_agreement(rounds, 1.0, unknown="?", unknown_bound=3.0)
+    with pytest.raises(AssertionError, match="disagree"):
+        check_agreement(rounds, 1.0)

@@ -20,17 +20,18 @@ import time
 import pytest
 
 import e2elib as E
-from e2elib import LD, RP, REQ_TIMEOUT, KILL_BOUND, TERM_BOUND
+from e2elib import LD, RP, KILL_BOUND, TERM_BOUND
 from test_interop import Sampler, check_agreement, check_no_overlap
 
 V023 = os.environ.get("CLIENTGO_ELECTOR_V023", "")
 ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
-# How long participants may name different holders: a follower's next
-# read comes within 2.2 x RP (client-go's jittered wait), and that read
-# may take up to the request timeout (a MultiLock reads two objects in
-# turn); 0.5 s more for the sampler's own round.  Safety is asserted
-# apart, by check_no_overlap.
-AGREE = 2.2 * RP + REQ_TIMEOUT + 0.5
+AGREE = 2.2 * RP + 1.5
+# A MultiLock participant whose lock names itself though this process
+# never wrote it (it was killed and restarted under the same identity)
+# reports the unknown leader, as client-go does, while the others name
+# that holder, until the stale claim expires and someone takes over:
+# within KILL_BOUND.
+UNKNOWN_LEADER = "leaderelection.k8s.io/unknown"
 EXPIRY_MIN = LD - 2.2 * RP - 0.5
 # client-go v0.23's json.Marshal(LeaderElectionRecord).
 RECORD_RE = re.compile(
@@ -154,7 +155,8 @@ def wait_leader(parts, timeout):
 
 def report(sampler):
     ts = check_no_overlap(sampler.samples)
-    worst = check_agreement(sampler.rounds, AGREE)
+    worst = check_agreement(sampler.rounds, AGREE, unknown=UNKNOWN_LEADER,
+                            unknown_bound=KILL_BOUND)
     print("samples %d, leadership terms %d, worst disagreement %.2fs" % (
         len(sampler.samples), len(ts), worst))
     return ts
