@@ -65,31 +65,77 @@ CFLAGS	+= -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Ilib $(PKG_CFLAGS) \
 	   -DLEADERD_VERSION='"$(VERSION)"'
 LDFLAGS	+= $(SANFLAGS)
 
-LIB_SRCS = $(wildcard lib/*.c)
-LIB_OBJS = $(LIB_SRCS:lib/%.c=$(BUILD)/lib/%.o)
+.SECONDEXPANSION:
+# Objects and archives are kept, though make finds some of them only
+# through the rules above (intermediate files are deleted otherwise).
+.SECONDARY:
 
-.PHONY: image image-test sanitize bench all deps test unit integration deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
+# lib/ is one folder per layer; lib/layers.mk says which layer may use
+# which.  Each folder becomes one archive, and the daemon links them top
+# to bottom (LAYERS), so nothing keeps a list of objects by hand.
+include lib/layers.mk
+LIB_SRCS = $(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c))
+LIB_OBJS = $(LIB_SRCS:lib/%.c=$(BUILD)/lib/%.o)
+LIB_ARCHIVES = $(LAYERS:%=$(BUILD)/lib/lib%.a)
+# The archives a program needs when its code sits in layer $(1): that
+# layer's and those of the layers below it, in link order.
+layer_archives = $(foreach l,$(1) $(LAYER_$(1)),$(BUILD)/lib/lib$(l).a)
+# The layer of a lib/ module, by its name: $(call layer_of,elector) = core.
+layer_of = $(patsubst lib/%/,%,$(dir $(firstword $(wildcard lib/*/$(1).c))))
+
+# Header dependencies come from the compiler (-MMD -MP), one .d per object.
+DEPFLAGS = -MMD -MP
+
+.PHONY: image image-test sanitize bench all deps test unit integration deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e check-layers
 
 all: $(LEADERD_TARGET)
 
-$(BUILD)/lib/%.o: lib/%.c lib/*.h | $(STATIC_DEP)
+$(BUILD)/lib/%.o: lib/%.c | $(STATIC_DEP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(BUILD)/cmd/%.o: cmd/leaderd/%.c lib/*.h | $(STATIC_DEP)
+$(BUILD)/lib/lib%.a: $$(addprefix $(BUILD)/,$$(addsuffix .o,$$(basename $$(wildcard lib/$$*/*.c))))
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/cmd/%.o: cmd/leaderd/%.c | $(STATIC_DEP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(BUILD)/leaderd: $(BUILD)/cmd/main.o $(LIB_OBJS)
+$(BUILD)/leaderd: $(BUILD)/cmd/main.o $(LIB_ARCHIVES)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
-# Renamed into place, so a leaderd still running keeps its old binary.
-# The daemon with the test-only clock hook (daemon.c, LEADERD_TEST_HOOKS),
-# for the clock fault tests.  Never installed or shipped.
-$(BUILD)/leaderd-testhooks: cmd/leaderd/main.c $(LIB_SRCS) lib/*.h
+# The daemon with the test-only clock hook (lib/base/clock.c,
+# LEADERD_TEST_HOOKS), for the clock fault tests.  Never installed or
+# shipped.
+$(BUILD)/leaderd-testhooks: cmd/leaderd/main.c $(LIB_SRCS) $(wildcard lib/*/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DLEADERD_TEST_HOOKS -o $@ cmd/leaderd/main.c \
 		$(LIB_SRCS) $(LDFLAGS) $(PKG_LIBS) -lm
+
+# The layer rule, checked twice: no include goes up a layer or names a
+# third-party header outside its layer, and each layer's archive, linked
+# whole against only the archives below it, has no undefined symbol.  The
+# links run bottom up, so the first failure names the lowest layer that
+# calls up.  Then the checks are shown to fail on a planted violation.
+reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
+LAYER_SPECS = $(foreach l,$(LAYERS) cmd,"$(l)|$(LAYER_$(l))|$(EXT_$(l))|$(EXT_HEADERS)")
+check-layers: $(LIB_ARCHIVES) $(BUILD)/layers/stub_main.o
+	@sh test/layers/check-includes.sh $(LAYER_SPECS)
+	@$(foreach l,$(call reverse,$(LAYERS)),$(CC) $(LDFLAGS) \
+		-o $(BUILD)/layers/$(l) $(BUILD)/layers/stub_main.o \
+		-Wl,--whole-archive $(BUILD)/lib/lib$(l).a -Wl,--no-whole-archive \
+		$(call layer_archives,$(l)) $(PKG_LIBS) -lm || { \
+		echo "check-layers: layer $(l), linked with only the layers it may" \
+		"use ($(or $(LAYER_$(l)),none)), has undefined references: a" \
+		"call goes up a layer (lib/layers.mk)" >&2; exit 1; };)
+	@CC="$(CC)" CFLAGS="$(CFLAGS)" LDFLAGS="$(LDFLAGS)" \
+		sh test/layers/selftest.sh $(BUILD)/layers $(LAYER_SPECS)
+	@echo "check-layers: $(words $(LAYERS)) layers; every include and every link follows lib/layers.mk"
+
+$(BUILD)/layers/stub_main.o: test/layers/stub_main.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 ifeq ($(SANITIZE)$(STATIC),)
 leaderd: $(BUILD)/leaderd
@@ -119,34 +165,25 @@ deps:
 	@$(PYTHON) -c 'import pytest, yaml, prometheus_client' 2>/dev/null || \
 		$(PYTHON) -m pip install -q pytest pyyaml prometheus_client
 
-# Unit tests: one cmocka program per module, linking that module and
-# what it needs.
+# Unit tests: one cmocka program per module, linked against the archive
+# of the module's layer and those below it (lib/layers.mk).  A test that
+# is not named after its module says which one it tests.
 UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child \
 	     metrics \
 	     proxy log sock legacy
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
+unit_module_elector_sim = elector
+unit_archives = $(call layer_archives,$(call layer_of,$(or $(unit_module_$(1)),$(1))))
 
-test_deps_duration	= duration
-test_deps_config	= config config_yaml config_check duration elector lease \
-			  cfgfile
-test_deps_lease		= lease
-test_deps_legacy	= legacy lease
-test_deps_elector	= elector lease
-test_deps_http_parse	= http_parse
-test_deps_kubeconfig	= kubeconfig cfgfile
-test_deps_localapi	= localapi elector lease duration
-test_deps_child		= child clock
-test_deps_proxy		= proxy
-test_deps_log		=
-test_deps_sock		= sock
-test_deps_metrics	= metrics
-test_deps_elector_sim	= elector lease
-
-.SECONDEXPANSION:
-$(BUILD)/test/%: test/unit/%.c $$(addprefix $(BUILD)/lib/,$$(addsuffix .o,$$(test_deps_$$(subst _test,,$$*)) xmalloc log buf)) lib/*.h
+$(BUILD)/test/obj/%.o: test/unit/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itest/unit -o $@ $(filter %.c %.o,$^) $(LDFLAGS) \
-		$(PKG_LIBS) -lcmocka -lm
+	$(CC) $(CFLAGS) $(DEPFLAGS) -Itest/unit -c -o $@ $<
+
+$(BUILD)/test/%_test: $(BUILD)/test/obj/%_test.o $$(call unit_archives,$$*)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm
+
+$(BUILD)/test/elector_sim: $(BUILD)/test/obj/elector_sim.o $$(call unit_archives,elector_sim)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm
 
 # sock_test wraps bind() to swap the socket for a symlink mid-listen.
 $(BUILD)/test/sock_test: LDFLAGS += -Wl,--wrap=bind
@@ -158,21 +195,18 @@ unit: $(UNIT_BINS)
 	done
 
 # Fuzz targets: replayed over their corpora under the normal compiler by
-# `make test`; run for real with libFuzzer by `make fuzz`.
+# `make test`; run for real with libFuzzer by `make fuzz`.  Each links the
+# layer of the module it is named after, and the layers below.
 FUZZ_TARGETS	 = lease config kubeconfig http_parse legacy
-fuzz_deps_lease		= lease xmalloc log
-fuzz_deps_legacy	= legacy lease buf xmalloc log
-fuzz_deps_config	= config config_yaml config_check duration elector lease xmalloc log \
-			  cfgfile
-fuzz_deps_kubeconfig	= kubeconfig xmalloc log cfgfile
-fuzz_deps_http_parse	= http_parse
 FUZZ_SECONDS	?= 60
 FUZZ_CC		?= clang
 
-$(BUILD)/fuzz/%_replay: test/fuzz/%_fuzz.c test/fuzz/replay.c test/fuzz/tmpfile.c $$(addprefix $(BUILD)/lib/,$$(addsuffix .o,$$(fuzz_deps_$$*))) test/fuzz/fuzz.h lib/*.h
+$(BUILD)/fuzz/obj/%.o: test/fuzz/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itest/fuzz -o $@ $(filter %.c %.o,$^) $(LDFLAGS) \
-		$(PKG_LIBS) -lm
+	$(CC) $(CFLAGS) $(DEPFLAGS) -Itest/fuzz -c -o $@ $<
+
+$(BUILD)/fuzz/%_replay: $(BUILD)/fuzz/obj/%_fuzz.o $(BUILD)/fuzz/obj/replay.o $(BUILD)/fuzz/obj/tmpfile.o $$(call layer_archives,$$(call layer_of,$$*))
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/%_replay)
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -187,25 +221,20 @@ fuzz:
 FUZZ_FLAGS = -g -O1 -std=c11 -D_GNU_SOURCE -Ilib -Itest/fuzz $(PKG_CFLAGS) \
 	     -DLEADERD_VERSION='"$(VERSION)"' \
 	     -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer
+# The sources a libFuzzer build of target $(1) compiles: its layer's and
+# those of the layers below.
+fuzz_srcs = $(foreach l,$(call layer_of,$(1)) $(LAYER_$(call layer_of,$(1))),$(wildcard lib/$(l)/*.c))
 fuzz-run:
-	@set -e; for t in $(FUZZ_TARGETS); do \
-		mkdir -p $(BUILD)/fuzz/run/$$t; \
-		deps=""; for m in $$(case $$t in \
-		    lease) echo "$(fuzz_deps_lease)";; \
-		    config) echo "$(fuzz_deps_config)";; \
-		    kubeconfig) echo "$(fuzz_deps_kubeconfig)";; \
-		    http_parse) echo "$(fuzz_deps_http_parse)";; \
-		    legacy) echo "$(fuzz_deps_legacy)";; esac); do \
-			deps="$$deps lib/$$m.c"; done; \
-		$(FUZZ_CC) $(FUZZ_FLAGS) -o $(BUILD)/fuzz/$${t}_fuzz \
-		    test/fuzz/$${t}_fuzz.c test/fuzz/tmpfile.c $$deps \
+	@set -e; $(foreach t,$(FUZZ_TARGETS), \
+		mkdir -p $(BUILD)/fuzz/run/$(t); \
+		$(FUZZ_CC) $(FUZZ_FLAGS) -o $(BUILD)/fuzz/$(t)_fuzz \
+		    test/fuzz/$(t)_fuzz.c test/fuzz/tmpfile.c $(call fuzz_srcs,$(t)) \
 		    $(PKG_LIBS) -lm; \
-		echo "== fuzz $$t for $(FUZZ_SECONDS)s"; \
-		$(BUILD)/fuzz/$${t}_fuzz -max_total_time=$(FUZZ_SECONDS) \
-		    -artifact_prefix=$(BUILD)/fuzz/run/$$t/ \
-		    $(BUILD)/fuzz/run/$$t test/fuzz/corpus/$$t 2>&1 | \
-		    grep -E '^(#[0-9]+.*DONE|Done|==[0-9]+==ERROR|SUMMARY)' || true; \
-	done
+		echo "== fuzz $(t) for $(FUZZ_SECONDS)s"; \
+		$(BUILD)/fuzz/$(t)_fuzz -max_total_time=$(FUZZ_SECONDS) \
+		    -artifact_prefix=$(BUILD)/fuzz/run/$(t)/ \
+		    $(BUILD)/fuzz/run/$(t) test/fuzz/corpus/$(t) 2>&1 | \
+		    grep -E '^(#[0-9]+.*DONE|Done|==[0-9]+==ERROR|SUMMARY)' || true;)
 
 integration: $(LEADERD_TARGET)
 	cd test/integration && LEADERD=$(LEADERD_BIN) \
@@ -257,6 +286,8 @@ demo: $(LEADERD_TARGET)
 
 clean:
 	rm -rf $(BUILD) leaderd
+
+-include $(shell find $(BUILD)/lib $(BUILD)/cmd $(BUILD)/test/obj $(BUILD)/fuzz/obj -name '*.d' 2>/dev/null)
 
 -include test/e2e/e2e.mk
 -include test/hygiene/hygiene.mk

@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "daemon.h"
-#include "duration.h"
-#include "kubeconfig.h"
-#include "log.h"
+#include "base/duration.h"
+#include "base/log.h"
+#include "config/config.h"
+#include "config/kubeconfig.h"
+#include "daemon/daemon.h"
 
 #define EXIT_CONFIG	2
 

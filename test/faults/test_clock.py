@@ -1,7 +1,7 @@
 """Clock faults through the test-only hook of build/leaderd-testhooks:
 $LEADERD_TEST_CLOCK names a file holding "RATE OFFSET_S"; the monotonic
 clock the daemon sees runs RATE times real speed and its wall clock is
-shifted by OFFSET_S (lib/daemon.c, LEADERD_TEST_HOOKS).  Wall-clock jumps
+shifted by OFFSET_S (lib/daemon/daemon.c, LEADERD_TEST_HOOKS).  Wall-clock jumps
 (F18) and clock-rate skew (F19).
 
 Timings: lease_duration 3s, renew_deadline 2s, retry_period 500ms,

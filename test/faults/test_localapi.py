@@ -4,7 +4,7 @@ timing (the leader renews at least every RP + 0.3s, keeps the lease, no
 one else claims) and /healthz stays right: a fresh client gets 200 within
 1s, on TCP and on the unix socket, all the time.
 
-leaderd's limits (lib/httpd.h, lib/http_parse.h): 256 open connections
+leaderd's limits (lib/server/httpd.h, lib/codec/http_parse.h): 256 open connections
 over all listeners, 10s idle/slow-request timeout, 2 KiB request line,
 8 KiB of headers, 4 KiB body, 64 KiB of unsent replies per connection;
 event streams and blocking reads apart, 64 of each (listen.max_streams),

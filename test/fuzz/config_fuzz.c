@@ -2,7 +2,7 @@
  * config_fuzz.c -- config_load and config_validate on arbitrary files.
  */
 
-#include "config.h"
+#include "config/config.h"
 #include "fuzz.h"
 
 int

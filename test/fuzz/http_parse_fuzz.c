@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "http_parse.h"
+#include "codec/http_parse.h"
 
 static int
 run(struct http_parser *p, const uint8_t *data, size_t size, size_t split,

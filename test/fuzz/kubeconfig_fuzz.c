@@ -3,7 +3,7 @@
  */
 
 #include "fuzz.h"
-#include "kubeconfig.h"
+#include "config/kubeconfig.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

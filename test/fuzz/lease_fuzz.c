@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "lease.h"
+#include "codec/lease.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "lease.h"
-#include "legacy.h"
+#include "codec/lease.h"
+#include "codec/legacy.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -31,8 +31,8 @@ from harness import (LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD,
 SOAK_S = float(os.environ.get("HYGIENE_SOAK_SECONDS", "60"))
 FD_SLACK = 2
 RSS_SLACK_KB = int(os.environ.get("HYGIENE_RSS_SLACK_KB", "1024"))
-HTTPD_IDLE_S = 10.0     # lib/httpd.h HTTPD_IDLE_MS
-LINGER_S = 2.0          # lib/httpd.c LINGER_S
+HTTPD_IDLE_S = 10.0     # lib/server/httpd.h HTTPD_IDLE_MS
+LINGER_S = 2.0          # lib/server/httpd.c LINGER_S
 NS = "default"
 
 

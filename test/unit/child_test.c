@@ -20,7 +20,7 @@
 
 #include <ev.h>
 
-#include "child.h"
+#include "actions/child.h"
 
 #define GRACE_MS	200	/* short, so the tests stay quick */
 

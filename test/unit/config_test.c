@@ -22,9 +22,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "config.h"
-#include "config_int.h"
-#include "elector.h"
+#include "config/config.h"
+#include "config/config_int.h"
+#include "core/elector.h"
 #include "testutil.h"
 
 #define ERRLEN	CONFIG_ERR_MAX

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "duration.h"
+#include "base/duration.h"
 
 struct ok_case {
 	const char	*in;

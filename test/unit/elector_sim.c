@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elector.h"
+#include "core/elector.h"
 
 #define MAXN		5
 #define MAXGHOST	64

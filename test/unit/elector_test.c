@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "elector.h"
+#include "core/elector.h"
 
 #define US	1000000LL
 #define WALL0	(1700000000LL * US)	/* wall clock at now_ms 0 */

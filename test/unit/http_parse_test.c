@@ -17,7 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "http_parse.h"
+#include "codec/http_parse.h"
 
 enum kind { X_END, X_DONE, X_ERROR, X_MORE };
 

@@ -27,9 +27,9 @@
 
 #include <cmocka.h>
 
-#include "kubeconfig.h"
+#include "config/kubeconfig.h"
 #include "testutil.h"
-#include "xmalloc.h"
+#include "base/xmalloc.h"
 
 #define MIN_VALID	8	/* the suites fail if cases go missing */
 #define MIN_INVALID	25

@@ -29,10 +29,10 @@
 
 #include <cmocka.h>
 
-#include "lease.h"
+#include "codec/lease.h"
 #include "testutil.h"
 #include "leasetest.h"
-#include "xmalloc.h"
+#include "base/xmalloc.h"
 
 #define MIN_VALID	10	/* the suites fail if cases go missing */
 #define MIN_INVALID	12

@@ -1,5 +1,5 @@
 /*
- * legacy_test.c -- the legacy locks' annotation codec (lib/legacy.c):
+ * legacy_test.c -- the legacy locks' annotation codec (lib/codec/legacy.c):
  * golden decode cases (lease/annotation/valid), golden errors
  * (lease/annotation/invalid), byte-exact encodings as client-go v0.23
  * and the classic leader-elector write them, and the Endpoints and
@@ -26,11 +26,11 @@
 
 #include <cmocka.h>
 
-#include "lease.h"
-#include "legacy.h"
+#include "codec/lease.h"
+#include "codec/legacy.h"
 #include "testutil.h"
 #include "leasetest.h"
-#include "xmalloc.h"
+#include "base/xmalloc.h"
 
 #define MIN_VALID	12	/* the suites fail if cases go missing */
 #define MIN_INVALID	15

@@ -14,10 +14,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "config.h"
-#include "elector.h"
-#include "http_parse.h"
-#include "localapi.h"
+#include "codec/http_parse.h"
+#include "config/config.h"
+#include "core/elector.h"
+#include "server/localapi.h"
 
 struct fixture {
 	struct config		 conf;

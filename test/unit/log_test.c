@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "log.h"
+#include "base/log.h"
 #include "testutil.h"
 
 static char	 out_path[] = "/tmp/log_test.XXXXXX";

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "metrics.h"
+#include "server/metrics.h"
 
 static char *
 render(const struct metrics *m, int master)

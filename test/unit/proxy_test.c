@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "proxy.h"
+#include "api/proxy.h"
 
 static const char *const vars[] = { "HTTP_PROXY", "http_proxy",
     "HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY",

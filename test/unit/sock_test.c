@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "sock.h"
+#include "base/sock.h"
 
 int	__real_bind(int, const struct sockaddr *, socklen_t);
 int	__wrap_bind(int, const struct sockaddr *, socklen_t);

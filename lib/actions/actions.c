@@ -1,0 +1,304 @@
+/*
+ * actions.c -- the run mode's command and the leader pod label, driven
+ * by the claim the daemon reports (actions.h).
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ev.h>
+
+#include "actions/actions.h"
+#include "actions/child.h"
+#include "actions/label.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/xmalloc.h"
+#include "codec/lease.h"
+#include "config/config.h"
+
+#define RESTART_MIN_MS	1000	/* first restart delay (run.restart) */
+#define RESTART_MAX_MS	30000	/* delays double up to this */
+#define RESTART_RESET_MS 30000	/* a command that ran this long restarts
+				   after RESTART_MIN_MS again */
+
+struct actions {
+	struct ev_loop		*loop;		/* the default loop */
+	const struct config	*conf;		/* borrowed */
+	struct child		*child;		/* NULL: not in run mode */
+	struct label		*label;		/* NULL: label disabled */
+	actions_quit_cb		 quit_cb;	/* the command ended leaderd */
+	void			*quit_arg;	/* for quit_cb */
+	int			 leading;	/* the claim holds */
+	uint64_t		 lead_until_ms;	/* when it ends, monotonic */
+	char			 token[LEASE_TOKEN_MAX]; /* of this term */
+	ev_timer		 claim;		/* fires at lead_until_ms */
+	ev_timer		 restart;	/* restarts the command */
+	uint64_t		 restart_ms;	/* next restart delay */
+	uint64_t		 started_ms;	/* when the command started */
+	int			 exit_code;	/* leaderd's exit; -1 none */
+	int			 shutting;	/* actions_shutdown ran */
+	int			 label_done;	/* shutdown's standby done */
+	void			(*done_cb)(void *); /* of actions_shutdown */
+	void			*done_arg;	/* for done_cb */
+	char			 env[3][2 * CONFIG_STR_MAX + 32]; /* vars */
+};
+
+static void
+shutdown_check(struct actions *a)
+{
+	void	(*cb)(void *) = a->done_cb;
+
+	if (!a->shutting || cb == NULL)
+		return;
+	if (a->child != NULL && child_active(a->child))
+		return;
+	if (a->label != NULL && !a->label_done)
+		return;
+	a->done_cb = NULL;
+	cb(a->done_arg);
+}
+
+static void
+start_command(struct actions *a)
+{
+	char	*env[4], err[256];
+
+	if (a->child == NULL || a->shutting || !a->leading ||
+	    child_active(a->child) || ev_is_active(&a->restart))
+		return;
+	snprintf(a->env[0], sizeof(a->env[0]), "LEADERD_IDENTITY=%s",
+	    a->conf->identity);
+	snprintf(a->env[1], sizeof(a->env[1]), "LEADERD_FENCING_TOKEN=%s",
+	    a->token);
+	snprintf(a->env[2], sizeof(a->env[2]), "LEADERD_LEASE=%s/%s",
+	    a->conf->lock_namespace, a->conf->lock_name);
+	env[0] = a->env[0];
+	env[1] = a->env[1];
+	env[2] = a->env[2];
+	env[3] = NULL;
+	if (child_start(a->child, env, err, sizeof(err)) == -1) {
+		log_warnx("cannot start the command: %s", err);
+		ev_now_update(a->loop);
+		ev_timer_set(&a->restart, clock_timer_seconds(a->restart_ms),
+		    0.);
+		ev_timer_start(a->loop, &a->restart);
+		return;
+	}
+	a->started_ms = clock_mono_ms();
+	log_info("started the command (pid %ld, fencing token %s)",
+	    (long)child_pid(a->child), a->token);
+}
+
+/* The claim ended, by the daemon's word or by our timer. */
+static void
+lost(struct actions *a, const char *why)
+{
+	if (!a->leading)
+		return;
+	a->leading = 0;
+	ev_timer_stop(a->loop, &a->claim);
+	ev_timer_stop(a->loop, &a->restart);
+	if (a->label != NULL)
+		label_set(a->label, 0);
+	if (a->child != NULL && child_active(a->child)) {
+		log_info("%s: stopping the command (pid %ld)", why,
+		    (long)child_pid(a->child));
+		child_stop(a->child);
+	}
+}
+
+static void
+claim_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct actions	*a = w->data;
+	uint64_t	 now_ms = clock_mono_ms();
+
+	(void)revents;
+	if (now_ms < a->lead_until_ms) {
+		ev_timer_set(w, clock_timer_seconds(a->lead_until_ms - now_ms),
+		    0.);
+		ev_timer_start(loop, w);
+		return;
+	}
+	lost(a, "the claim on the lease ended (renew_deadline passed)");
+}
+
+static void
+restart_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct actions	*a = w->data;
+
+	(void)loop;
+	(void)revents;
+	start_command(a);
+}
+
+static void
+command_exit_cb(int status, int stopped, void *arg)
+{
+	struct actions	*a = arg;
+	int		 code = child_exit_code(status);
+	uint64_t	 ran_ms = clock_mono_ms() - a->started_ms;
+
+	if (stopped)
+		log_info("the command stopped (exit code %d)", code);
+	else
+		log_warnx("the command exited by itself with code %d after "
+		    "%llums", code, (unsigned long long)ran_ms);
+	if (a->shutting) {
+		shutdown_check(a);
+		return;
+	}
+	if (!a->leading)
+		return;
+	if (stopped) {
+		/* Stopped for a lost claim, and leading again already. */
+		start_command(a);
+		return;
+	}
+	if (strcmp(a->conf->run_restart, "never") == 0) {
+		log_info("run.restart is never: releasing the lease and "
+		    "exiting with code %d", code);
+		a->exit_code = code;
+		a->quit_cb(a->quit_arg);
+		return;
+	}
+	if (ran_ms >= RESTART_RESET_MS)
+		a->restart_ms = RESTART_MIN_MS;
+	log_info("restarting the command in %llums",
+	    (unsigned long long)a->restart_ms);
+	ev_now_update(a->loop);
+	ev_timer_set(&a->restart, clock_timer_seconds(a->restart_ms), 0.);
+	ev_timer_start(a->loop, &a->restart);
+	a->restart_ms = a->restart_ms * 2 > RESTART_MAX_MS ? RESTART_MAX_MS :
+	    a->restart_ms * 2;
+}
+
+struct actions *
+actions_new(struct ev_loop *loop, struct curlev *cv,
+    const struct kube_creds *creds, const char *user_agent,
+    const struct config *c, char *const *cmd, actions_quit_cb quit_cb,
+    void *arg, char *err, size_t errlen)
+{
+	struct actions	*a;
+
+	a = xcalloc(1, sizeof(*a));
+	a->loop = loop;
+	a->conf = c;
+	a->quit_cb = quit_cb;
+	a->quit_arg = arg;
+	a->exit_code = -1;
+	a->restart_ms = RESTART_MIN_MS;
+	ev_init(&a->claim, claim_cb);
+	a->claim.data = a;
+	ev_init(&a->restart, restart_cb);
+	a->restart.data = a;
+	if (c->label_enabled) {
+		if ((a->label = label_new(loop, cv, creds, user_agent, c, err,
+		    errlen)) == NULL) {
+			free(a);
+			return NULL;
+		}
+		/* A restarted leaderd does not lead yet: say so first. */
+		label_set(a->label, 0);
+	}
+	if (cmd != NULL)
+		a->child = child_new(loop, cmd, c->run_grace_ms,
+		    command_exit_cb, a);
+	return a;
+}
+
+void
+actions_sync(struct actions *a, uint64_t lead_until_ms, const char *token,
+    uint64_t now_ms)
+{
+	if (lead_until_ms == 0 || now_ms >= lead_until_ms) {
+		lost(a, "stopped leading");
+		return;
+	}
+	if (a->leading && strcmp(token, a->token) != 0)
+		lost(a, "a new term began");	/* not expected; be safe */
+	if (a->leading && lead_until_ms <= a->lead_until_ms)
+		return;		/* no renew since the last call */
+	a->lead_until_ms = lead_until_ms;
+	ev_timer_stop(a->loop, &a->claim);
+	ev_now_update(a->loop);
+	ev_timer_set(&a->claim, clock_timer_seconds(lead_until_ms - now_ms),
+	    0.);
+	ev_timer_start(a->loop, &a->claim);
+	if (a->shutting)
+		return;
+	if (a->label != NULL)
+		label_set(a->label, 1);	/* set, or re-assert on a renew */
+	if (!a->leading) {
+		a->leading = 1;
+		snprintf(a->token, sizeof(a->token), "%s", token);
+		start_command(a);
+	}
+}
+
+static void
+label_done_cb(void *arg)
+{
+	struct actions	*a = arg;
+
+	a->label_done = 1;
+	shutdown_check(a);
+}
+
+void
+actions_shutdown(struct actions *a, void (*done_cb)(void *), void *arg)
+{
+	a->shutting = 1;
+	a->done_cb = done_cb;
+	a->done_arg = arg;
+	ev_timer_stop(a->loop, &a->restart);
+	if (a->child != NULL && child_active(a->child)) {
+		log_info("stopping the command (pid %ld) before releasing the "
+		    "lease", (long)child_pid(a->child));
+		child_stop(a->child);
+	}
+	if (a->label != NULL)
+		label_finish(a->label, label_done_cb, a);
+	shutdown_check(a);
+}
+
+uint64_t
+actions_shutdown_ms(const struct actions *a)
+{
+	uint64_t	 ms = 0;
+
+	if (a->child != NULL)
+		ms += a->conf->run_grace_ms + 1000;
+	if (a->label != NULL)
+		ms += 2 * a->conf->request_timeout_ms;
+	return ms;
+}
+
+int
+actions_exit_code(const struct actions *a)
+{
+	return a->exit_code;
+}
+
+void
+actions_set_observer(struct actions *a, kube_observe_cb cb, void *arg)
+{
+	if (a->label != NULL)
+		label_set_observer(a->label, cb, arg);
+}
+
+void
+actions_free(struct actions *a)
+{
+	if (a == NULL)
+		return;
+	ev_timer_stop(a->loop, &a->claim);
+	ev_timer_stop(a->loop, &a->restart);
+	child_free(a->child);
+	label_free(a->label);
+	free(a);
+}

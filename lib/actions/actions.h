@@ -1,0 +1,77 @@
+/*
+ * actions.h -- what leaderd does because it leads: run a command while
+ * leading (`leaderd run -- CMD`, child.c) and keep the leader pod label
+ * (actions.label, label.c).
+ *
+ * daemon.c reports, after every elector step, until when this instance
+ * leads (the elector's lead_until_ms, 0 when it does not lead).  The
+ * claim can end without any API answer, so actions.c keeps its own timer
+ * at lead_until_ms: the command gets SIGTERM the moment the claim ends,
+ * SIGKILL at most run.grace later, and with grace <= lease_duration -
+ * renew_deadline it is gone before another instance may take the Lease
+ * (DESIGN.md "Time").  Leading starts the command and sets the label to
+ * leader, in that order, only once the Lease is ours; losing sets the
+ * label to standby and stops the command.
+ */
+
+#ifndef ACTIONS_H
+#define ACTIONS_H
+
+#include <stdint.h>
+
+#include <ev.h>
+
+#include "api/curlev.h"
+#include "api/kube.h"
+#include "config/config.h"
+#include "config/kubeconfig.h"
+
+/* The command ended in a way that ends leaderd (run.restart never). */
+typedef void (*actions_quit_cb)(void *arg);
+
+struct actions;
+
+/*
+ * Actions for c (borrowed): cmd (borrowed, NULL-ended; NULL when not in
+ * run mode) and the label when c->label_enabled.  loop must be the
+ * default loop.  quit_cb(arg) runs from the loop when the command exits
+ * by itself while leading under run.restart never.  Returns NULL with err
+ * on failure.
+ */
+struct actions	*actions_new(struct ev_loop *loop, struct curlev *cv,
+		    const struct kube_creds *creds, const char *user_agent,
+		    const struct config *c, char *const *cmd,
+		    actions_quit_cb quit_cb, void *arg, char *err,
+		    size_t errlen);
+
+/*
+ * Leadership as of now_ms: lead_until_ms is when the claim ends (0: not
+ * leading); token is the term's fencing token.  Call after every elector
+ * step; a later lead_until_ms is a renew, which re-asserts the label.
+ */
+void		 actions_sync(struct actions *a, uint64_t lead_until_ms,
+		    const char *token, uint64_t now_ms);
+
+/*
+ * Shutdown, before the Lease is released: stop the command (SIGTERM,
+ * grace, SIGKILL) and set the label to standby, then call done_cb(arg)
+ * (at once if there is nothing to wait for).  No command starts after
+ * this.
+ */
+void		 actions_shutdown(struct actions *a, void (*done_cb)(void *),
+		    void *arg);
+
+/* The longest actions_shutdown may take, in ms, for the hard stop. */
+uint64_t	 actions_shutdown_ms(const struct actions *a);
+
+/* The exit code the command asked leaderd to exit with, or -1. */
+int		 actions_exit_code(const struct actions *a);
+
+/* Report the label's API requests to cb(arg) (kube_set_observer). */
+void		 actions_set_observer(struct actions *a, kube_observe_cb cb,
+		    void *arg);
+
+/* Stop everything at once (SIGKILL to a command still running), free a. */
+void		 actions_free(struct actions *a);
+
+#endif /* ACTIONS_H */

@@ -1,0 +1,928 @@
+/*
+ * kube.c -- Lease requests to the Kubernetes API server through one
+ * reused libcurl easy handle (so the connection, TLS session included,
+ * is kept alive between requests), with the bearer token re-read from
+ * its file like client-go's cached file token source
+ * (ref/clientgo-leaderelection.md 6.1) and the safety rules of
+ * ref/reliability-performance.md a.3: every request bounded by its own
+ * timeout, and no reuse of a connection after a timeout or a transport
+ * error, so a half-open socket cannot eat the next renew.
+ */
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "api/kube.h"
+#include "api/proxy.h"
+#include "base/xmalloc.h"
+#include "codec/lease.h"
+
+#define TOKEN_MAX_AGE_MS	60000	/* re-read the token file this often */
+#define CONNECT_TIMEOUT_MS	5000	/* upper bound of the connect phase */
+
+struct kube {
+	struct curlev		*cv;
+	CURL			*easy;		/* reused for every request */
+	struct kube_creds	 creds;		/* our copy */
+	char			*server;	/* URL prefix to use */
+	char			*connect_to;	/* tls_server_name mapping */
+	struct curl_slist	*connect_list;	/* CURLOPT_CONNECT_TO */
+	char			*token;		/* current bearer token */
+	uint64_t		 token_ms;	/* when it was read, monotonic */
+	int			 token_stale;	/* re-read before next request */
+	struct kube		*token_from;	/* share this client's token */
+	struct curl_slist	*headers;	/* of the running request */
+	char			*url;		/* of the running request */
+	char			*body;		/* response body; NUL-terminated */
+	size_t			 len;
+	size_t			 cap;
+	int			 too_large;	/* body passed LEASE_BODY_MAX */
+	kube_line_cb		 line_cb;	/* a watch: lines go here */
+	int			 streaming;	/* the watch answered 200 */
+	int			 line_abort;	/* line_cb asked to stop */
+	int			 fresh;		/* next request on a new connection */
+	int			 busy;
+	kube_done_cb		 done_cb;
+	void			*arg;
+	int			 in_cb;		/* inside done_cb */
+	int			 dead;		/* kube_free ran inside done_cb */
+	const char		*ctype;		/* body type; NULL: JSON */
+	const char		*verb;		/* of the running request */
+	uint64_t		 start_us;	/* when it started, monotonic */
+	kube_observe_cb		 obs_cb;	/* metrics hook, or NULL */
+	void			*obs_arg;	/* its argument */
+	char			 errbuf[CURL_ERROR_SIZE];
+	char			 warning[256];	/* first Warning header */
+};
+
+static uint64_t
+mono_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t
+mono_us(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static char *
+dup_or_null(const char *s)
+{
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+static void
+wipe_free(char *s)
+{
+	if (s != NULL) {
+		explicit_bzero(s, strlen(s));
+		free(s);
+	}
+}
+
+/* The names of the curl errors a Lease request can meet. */
+static const char *
+curl_code_name(CURLcode rc)
+{
+	static char	 other[32];
+
+	switch (rc) {
+	case CURLE_UNSUPPORTED_PROTOCOL: return "CURLE_UNSUPPORTED_PROTOCOL";
+	case CURLE_URL_MALFORMAT:	return "CURLE_URL_MALFORMAT";
+	case CURLE_COULDNT_RESOLVE_PROXY: return "CURLE_COULDNT_RESOLVE_PROXY";
+	case CURLE_COULDNT_RESOLVE_HOST: return "CURLE_COULDNT_RESOLVE_HOST";
+	case CURLE_COULDNT_CONNECT:	return "CURLE_COULDNT_CONNECT";
+	case CURLE_WEIRD_SERVER_REPLY:	return "CURLE_WEIRD_SERVER_REPLY";
+	case CURLE_HTTP2:		return "CURLE_HTTP2";
+	case CURLE_PARTIAL_FILE:	return "CURLE_PARTIAL_FILE";
+	case CURLE_WRITE_ERROR:		return "CURLE_WRITE_ERROR";
+	case CURLE_READ_ERROR:		return "CURLE_READ_ERROR";
+	case CURLE_OUT_OF_MEMORY:	return "CURLE_OUT_OF_MEMORY";
+	case CURLE_OPERATION_TIMEDOUT:	return "CURLE_OPERATION_TIMEDOUT";
+	case CURLE_SSL_CONNECT_ERROR:	return "CURLE_SSL_CONNECT_ERROR";
+	case CURLE_ABORTED_BY_CALLBACK:	return "CURLE_ABORTED_BY_CALLBACK";
+	case CURLE_GOT_NOTHING:		return "CURLE_GOT_NOTHING";
+	case CURLE_SSL_ENGINE_NOTFOUND:	return "CURLE_SSL_ENGINE_NOTFOUND";
+	case CURLE_SEND_ERROR:		return "CURLE_SEND_ERROR";
+	case CURLE_RECV_ERROR:		return "CURLE_RECV_ERROR";
+	case CURLE_SSL_CERTPROBLEM:	return "CURLE_SSL_CERTPROBLEM";
+	case CURLE_SSL_CIPHER:		return "CURLE_SSL_CIPHER";
+	case CURLE_PEER_FAILED_VERIFICATION:
+		return "CURLE_PEER_FAILED_VERIFICATION";
+	case CURLE_SSL_CACERT_BADFILE:	return "CURLE_SSL_CACERT_BADFILE";
+	case CURLE_SSL_SHUTDOWN_FAILED:	return "CURLE_SSL_SHUTDOWN_FAILED";
+	case CURLE_SSL_CRL_BADFILE:	return "CURLE_SSL_CRL_BADFILE";
+	case CURLE_SSL_ISSUER_ERROR:	return "CURLE_SSL_ISSUER_ERROR";
+	case CURLE_HTTP2_STREAM:	return "CURLE_HTTP2_STREAM";
+	case CURLE_SSL_CLIENTCERT:	return "CURLE_SSL_CLIENTCERT";
+	default:
+		snprintf(other, sizeof(other), "CURLE_%d", (int)rc);
+		return other;
+	}
+}
+
+/* Kubernetes' StatusReason for a status whose body is not a Status. */
+static const char *
+status_reason(long status)
+{
+	switch (status) {
+	case 400: return "BadRequest";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "NotFound";
+	case 405: return "MethodNotAllowed";
+	case 409: return "Conflict";
+	case 410: return "Gone";
+	case 413: return "RequestEntityTooLarge";
+	case 415: return "UnsupportedMediaType";
+	case 422: return "Invalid";
+	case 429: return "TooManyRequests";
+	case 500: return "InternalError";
+	case 503: return "ServiceUnavailable";
+	case 504: return "Timeout";
+	default:  return status >= 500 ? "InternalError" : "Unknown";
+	}
+}
+
+/*
+ * A watch answered 200: hand every complete line to line_cb and keep the
+ * rest for the next chunk.  A line longer than LEASE_BODY_MAX aborts.
+ */
+static size_t
+stream_lines(struct kube *k, size_t n)
+{
+	char	*p, *nl, *end = k->body + k->len;
+
+	p = k->body;
+	while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		if (nl > p && k->line_cb(p, (size_t)(nl - p), k->arg) == -1) {
+			k->line_abort = 1;
+			return 0;
+		}
+		p = nl + 1;
+	}
+	k->len = (size_t)(end - p);
+	memmove(k->body, p, k->len);
+	k->body[k->len] = '\0';
+	return n;
+}
+
+static size_t
+write_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct kube	*k = arg;
+	size_t		 n = size * nmemb;
+	long		 status = 0;
+
+	if (k->line_cb != NULL && !k->streaming) {
+		curl_easy_getinfo(k->easy, CURLINFO_RESPONSE_CODE, &status);
+		k->streaming = status == 200;
+	}
+	if (n > LEASE_BODY_MAX - k->len) {
+		k->too_large = 1;
+		return 0;	/* aborts the transfer: CURLE_WRITE_ERROR */
+	}
+	if (k->len + n + 1 > k->cap) {
+		while (k->len + n + 1 > k->cap)
+			k->cap = k->cap == 0 ? 4096 : k->cap * 2;
+		k->body = xrealloc(k->body, k->cap);
+	}
+	memcpy(k->body + k->len, data, n);
+	k->len += n;
+	k->body[k->len] = '\0';
+	if (k->streaming)
+		return stream_lines(k, n);
+	return n;
+}
+
+/*
+ * The end of a watch's headers: a 200 opens the stream, which line_cb
+ * hears as a NULL line before any event.  Returns 0 or -1 (abort).
+ */
+static int
+watch_opened(struct kube *k)
+{
+	long	 status = 0;
+
+	curl_easy_getinfo(k->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (status == 200) {
+		k->streaming = 1;
+		if (k->line_cb(NULL, 0, k->arg) == -1) {
+			k->line_abort = 1;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Keep the first "Warning:" header of an answer (RFC 7234 5.5, which the
+ * API server sends for deprecated APIs such as v1 Endpoints), and tell a
+ * watch that its stream opened.
+ */
+static size_t
+header_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct kube	*k = arg;
+	size_t		 n = size * nmemb, len;
+
+	if (k->line_cb != NULL && !k->streaming &&
+	    ((n == 2 && data[0] == '\r') || (n == 1 && data[0] == '\n')))
+		return watch_opened(k) == -1 ? 0 : n;
+
+	if (k->warning[0] == '\0' && n > 8 &&
+	    strncasecmp(data, "Warning:", 8) == 0) {
+		data += 8;
+		len = n - 8;
+		while (len > 0 && (*data == ' ' || *data == '\t'))
+			data++, len--;
+		while (len > 0 && (data[len - 1] == '\r' ||
+		    data[len - 1] == '\n' || data[len - 1] == ' '))
+			len--;
+		if (len >= sizeof(k->warning))
+			len = sizeof(k->warning) - 1;
+		memcpy(k->warning, data, len);
+		k->warning[len] = '\0';
+	}
+	return n;
+}
+
+/*
+ * With tls_server_name, the URL names that host (it is sent as SNI and
+ * the certificate is checked against it) and CURLOPT_CONNECT_TO sends
+ * the connection to the real server.  The Host header carries the name
+ * too, which the API server does not check.
+ */
+static int
+setup_server_name(struct kube *k, char *err, size_t errlen)
+{
+	const char	*s = k->creds.server, *host, *hend, *p, *rest;
+	const char	*name = k->creds.tls_server_name;
+	char		 port[8];
+	size_t		 plen;
+
+	if (name == NULL || name[0] == '\0') {
+		k->server = xstrdup(s);
+		return 0;
+	}
+	if (strncmp(s, "https://", 8) != 0) {
+		snprintf(err, errlen, "tls-server-name needs an https server, "
+		    "not %s", s);
+		return -1;
+	}
+	host = s + 8;
+	if (*host == '[') {
+		if ((hend = strchr(host, ']')) == NULL)
+			goto bad;
+		hend++;
+	} else
+		hend = host + strcspn(host, ":/");
+	if (hend == host)
+		goto bad;
+	rest = hend;
+	if (*hend == ':') {
+		p = hend + 1;
+		plen = strspn(p, "0123456789");
+		if (plen == 0 || plen >= sizeof(port))
+			goto bad;
+		memcpy(port, p, plen);
+		port[plen] = '\0';
+		rest = p + plen;
+	} else
+		snprintf(port, sizeof(port), "443");
+	if (*rest != '\0' && *rest != '/')
+		goto bad;
+	xasprintf(&k->server, "https://%s:%s%s", name, port, rest);
+	xasprintf(&k->connect_to, "%s:%s:%.*s:%s", name, port,
+	    (int)(hend - host), host, port);
+	k->connect_list = curl_slist_append(NULL, k->connect_to);
+	if (k->connect_list == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+bad:
+	snprintf(err, errlen, "cannot parse server URL %s", s);
+	return -1;
+}
+
+static int
+set_blob(CURL *easy, CURLoption opt, const char *pem)
+{
+	struct curl_blob	 blob;
+
+	blob.data = (void *)(uintptr_t)pem;
+	blob.len = strlen(pem);
+	blob.flags = CURL_BLOB_COPY;
+	return curl_easy_setopt(easy, opt, &blob) == CURLE_OK ? 0 : -1;
+}
+
+/* The options that stay the same for every request. */
+static int
+setup_easy(struct kube *k, const char *user_agent, char *err, size_t errlen)
+{
+	CURL			*e = k->easy;
+	const struct kube_creds	*c = &k->creds;
+	char			 px[1024];
+
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, k->errbuf);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, k);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, k);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, user_agent);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	/* One request at a time on one kept-alive connection. */
+	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 15L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 5L);
+	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+	if (c->insecure) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	} else {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	}
+	if (c->ca_pem != NULL) {
+		if (set_blob(e, CURLOPT_CAINFO_BLOB, c->ca_pem) == -1)
+			goto blob;
+	} else if (c->ca_file != NULL)
+		curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
+	if (c->cert_pem != NULL) {
+		if (set_blob(e, CURLOPT_SSLCERT_BLOB, c->cert_pem) == -1)
+			goto blob;
+	} else if (c->cert_file != NULL)
+		curl_easy_setopt(e, CURLOPT_SSLCERT, c->cert_file);
+	if (c->cert_pem != NULL || c->cert_file != NULL)
+		curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+	if (c->key_pem != NULL) {
+		if (set_blob(e, CURLOPT_SSLKEY_BLOB, c->key_pem) == -1)
+			goto blob;
+	} else if (c->key_file != NULL)
+		curl_easy_setopt(e, CURLOPT_SSLKEY, c->key_file);
+	if (c->key_pem != NULL || c->key_file != NULL)
+		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+	if (k->connect_list != NULL)
+		curl_easy_setopt(e, CURLOPT_CONNECT_TO, k->connect_list);
+	/*
+	 * The proxy is chosen here by Go's rules (proxy.h), never by
+	 * libcurl from the environment: it would honour ALL_PROXY and its
+	 * own NO_PROXY syntax.  "" means a direct connection.
+	 */
+	if (proxy_for(c->server, px, sizeof(px), err, errlen) == -1)
+		return -1;
+	curl_easy_setopt(e, CURLOPT_PROXY, px);
+	curl_easy_setopt(e, CURLOPT_NOPROXY, "");
+	return 0;
+blob:
+	snprintf(err, errlen, "this libcurl cannot take PEM data in memory "
+	    "(needs 7.77 or later with OpenSSL)");
+	return -1;
+}
+
+struct kube *
+kube_new(struct curlev *cv, const struct kube_creds *creds,
+    const char *user_agent, char *err, size_t errlen)
+{
+	struct kube		*k;
+	struct kube_creds	*c;
+
+	if (creds->server == NULL || creds->server[0] == '\0') {
+		snprintf(err, errlen, "no API server address");
+		return NULL;
+	}
+	k = xcalloc(1, sizeof(*k));
+	k->cv = cv;
+	c = &k->creds;
+	c->server = xstrdup(creds->server);
+	/* "https://host/" would give "//apis/..." paths. */
+	while (strlen(c->server) > 1 &&
+	    c->server[strlen(c->server) - 1] == '/')
+		c->server[strlen(c->server) - 1] = '\0';
+	c->ca_file = dup_or_null(creds->ca_file);
+	c->ca_pem = dup_or_null(creds->ca_pem);
+	c->cert_file = dup_or_null(creds->cert_file);
+	c->cert_pem = dup_or_null(creds->cert_pem);
+	c->key_file = dup_or_null(creds->key_file);
+	c->key_pem = dup_or_null(creds->key_pem);
+	c->token = dup_or_null(creds->token);
+	c->token_file = dup_or_null(creds->token_file);
+	c->tls_server_name = dup_or_null(creds->tls_server_name);
+	c->namespace = dup_or_null(creds->namespace);
+	c->insecure = creds->insecure;
+
+	if (c->token_file != NULL) {
+		if ((k->token = kubeconfig_read_token(c->token_file, err,
+		    errlen)) == NULL)
+			goto fail;
+		k->token_ms = mono_ms();
+	} else if (c->token != NULL)
+		k->token = xstrdup(c->token);
+
+	if (setup_server_name(k, err, errlen) == -1)
+		goto fail;
+	if ((k->easy = curl_easy_init()) == NULL) {
+		snprintf(err, errlen, "curl_easy_init failed");
+		goto fail;
+	}
+	if (setup_easy(k, user_agent, err, errlen) == -1)
+		goto fail;
+	return k;
+fail:
+	kube_free(k);
+	return NULL;
+}
+
+/*
+ * Re-read the token file when it is a minute old or after a 401, as
+ * client-go does; if that fails, keep the token we have ("Unable to
+ * rotate token") and try again next time.
+ */
+static void
+refresh_token(struct kube *k)
+{
+	char		 err[256];
+	char		*tok;
+	uint64_t	 now_ms = mono_ms();
+
+	if (k->token_from != NULL)
+		k = k->token_from;
+	if (k->creds.token_file == NULL)
+		return;
+	if (!k->token_stale && now_ms - k->token_ms < TOKEN_MAX_AGE_MS)
+		return;
+	if ((tok = kubeconfig_read_token(k->creds.token_file, err,
+	    sizeof(err))) == NULL)
+		return;
+	wipe_free(k->token);
+	k->token = tok;
+	k->token_ms = now_ms;
+	k->token_stale = 0;
+}
+
+static struct curl_slist *
+add_header(struct curl_slist *list, const char *h)
+{
+	struct curl_slist	*n;
+
+	if ((n = curl_slist_append(list, h)) == NULL) {
+		curl_slist_free_all(list);
+		return NULL;
+	}
+	return n;
+}
+
+static struct curl_slist *
+make_headers(struct kube *k, int with_body)
+{
+	struct curl_slist	*h;
+	char			*auth;
+
+	if ((h = add_header(NULL, "Accept: application/json")) == NULL)
+		return NULL;
+	if (with_body) {
+		if ((h = add_header(h, k->ctype != NULL ? k->ctype :
+		    "Content-Type: application/json")) == NULL)
+			return NULL;
+	}
+	/* No 100-continue round trip (curl asks for it on big bodies). */
+	if ((h = add_header(h, "Expect:")) == NULL)
+		return NULL;
+	if (k->token_from != NULL)
+		k = k->token_from;
+	if (k->token != NULL && k->token[0] != '\0') {
+		xasprintf(&auth, "Authorization: Bearer %s", k->token);
+		h = add_header(h, auth);
+		wipe_free(auth);
+	}
+	return h;
+}
+
+static void
+request_end(struct kube *k)
+{
+	curl_slist_free_all(k->headers);
+	k->headers = NULL;
+	free(k->url);
+	k->url = NULL;
+	k->busy = 0;
+	k->done_cb = NULL;
+	k->arg = NULL;
+	k->line_cb = NULL;
+	k->streaming = 0;
+	k->verb = NULL;
+}
+
+static void
+fill_result(struct kube *k, CURLcode rc, struct kube_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	/* write_cb NUL-terminates; an empty answer leaves old bytes. */
+	res->body = k->len > 0 ? k->body : "";
+	res->len = k->len;
+	memcpy(res->warning, k->warning, sizeof(res->warning));
+	if (rc != CURLE_OK) {
+		res->outcome = KUBE_FAILED;
+		res->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
+		if (k->line_abort) {
+			snprintf(res->reason, sizeof(res->reason),
+			    "BadWatchEvent");
+			snprintf(res->message, sizeof(res->message),
+			    "the watch stream carried an event leaderd cannot "
+			    "read");
+		} else if (k->too_large) {
+			snprintf(res->reason, sizeof(res->reason),
+			    "BodyTooLarge");
+			snprintf(res->message, sizeof(res->message),
+			    "the API server's answer is larger than %d bytes",
+			    LEASE_BODY_MAX);
+		} else {
+			snprintf(res->reason, sizeof(res->reason), "%s",
+			    curl_code_name(rc));
+			snprintf(res->message, sizeof(res->message), "%s",
+			    k->errbuf[0] != '\0' ? k->errbuf :
+			    curl_easy_strerror(rc));
+		}
+		return;
+	}
+	curl_easy_getinfo(k->easy, CURLINFO_RESPONSE_CODE, &res->status);
+	switch (res->status) {
+	case 200:
+	case 201:
+		res->outcome = KUBE_OK;
+		return;
+	case 404:
+		res->outcome = KUBE_NOTFOUND;
+		break;
+	case 409:
+		res->outcome = KUBE_CONFLICT;
+		break;
+	default:
+		res->outcome = KUBE_FAILED;
+		break;
+	}
+	if (lease_status(res->body, res->len, res->reason, sizeof(res->reason),
+	    res->message, sizeof(res->message)) == 0 && res->reason[0] != '\0')
+		return;
+	snprintf(res->reason, sizeof(res->reason), "%s",
+	    status_reason(res->status));
+	if (res->message[0] == '\0') {
+		size_t	 i, n = 0;
+
+		/* The start of whatever came back, printable bytes only. */
+		for (i = 0; i < res->len && n < 200; i++) {
+			unsigned char ch = (unsigned char)res->body[i];
+			if (ch >= 0x20 && ch < 0x7f)
+				res->message[n++] = (char)ch;
+			else if (n > 0 && res->message[n - 1] != ' ')
+				res->message[n++] = ' ';
+		}
+		res->message[n] = '\0';
+		if (n == 0)
+			snprintf(res->message, sizeof(res->message),
+			    "HTTP status %ld", res->status);
+	}
+}
+
+static void
+done_cb(CURL *easy, CURLcode rc, void *arg)
+{
+	struct kube		*k = arg;
+	struct kube_result	 res;
+	kube_done_cb		 cb = k->done_cb;
+	void			*cbarg = k->arg;
+
+	(void)easy;
+	fill_result(k, rc, &res);
+	if (k->obs_cb != NULL && k->verb != NULL)
+		k->obs_cb(k->verb, res.status,
+		    (double)(mono_us() - k->start_us) / 1e6, k->obs_arg);
+	/*
+	 * After a timeout or any transport error, the connection is not
+	 * trusted again (a.3 item 9); a 401 means the token may have been
+	 * rotated under us.
+	 */
+	if (rc != CURLE_OK)
+		k->fresh = 1;
+	if (res.status == 401)
+		kube_token_stale(k);
+	request_end(k);
+	/* cb may start the next request (the body stays readable). */
+	k->in_cb++;
+	cb(&res, cbarg);
+	k->in_cb--;
+	if (k->dead && k->in_cb == 0)
+		kube_free(k);
+}
+
+/*
+ * The URL of resource ns/name under the API path group ("/api/v1",
+ * "/apis/coordination.k8s.io/v1"), or of its collection (name NULL).
+ */
+static char *
+object_url(struct kube *k, const char *group, const char *resource,
+    const char *ns, const char *name)
+{
+	char	*ens, *ename = NULL, *url = NULL;
+
+	if ((ens = curl_easy_escape(k->easy, ns, 0)) == NULL)
+		return NULL;
+	if (name != NULL &&
+	    (ename = curl_easy_escape(k->easy, name, 0)) == NULL) {
+		curl_free(ens);
+		return NULL;
+	}
+	xasprintf(&url, "%s%s/namespaces/%s/%s%s%s", k->server, group, ens,
+	    resource, name != NULL ? "/" : "", name != NULL ? ename : "");
+	curl_free(ens);
+	curl_free(ename);
+	return url;
+}
+
+/* The URL of the Lease ns/name, or of the Lease collection (name NULL). */
+static char *
+lease_url(struct kube *k, const char *ns, const char *name)
+{
+	return object_url(k, "/apis/coordination.k8s.io/v1", "leases", ns,
+	    name);
+}
+
+/* Start method on url (steals it). */
+static int
+start(struct kube *k, const char *method, char *url, const char *body,
+    uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	CURL	*e = k->easy;
+	long	 t, ct;
+
+	if (url == NULL)
+		return -1;
+	if (k->busy || k->dead) {
+		free(url);
+		return -1;
+	}
+	/* The verb for metrics; callers may have named it already. */
+	if (k->verb == NULL)
+		k->verb = strcmp(method, "GET") == 0 ? "get" :
+		    strcmp(method, "POST") == 0 ? "create" :
+		    strcmp(method, "PUT") == 0 ? "update" :
+		    strcmp(method, "PATCH") == 0 ? "patch" : "other";
+	k->start_us = mono_us();
+	refresh_token(k);
+	k->url = url;
+	if ((k->headers = make_headers(k, body != NULL)) == NULL) {
+		request_end(k);
+		return -1;
+	}
+
+	t = timeout_ms == 0 ? 1 : timeout_ms > LONG_MAX ? LONG_MAX :
+	    (long)timeout_ms;
+	ct = t < CONNECT_TIMEOUT_MS ? t : CONNECT_TIMEOUT_MS;
+	curl_easy_setopt(e, CURLOPT_URL, k->url);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, k->headers);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, t);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, ct);
+	curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, k->fresh ? 1L : 0L);
+	if (body == NULL) {
+		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
+	} else {
+		curl_easy_setopt(e, CURLOPT_POST, 1L);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+		    (curl_off_t)strlen(body));
+		curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, body);
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST,
+		    strcmp(method, "POST") == 0 ? NULL : method);
+	}
+	/*
+	 * The last body stays as it is until the transfer writes: a done
+	 * callback that starts this request may still be reading it.
+	 */
+	k->len = 0;
+	k->too_large = 0;
+	k->line_abort = 0;
+	k->streaming = 0;
+	k->errbuf[0] = '\0';
+	k->warning[0] = '\0';
+	k->done_cb = cb;
+	k->arg = arg;
+	k->busy = 1;
+	if (curlev_add(k->cv, e, done_cb, k) == -1) {
+		request_end(k);
+		return -1;
+	}
+	k->fresh = 0;
+	return 0;
+}
+
+int
+kube_lease_get(struct kube *k, const char *ns, const char *name,
+    uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return start(k, "GET", lease_url(k, ns, name), NULL, timeout_ms, cb,
+	    arg);
+}
+
+int
+kube_lease_create(struct kube *k, const char *ns, const char *body,
+    uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return start(k, "POST", lease_url(k, ns, NULL), body, timeout_ms, cb,
+	    arg);
+}
+
+int
+kube_event_create(struct kube *k, const char *ns, const char *body,
+    uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	char	*ens, *url;
+
+	if ((ens = curl_easy_escape(k->easy, ns, 0)) == NULL)
+		return -1;
+	xasprintf(&url, "%s/api/v1/namespaces/%s/events", k->server, ens);
+	curl_free(ens);
+	if (!k->busy)
+		k->verb = "event";
+	return start(k, "POST", url, body, timeout_ms, cb, arg);
+}
+
+int
+kube_lease_update(struct kube *k, const char *ns, const char *name,
+    const char *body, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return start(k, "PUT", lease_url(k, ns, name), body, timeout_ms, cb,
+	    arg);
+}
+
+int
+kube_lease_watch(struct kube *k, const char *ns, const char *name,
+    const char *rv, unsigned timeout_s, uint64_t limit_ms,
+    kube_line_cb line_cb, kube_done_cb cb, void *arg)
+{
+	char	*base, *sel, *erv = NULL, *url;
+	int	 rc;
+
+	if ((base = lease_url(k, ns, NULL)) == NULL)
+		return -1;
+	xasprintf(&sel, "metadata.name=%s", name);
+	url = curl_easy_escape(k->easy, sel, 0);
+	free(sel);
+	if (url == NULL || (rv[0] != '\0' &&
+	    (erv = curl_easy_escape(k->easy, rv, 0)) == NULL)) {
+		curl_free(url);
+		free(base);
+		return -1;
+	}
+	xasprintf(&sel, "%s?watch=1&fieldSelector=%s&allowWatchBookmarks=true"
+	    "&timeoutSeconds=%u%s%s", base, url, timeout_s,
+	    erv != NULL ? "&resourceVersion=" : "", erv != NULL ? erv : "");
+	curl_free(url);
+	curl_free(erv);
+	free(base);
+	if (!k->busy)
+		k->verb = "watch";
+	if ((rc = start(k, "GET", sel, NULL, limit_ms, cb, arg)) == 0)
+		k->line_cb = line_cb;
+	return rc;
+}
+
+/*
+ * Pods: a JSON merge patch (RFC 7386) on pods/NAME, for the leader
+ * label.  Its own function so the Content-Type stays with it.
+ */
+int
+kube_pod_patch(struct kube *k, const char *ns, const char *name,
+    const char *body, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	char	*ens, *ename, *url;
+	int	 rv;
+
+	ens = curl_easy_escape(k->easy, ns, 0);
+	ename = curl_easy_escape(k->easy, name, 0);
+	if (ens == NULL || ename == NULL) {
+		curl_free(ens);
+		curl_free(ename);
+		return -1;
+	}
+	xasprintf(&url, "%s/api/v1/namespaces/%s/pods/%s", k->server, ens,
+	    ename);
+	curl_free(ens);
+	curl_free(ename);
+	k->ctype = "Content-Type: application/merge-patch+json";
+	rv = start(k, "PATCH", url, body, timeout_ms, cb, arg);
+	k->ctype = NULL;
+	return rv;
+}
+
+/* The URL of core/v1 resource ns/name, or of the collection (name NULL). */
+static char *
+core_url(struct kube *k, const char *resource, const char *ns,
+    const char *name)
+{
+	return object_url(k, "/api/v1", resource, ns, name);
+}
+
+int
+kube_core_get(struct kube *k, const char *resource, const char *ns,
+    const char *name, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return start(k, "GET", core_url(k, resource, ns, name), NULL,
+	    timeout_ms, cb, arg);
+}
+
+int
+kube_core_create(struct kube *k, const char *resource, const char *ns,
+    const char *body, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return start(k, "POST", core_url(k, resource, ns, NULL), body,
+	    timeout_ms, cb, arg);
+}
+
+int
+kube_core_update(struct kube *k, const char *resource, const char *ns,
+    const char *name, const char *body, uint64_t timeout_ms,
+    kube_done_cb cb, void *arg)
+{
+	return start(k, "PUT", core_url(k, resource, ns, name), body,
+	    timeout_ms, cb, arg);
+}
+
+void
+kube_set_observer(struct kube *k, kube_observe_cb cb, void *arg)
+{
+	k->obs_cb = cb;
+	k->obs_arg = arg;
+}
+
+void
+kube_cancel(struct kube *k)
+{
+	if (!k->busy)
+		return;
+	curlev_cancel(k->cv, k->easy);
+	/* An aborted transfer leaves its connection in an unknown state. */
+	k->fresh = 1;
+	request_end(k);
+}
+
+int
+kube_busy(const struct kube *k)
+{
+	return k->busy;
+}
+
+void
+kube_token_stale(struct kube *k)
+{
+	if (k->token_from != NULL)
+		k = k->token_from;
+	k->token_stale = 1;
+}
+
+void
+kube_share_token(struct kube *k, struct kube *owner)
+{
+	k->token_from = owner->token_from != NULL ? owner->token_from : owner;
+}
+
+void
+kube_free(struct kube *k)
+{
+	if (k == NULL)
+		return;
+	kube_cancel(k);
+	if (k->in_cb > 0) {
+		/* Called from our own done_cb: finish when it returns. */
+		k->dead = 1;
+		return;
+	}
+	if (k->easy != NULL)
+		curl_easy_cleanup(k->easy);
+	curl_slist_free_all(k->connect_list);
+	free(k->connect_to);
+	free(k->server);
+	wipe_free(k->token);
+	free(k->body);
+	/* Scrub the secrets in our copy of the credentials. */
+	wipe_free(k->creds.token);
+	wipe_free(k->creds.key_pem);
+	k->creds.token = k->creds.key_pem = NULL;
+	kubeconfig_free(&k->creds);
+	free(k);
+}

@@ -1,0 +1,154 @@
+/*
+ * kube.h -- requests to the Kubernetes API server: URLs, TLS and
+ * authentication, per-request timeouts, and the mapping of answers to
+ * what the election needs (ok, not found, conflict, failure).
+ *
+ * kube.c knows nothing of the elector.  It logs nothing either: every
+ * answer, including transport errors and the API server's Status message,
+ * comes back to the caller in struct kube_result, and the caller decides
+ * what is worth a log line.  Bearer tokens never appear in results.
+ */
+
+#ifndef KUBE_H
+#define KUBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/curlev.h"
+#include "config/kubeconfig.h"
+
+enum kube_outcome {
+	KUBE_OK,		/* 200 or 201 */
+	KUBE_NOTFOUND,		/* 404 */
+	KUBE_CONFLICT,		/* 409 (Conflict or AlreadyExists) */
+	KUBE_FAILED		/* transport error, timeout, any other status */
+};
+
+struct kube_result {
+	enum kube_outcome outcome;
+	long		 status;	/* HTTP status; 0 on a transport error */
+	const char	*body;		/* borrowed until the callback returns */
+	size_t		 len;		/* body length */
+	char		 reason[64];	/* Status reason, or a curl error name */
+	char		 message[512];	/* Status message, or curl's error text */
+	int		 timed_out;	/* the request hit its timeout */
+	char		 warning[256];	/* first "Warning:" header, or "" */
+};
+
+typedef void (*kube_done_cb)(const struct kube_result *res, void *arg);
+
+struct kube;
+
+/*
+ * A client for the server in creds (copied).  user_agent is sent on every
+ * request.  Returns NULL with err on failure (for instance a token file
+ * that cannot be read).
+ */
+struct kube	*kube_new(struct curlev *cv, const struct kube_creds *creds,
+	    const char *user_agent, char *err, size_t errlen);
+
+/*
+ * The Lease ns/name: GET it, POST body to create it, PUT body over it.
+ * The request is bounded by timeout_ms (a connection that timed out is
+ * closed, not reused); done_cb runs from the loop with the outcome.  One
+ * request per client at a time: starting one while another runs is a
+ * programming error.  Returns 0, or -1 if the request could not be
+ * started (done_cb will not run).
+ */
+int	kube_lease_get(struct kube *k, const char *ns, const char *name,
+	    uint64_t timeout_ms, kube_done_cb done_cb, void *arg);
+int	kube_lease_create(struct kube *k, const char *ns, const char *body,
+	    uint64_t timeout_ms, kube_done_cb done_cb, void *arg);
+int	kube_lease_update(struct kube *k, const char *ns, const char *name,
+	    const char *body, uint64_t timeout_ms, kube_done_cb done_cb,
+	    void *arg);
+
+/*
+ * The core/v1 object ns/name of the given resource ("endpoints" or
+ * "configmaps", under /api/v1/namespaces/ns/): GET it, POST body to
+ * create it, PUT body over it; same rules as the Lease requests.
+ */
+int	kube_core_get(struct kube *k, const char *resource, const char *ns,
+	    const char *name, uint64_t timeout_ms, kube_done_cb done_cb,
+	    void *arg);
+int	kube_core_create(struct kube *k, const char *resource, const char *ns,
+	    const char *body, uint64_t timeout_ms, kube_done_cb done_cb,
+	    void *arg);
+int	kube_core_update(struct kube *k, const char *resource, const char *ns,
+	    const char *name, const char *body, uint64_t timeout_ms,
+	    kube_done_cb done_cb, void *arg);
+
+/*
+ * POST body (a core/v1 Event) to the events of namespace ns; same rules
+ * as the Lease requests.
+ */
+int	kube_event_create(struct kube *k, const char *ns, const char *body,
+	    uint64_t timeout_ms, kube_done_cb done_cb, void *arg);
+
+/*
+ * Called with each complete line of a watch stream (without its newline),
+ * and once with line NULL when the stream opens (a 200), from inside
+ * libcurl's callbacks: it must not start or cancel requests.  Return 0,
+ * or -1 to abort the stream (done_cb then reports a failure).
+ */
+typedef int (*kube_line_cb)(const char *line, size_t len, void *arg);
+
+/*
+ * Watch the Lease ns/name from resourceVersion rv ("" for "now"): a GET
+ * on the collection with watch=1, a fieldSelector on the name,
+ * allowWatchBookmarks and timeoutSeconds=timeout_s, so the API server
+ * ends the stream after timeout_s.  While the answer is 200, each line
+ * goes to line_cb; any other status is collected as a body and reported
+ * by done_cb like any request.  done_cb runs when the stream ends: KUBE_OK
+ * for a clean end, KUBE_FAILED for a cut or for limit_ms passing (the
+ * bound on the whole stream, which also catches a silent one).  Use a
+ * client of its own: it is busy for as long as the stream lasts.
+ */
+int	kube_lease_watch(struct kube *k, const char *ns, const char *name,
+	    const char *rv, unsigned timeout_s, uint64_t limit_ms,
+	    kube_line_cb line_cb, kube_done_cb done_cb, void *arg);
+
+/*
+ * PATCH body, a JSON merge patch, onto the pod ns/name (the leader
+ * label); same rules as the Lease requests.  The answer is the Pod.
+ */
+int	kube_pod_patch(struct kube *k, const char *ns, const char *name,
+	    const char *body, uint64_t timeout_ms, kube_done_cb done_cb,
+	    void *arg);
+
+/*
+ * Called as each request ends, before its done_cb, with its verb
+ * ("get", "create", "update", "watch", "patch" or "event"), its HTTP
+ * status (0 for a transport error or a timeout) and how long it took,
+ * for metrics.  A cancelled request is not reported.
+ */
+typedef void (*kube_observe_cb)(const char *verb, long status,
+	    double seconds, void *arg);
+
+/* Report every request of k to cb(arg) from now on (NULL: none). */
+void	kube_set_observer(struct kube *k, kube_observe_cb cb, void *arg);
+
+/* Abort the running request, if any; its done_cb does not run. */
+void	kube_cancel(struct kube *k);
+
+/* Whether a request is running. */
+int	kube_busy(const struct kube *k);
+
+/*
+ * Re-read the token file on the next request (the caller does this after
+ * a 401; kube.c also does it by itself about once a minute).
+ */
+void	kube_token_stale(struct kube *k);
+
+/*
+ * Send owner's bearer token from now on, re-read when owner re-reads it,
+ * so that every client of one daemon switches to a rotated token at
+ * once.  owner must outlive k.
+ */
+void	kube_share_token(struct kube *k, struct kube *owner);
+
+/* Cancel what runs and free k. */
+void	kube_free(struct kube *k);
+
+#endif /* KUBE_H */

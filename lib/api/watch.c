@@ -1,0 +1,374 @@
+/*
+ * watch.c -- the Lease watch: one streamed request at a time on its own
+ * API client, events decoded inside libcurl's callbacks but handed to
+ * the daemon from a libev timer (libcurl forbids starting transfers from
+ * its callbacks, and the daemon starts requests in answer to events),
+ * and the reconnect policy of ref/reliability-performance.md F22.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/watch.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/xmalloc.h"
+
+#define BACKOFF_MIN_MS	250	/* first retry after a failed stream */
+#define BACKOFF_MAX_MS	30000	/* retries never wait longer */
+#define REFUSED_RETRY_MS 300000	/* ask again this long after a 403 */
+
+struct watch {
+	struct ev_loop		*loop;
+	struct kube		*k;		/* ours; busy while streaming */
+	char			*ns;
+	char			*name;
+	char			 lock[512];	/* "ns/name", for logs */
+	uint64_t		 timeout_ms;	/* timeoutSeconds, in ms */
+	uint64_t		 slack_ms;	/* past it, a stream is dead */
+	struct watch_cbs	 cbs;
+	void			*arg;
+	char			 rv[LEASE_RV_MAX]; /* resume from here */
+	int			 running;	/* a stream request is out */
+	int			 healthy;	/* it answered 200 */
+	int			 refused;	/* the server refuses watches */
+	int			 gone;		/* 410: wait for watch_seen */
+	int			 said_refused;	/* that was logged */
+	int			 said_watching;	/* "watching" was logged */
+	int			 said_failing;	/* repeated failures logged */
+	unsigned		 failures;	/* failed streams in a row */
+	uint64_t		 opened_ms;	/* when the stream answered 200 */
+	unsigned		 delivered;	/* events on this stream */
+	uint64_t		 rng;		/* backoff jitter */
+	ev_timer		 retry;		/* the next stream */
+	ev_timer		 deliver;	/* hands events to the daemon */
+	/* Filled inside libcurl's callbacks, drained by deliver_cb. */
+	int			 pend_up;	/* the stream opened */
+	int			 pend_reread;	/* DELETED or 410 */
+	int			 have_pend;	/* pend_rec is new */
+	struct lease		 pend_rec;
+	char			*pend_obj;
+	char			 bad[400];	/* why a line was refused */
+};
+
+static void	connect_stream(struct watch *);
+
+int
+watch_rv_newer(const char *rv, const char *than)
+{
+	size_t	 a = strlen(rv), b = strlen(than);
+
+	if (a == 0)
+		return 0;
+	if (b == 0 || strspn(rv, "0123456789") != a ||
+	    strspn(than, "0123456789") != b)
+		return strcmp(rv, than) != 0;
+	while (a > 1 && *rv == '0') {
+		rv++;
+		a--;
+	}
+	while (b > 1 && *than == '0') {
+		than++;
+		b--;
+	}
+	return a != b ? a > b : strcmp(rv, than) > 0;
+}
+
+static uint64_t
+rnd(struct watch *w, uint64_t n)
+{
+	w->rng ^= w->rng << 13;
+	w->rng ^= w->rng >> 7;
+	w->rng ^= w->rng << 17;
+	return n == 0 ? 0 : w->rng % n;
+}
+
+static void
+arm_retry(struct watch *w, uint64_t ms)
+{
+	ev_timer_stop(w->loop, &w->retry);
+	ev_timer_set(&w->retry, clock_timer_seconds(ms), 0.);
+	ev_timer_start(w->loop, &w->retry);
+}
+
+static void
+set_health(struct watch *w, int up)
+{
+	if (w->healthy == up)
+		return;
+	w->healthy = up;
+	if (w->cbs.health_cb != NULL)
+		w->cbs.health_cb(up, w->arg);
+}
+
+static void
+kick(struct watch *w)
+{
+	if (!ev_is_active(&w->deliver)) {
+		ev_timer_set(&w->deliver, 0., 0.);
+		ev_timer_start(w->loop, &w->deliver);
+	}
+}
+
+/* Inside libcurl: decode, keep, and wake deliver_cb. */
+static int
+line_cb(const char *line, size_t len, void *arg)
+{
+	struct watch		*w = arg;
+	struct lease_event	 ev;
+	char			*obj, err[200];
+
+	if (line == NULL) {
+		w->opened_ms = clock_mono_ms();
+		w->delivered = 0;
+		w->pend_up = 1;
+		kick(w);
+		return 0;
+	}
+	w->delivered++;
+	if (lease_decode_event(line, len, &ev, &obj, err, sizeof(err)) == -1) {
+		snprintf(w->bad, sizeof(w->bad), "%s", err);
+		return -1;
+	}
+	switch (ev.type) {
+	case LEASE_EV_ADDED:
+	case LEASE_EV_MODIFIED:
+		free(w->pend_obj);
+		w->pend_obj = obj;
+		w->pend_rec = ev.rec;
+		w->have_pend = 1;
+		memcpy(w->rv, ev.rv, sizeof(w->rv));
+		break;
+	case LEASE_EV_DELETED:
+		w->pend_reread = 1;
+		memcpy(w->rv, ev.rv, sizeof(w->rv));
+		break;
+	case LEASE_EV_BOOKMARK:
+		memcpy(w->rv, ev.rv, sizeof(w->rv));
+		break;
+	case LEASE_EV_ERROR:
+		if (ev.code == 410) {
+			/* Too old: read the Lease, resume from its version. */
+			w->rv[0] = '\0';
+			w->gone = 1;
+			w->pend_reread = 1;
+			break;
+		}
+		snprintf(w->bad, sizeof(w->bad), "%ld %s: %s", ev.code,
+		    ev.reason, ev.message);
+		return -1;
+	}
+	kick(w);
+	return 0;
+}
+
+static void
+deliver_cb(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	struct watch	*w = t->data;
+	struct lease	 rec;
+	char		*obj;
+
+	(void)loop;
+	(void)revents;
+	if (w->pend_up) {
+		w->pend_up = 0;
+		if (!w->said_watching)
+			log_info("lease %s: watching for changes", w->lock);
+		if (w->said_refused)
+			log_info("lease %s: the watch works again", w->lock);
+		w->said_watching = 1;
+		w->said_refused = 0;
+		w->refused = 0;
+		set_health(w, 1);
+	}
+	if (w->have_pend) {
+		w->have_pend = 0;
+		rec = w->pend_rec;
+		obj = w->pend_obj;
+		w->pend_obj = NULL;
+		w->cbs.record_cb(&rec, obj, w->arg);
+	}
+	if (w->pend_reread) {
+		w->pend_reread = 0;
+		w->cbs.reread_cb(w->arg);
+	}
+}
+
+/* A refusal that retrying soon will not change. */
+static int
+refusal(long status)
+{
+	return status == 400 || status == 403 || status == 404 ||
+	    status == 405 || status == 406 || status == 501;
+}
+
+static void
+done_cb(const struct kube_result *res, void *arg)
+{
+	struct watch	*w = arg;
+	uint64_t	 ms;
+	unsigned	 n;
+
+	w->running = 0;
+	/*
+	 * A stream that opened and then carried events or lasted a while
+	 * was a success, whatever ended it; one cut as soon as it opened
+	 * counts as a failure, so that a server or proxy that keeps cutting
+	 * streams meets the backoff, not a tight loop.
+	 */
+	if (w->opened_ms != 0 && (w->delivered > 0 ||
+	    clock_mono_ms() - w->opened_ms >= 10000)) {
+		w->failures = 0;
+		w->said_failing = 0;
+	}
+	w->opened_ms = 0;
+	if (res->outcome == KUBE_OK && res->status == 200) {
+		/*
+		 * The server ended the stream at timeoutSeconds, or after a
+		 * 410: then the next stream starts from the version the
+		 * daemon's read returns (watch_seen), or from now if that
+		 * read has not answered within a second.
+		 */
+		arm_retry(w, w->gone ? 1000 : rnd(w, 100));
+		return;
+	}
+	set_health(w, 0);
+	if (res->status == 410) {
+		/* Expired as a status rather than an ERROR event. */
+		w->rv[0] = '\0';
+		w->gone = 1;
+		arm_retry(w, 1000);
+		w->cbs.reread_cb(w->arg);
+		return;
+	}
+	if (refusal(res->status)) {
+		w->refused = 1;
+		if (!w->said_refused)
+			log_warnx("lease %s: watch %s (%ld %s: %s); following "
+			    "the lease by polling every retry_period",
+			    w->lock, res->status == 403 ? "forbidden" :
+			    "not supported", res->status, res->reason,
+			    res->message);
+		w->said_refused = 1;
+		arm_retry(w, REFUSED_RETRY_MS);
+		return;
+	}
+	if (res->status == 401)
+		kube_token_stale(w->k);
+	if (w->failures < 16)
+		w->failures++;
+	for (ms = BACKOFF_MIN_MS, n = 1; n < w->failures &&
+	    ms < BACKOFF_MAX_MS; n++)
+		ms *= 2;
+	if (ms > BACKOFF_MAX_MS)
+		ms = BACKOFF_MAX_MS;
+	ms = ms / 2 + rnd(w, ms / 2 + 1);
+	if (w->bad[0] != '\0')
+		log_warnx("lease %s: watch stream dropped: %s", w->lock,
+		    w->bad);
+	else if (res->timed_out)
+		log_info("lease %s: watch stream silent for %llus; "
+		    "reconnecting", w->lock,
+		    (unsigned long long)((w->timeout_ms + w->slack_ms) / 1000));
+	else if (w->failures >= 3 && !w->said_failing) {
+		log_warnx("lease %s: watch keeps failing (%ld %s: %s); "
+		    "polling every retry_period until it works", w->lock,
+		    res->status, res->reason, res->message);
+		w->said_failing = 1;
+	} else
+		log_debug("lease %s: watch ended (%ld %s: %s); again in "
+		    "%llums", w->lock, res->status, res->reason,
+		    res->message, (unsigned long long)ms);
+	w->bad[0] = '\0';
+	arm_retry(w, ms);
+}
+
+static void
+retry_cb(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	(void)loop;
+	(void)revents;
+	connect_stream(t->data);
+}
+
+static void
+connect_stream(struct watch *w)
+{
+	if (w->running)
+		return;
+	w->bad[0] = '\0';
+	w->gone = 0;
+	if (kube_lease_watch(w->k, w->ns, w->name, w->rv,
+	    (unsigned)(w->timeout_ms / 1000), w->timeout_ms + w->slack_ms,
+	    line_cb, done_cb, w) == -1) {
+		set_health(w, 0);
+		arm_retry(w, BACKOFF_MAX_MS);
+		return;
+	}
+	w->running = 1;
+}
+
+struct watch *
+watch_new(struct ev_loop *loop, struct kube *k, const char *ns,
+    const char *name, uint64_t timeout_ms, uint64_t slack_ms,
+    const struct watch_cbs *cbs, void *arg)
+{
+	struct watch	*w;
+
+	w = xcalloc(1, sizeof(*w));
+	w->loop = loop;
+	w->k = k;
+	w->ns = xstrdup(ns);
+	w->name = xstrdup(name);
+	snprintf(w->lock, sizeof(w->lock), "%s/%s", ns, name);
+	w->timeout_ms = timeout_ms;
+	w->slack_ms = slack_ms;
+	w->cbs = *cbs;
+	w->arg = arg;
+	w->rng = (uint64_t)clock_wall_us() | 1;
+	ev_timer_init(&w->retry, retry_cb, 0., 0.);
+	w->retry.data = w;
+	ev_timer_init(&w->deliver, deliver_cb, 0., 0.);
+	w->deliver.data = w;
+	return w;
+}
+
+void
+watch_start(struct watch *w, const char *rv)
+{
+	snprintf(w->rv, sizeof(w->rv), "%s", rv);
+	connect_stream(w);
+}
+
+void
+watch_seen(struct watch *w, const char *rv)
+{
+	if (watch_rv_newer(rv, w->rv))
+		snprintf(w->rv, sizeof(w->rv), "%s", rv);
+	if (w->gone && !w->running && w->rv[0] != '\0') {
+		ev_timer_stop(w->loop, &w->retry);
+		connect_stream(w);
+	}
+}
+
+int
+watch_healthy(const struct watch *w)
+{
+	return w->healthy;
+}
+
+void
+watch_free(struct watch *w)
+{
+	if (w == NULL)
+		return;
+	ev_timer_stop(w->loop, &w->retry);
+	ev_timer_stop(w->loop, &w->deliver);
+	kube_free(w->k);
+	free(w->pend_obj);
+	free(w->ns);
+	free(w->name);
+	free(w);
+}

@@ -1,0 +1,389 @@
+/*
+ * config.c -- defaults, values, flags and the environment.
+ *
+ * The key table drives everything: config_yaml.c reads the file into
+ * it, config_set sets one key from a flag, config_check.c validates and
+ * dumps.  Every value carries its origin, for error messages.
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/duration.h"
+#include "config/cfgfile.h"
+#include "config/config.h"
+#include "config/config_int.h"
+
+#define SA_DIR		"/var/run/secrets/kubernetes.io/serviceaccount"
+
+#define STR(f)	offsetof(struct config, f), sizeof(((struct config *)0)->f)
+#define NUM(f)	offsetof(struct config, f), 0
+
+const struct config_keydef config_keys[CONFIG_NKEYS] = {
+	{ "identity", CONFIG_IDENTITY, CONFIG_T_STR, STR(identity) },
+	{ "lock.type", CONFIG_LOCK_TYPE, CONFIG_T_STR, STR(lock_type) },
+	{ "lock.namespace", CONFIG_LOCK_NAMESPACE, CONFIG_T_STR,
+	    STR(lock_namespace) },
+	{ "lock.name", CONFIG_LOCK_NAME, CONFIG_T_STR, STR(lock_name) },
+	{ "lease_duration", CONFIG_LEASE_DURATION, CONFIG_T_DUR,
+	    NUM(lease_duration_ms) },
+	{ "renew_deadline", CONFIG_RENEW_DEADLINE, CONFIG_T_DUR,
+	    NUM(renew_deadline_ms) },
+	{ "retry_period", CONFIG_RETRY_PERIOD, CONFIG_T_DUR,
+	    NUM(retry_period_ms) },
+	{ "release_on_cancel", CONFIG_RELEASE_ON_CANCEL, CONFIG_T_BOOL,
+	    NUM(release_on_cancel) },
+	{ "listen.http", CONFIG_LISTEN_HTTP, CONFIG_T_STR, STR(listen_http) },
+	{ "listen.unix", CONFIG_LISTEN_UNIX, CONFIG_T_STR, STR(listen_unix) },
+	{ "listen.max_streams", CONFIG_LISTEN_MAX_STREAMS, CONFIG_T_INT,
+	    NUM(listen_max_streams) },
+	{ "listen.probes", CONFIG_LISTEN_PROBES, CONFIG_T_STR,
+	    STR(listen_probes) },
+	{ "kubernetes.kubeconfig", CONFIG_KUBECONFIG, CONFIG_T_STR,
+	    STR(kubeconfig) },
+	{ "kubernetes.request_timeout", CONFIG_REQUEST_TIMEOUT, CONFIG_T_DUR,
+	    NUM(request_timeout_ms) },
+	{ "kubernetes.insecure_http", CONFIG_INSECURE_HTTP, CONFIG_T_BOOL,
+	    NUM(insecure_http) },
+	{ "log.level", CONFIG_LOG_LEVEL, CONFIG_T_STR, STR(log_level) },
+	{ "log.format", CONFIG_LOG_FORMAT, CONFIG_T_STR, STR(log_format) },
+	{ "readyz.leader_only", CONFIG_READYZ_LEADER_ONLY, CONFIG_T_BOOL,
+	    NUM(readyz_leader_only) },
+	{ "watch", CONFIG_WATCH, CONFIG_T_BOOL, NUM(watch) },
+	{ "kubernetes.watch_timeout", CONFIG_WATCH_TIMEOUT, CONFIG_T_DUR,
+	    NUM(watch_timeout_ms) },
+	{ "run.grace", CONFIG_RUN_GRACE, CONFIG_T_DUR, NUM(run_grace_ms) },
+	{ "run.restart", CONFIG_RUN_RESTART, CONFIG_T_STR, STR(run_restart) },
+	{ "actions.label.enabled", CONFIG_LABEL_ENABLED, CONFIG_T_BOOL,
+	    NUM(label_enabled) },
+	{ "actions.label.key", CONFIG_LABEL_KEY, CONFIG_T_STR, STR(label_key) },
+	{ "actions.label.pod", CONFIG_LABEL_POD, CONFIG_T_STR, STR(label_pod) },
+	{ "actions.label.namespace", CONFIG_LABEL_NAMESPACE, CONFIG_T_STR,
+	    STR(label_namespace) },
+	{ "step_down.cooldown", CONFIG_STEP_DOWN_COOLDOWN, CONFIG_T_DUR,
+	    NUM(step_down_cooldown_ms) },
+};
+
+void
+config_errs_add(struct config_errs *e, const struct config_origin *o,
+    const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+
+	e->n++;
+	if (e->used + 1 >= e->len)
+		return;
+	if (e->used > 0)
+		e->buf[e->used++] = '\n';
+	if (o == NULL || o->src[0] == '\0')
+		n = snprintf(e->buf + e->used, e->len - e->used, "leaderd: ");
+	else if (o->line == 0)
+		n = snprintf(e->buf + e->used, e->len - e->used, "%s: ",
+		    o->src);
+	else
+		n = snprintf(e->buf + e->used, e->len - e->used, "%s:%d:%d: ",
+		    o->src, o->line, o->col);
+	if (n > 0)
+		e->used += (size_t)n;
+	if (e->used < e->len) {
+		va_start(ap, fmt);
+		n = vsnprintf(e->buf + e->used, e->len - e->used, fmt, ap);
+		va_end(ap);
+		if (n > 0)
+			e->used += (size_t)n;
+	}
+	if (e->used >= e->len)
+		e->used = e->len - 1;
+	e->buf[e->used] = '\0';
+}
+
+void
+config_origin_set(struct config_origin *o, const char *src, int line, int col)
+{
+	snprintf(o->src, sizeof(o->src), "%s", src);
+	o->line = line;
+	o->col = col;
+}
+
+const struct config_keydef *
+config_keydef(const char *path)
+{
+	size_t	 i;
+
+	for (i = 0; i < CONFIG_NKEYS; i++)
+		if (strcmp(config_keys[i].path, path) == 0)
+			return &config_keys[i];
+	return NULL;
+}
+
+void
+config_defaults(struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->lock_type, sizeof(c->lock_type), "leases");
+	c->lease_duration_ms = 15000;
+	c->renew_deadline_ms = 10000;
+	c->retry_period_ms = 2000;
+	c->release_on_cancel = 1;
+	snprintf(c->listen_http, sizeof(c->listen_http), "127.0.0.1:4040");
+	c->listen_max_streams = 64;
+	c->request_timeout_ms = 5000;
+	c->watch = 1;
+	c->watch_timeout_ms = 300000;
+	snprintf(c->log_level, sizeof(c->log_level), "info");
+	snprintf(c->log_format, sizeof(c->log_format), "text");
+	c->run_grace_ms = 10000;
+	snprintf(c->run_restart, sizeof(c->run_restart), "never");
+	snprintf(c->label_key, sizeof(c->label_key), "leaderd.io/role");
+}
+
+int
+config_expand(const char *s, char *out, size_t outlen, char *why,
+    size_t whylen)
+{
+	const char	*p, *end, *val;
+	char		 name[CONFIG_STR_MAX];
+	size_t		 o = 0, n, i;
+
+	for (p = s; *p != '\0'; p++) {
+		if (*p != '$') {
+			if (o + 1 >= outlen)
+				goto toolong;
+			out[o++] = *p;
+			continue;
+		}
+		if (p[1] == '$') {
+			if (o + 1 >= outlen)
+				goto toolong;
+			out[o++] = '$';
+			p++;
+			continue;
+		}
+		if (p[1] != '{') {
+			snprintf(why, whylen, "a \"$\" must start ${NAME}; "
+			    "write $$ for a literal $");
+			return -1;
+		}
+		if ((end = strchr(p + 2, '}')) == NULL) {
+			snprintf(why, whylen, "unterminated \"${\"; write "
+			    "${NAME}, or $$ for a literal $");
+			return -1;
+		}
+		n = (size_t)(end - (p + 2));
+		for (i = 0; i < n; i++) {
+			char ch = p[2 + i];
+
+			if (!(ch == '_' || (ch >= 'A' && ch <= 'Z') ||
+			    (ch >= 'a' && ch <= 'z') ||
+			    (i > 0 && ch >= '0' && ch <= '9')))
+				break;
+		}
+		if (n == 0 || i < n || n >= sizeof(name)) {
+			snprintf(why, whylen, "bad variable reference "
+			    "\"%.*s\": a name is letters, digits and _, not "
+			    "starting with a digit", (int)(n + 3), p);
+			return -1;
+		}
+		memcpy(name, p + 2, n);
+		name[n] = '\0';
+		if ((val = getenv(name)) == NULL) {
+			snprintf(why, whylen, "environment variable %s is not "
+			    "set", name);
+			return -1;
+		}
+		n = strlen(val);
+		if (o + n >= outlen)
+			goto toolong;
+		memcpy(out + o, val, n);
+		o += n;
+		p = end;
+	}
+	out[o] = '\0';
+	return 0;
+toolong:
+	snprintf(why, whylen, "value is too long (at most %zu bytes)",
+	    outlen - 1);
+	return -1;
+}
+
+int
+config_parse_value(struct config *c, const struct config_keydef *k,
+    const char *v, char *why, size_t whylen)
+{
+	uint64_t	 ms;
+	char		 derr[256];
+	const char	*p;
+	long		 n = 0;
+
+	switch (k->type) {
+	case CONFIG_T_STR:
+		if (strlen(v) >= k->size) {
+			snprintf(why, whylen, "value for %s is too long (at "
+			    "most %zu bytes)", k->path, k->size - 1);
+			return -1;
+		}
+		memcpy((char *)c + k->off, v, strlen(v) + 1);
+		return 0;
+	case CONFIG_T_DUR:
+		if (duration_parse(v, &ms, derr, sizeof(derr)) == -1) {
+			snprintf(why, whylen, "%s: %s", k->path, derr);
+			return -1;
+		}
+		*(uint64_t *)(void *)((char *)c + k->off) = ms;
+		return 0;
+	case CONFIG_T_BOOL:
+		if (strcmp(v, "true") == 0 || strcmp(v, "True") == 0 ||
+		    strcmp(v, "TRUE") == 0)
+			*(int *)(void *)((char *)c + k->off) = 1;
+		else if (strcmp(v, "false") == 0 || strcmp(v, "False") == 0 ||
+		    strcmp(v, "FALSE") == 0)
+			*(int *)(void *)((char *)c + k->off) = 0;
+		else {
+			snprintf(why, whylen, "%s: \"%s\" is not a boolean; "
+			    "write true or false", k->path, v);
+			return -1;
+		}
+		return 0;
+	case CONFIG_T_INT:
+		for (p = v; *p >= '0' && *p <= '9' && n <= 1000000; p++)
+			n = n * 10 + (*p - '0');
+		if (p == v || *p != '\0' || n > 1000000) {
+			snprintf(why, whylen, "%s: \"%s\" is not a count; "
+			    "write a whole number such as 64", k->path, v);
+			return -1;
+		}
+		*(int *)(void *)((char *)c + k->off) = (int)n;
+		return 0;
+	}
+	return -1;
+}
+
+int
+config_set(struct config *c, const char *key, const char *value,
+    const char *flag, char *err, size_t errlen)
+{
+	const struct config_keydef *k;
+	char			 why[512];
+
+	if (value == NULL) {
+		snprintf(err, errlen, "%s: a value is required", flag);
+		return -1;
+	}
+	if ((k = config_keydef(key)) == NULL) {
+		snprintf(err, errlen, "%s: unknown configuration key %s",
+		    flag, key);
+		return -1;
+	}
+	if (config_parse_value(c, k, value, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "%s: %s", flag, why);
+		return -1;
+	}
+	config_origin_set(&c->origin[k->key], flag, 0, 0);
+	c->set[k->key] = 1;
+	return 0;
+}
+
+/* Read the file path (sa_dir/namespace) into buf, trimmed. */
+static int
+read_namespace(const char *path, char *buf, size_t len)
+{
+	size_t	 n, i;
+	ssize_t	 r;
+	int	 fd;
+
+	/* Non-blocking open: a FIFO or a device is refused, not waited on. */
+	if ((fd = cfgfile_open(path, CFGFILE_MAX, NULL, NULL, 0)) == -1)
+		return -1;
+	n = 0;
+	while (n < len - 1 && (r = read(fd, buf + n, len - 1 - n)) != 0) {
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	for (i = 0; i < n && (buf[i] == ' ' || buf[i] == '\t' ||
+	    buf[i] == '\n' || buf[i] == '\r'); i++)
+		;
+	memmove(buf, buf + i, n - i + 1);
+	n -= i;
+	while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\t' ||
+	    buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	return n > 0 ? 0 : -1;
+}
+
+void
+config_finish(struct config *c, const char *sa_dir)
+{
+	struct config_origin	*o;
+	const char		*v;
+	char			 path[CONFIG_PATH_MAX], buf[CONFIG_STR_MAX];
+	uint64_t		 t;
+
+	if (!c->set[CONFIG_IDENTITY]) {
+		o = &c->origin[CONFIG_IDENTITY];
+		if ((v = getenv("POD_NAME")) != NULL && *v != '\0') {
+			snprintf(c->identity, sizeof(c->identity), "%s", v);
+			config_origin_set(o, "$POD_NAME", 0, 0);
+		} else {
+			if (gethostname(c->identity, sizeof(c->identity)) ==
+			    -1)
+				c->identity[0] = '\0';
+			c->identity[sizeof(c->identity) - 1] = '\0';
+			config_origin_set(o, "", 0, 0);
+		}
+	}
+	if (!c->set[CONFIG_LABEL_POD] &&
+	    (v = getenv("POD_NAME")) != NULL && *v != '\0') {
+		snprintf(c->label_pod, sizeof(c->label_pod), "%s", v);
+		config_origin_set(&c->origin[CONFIG_LABEL_POD], "$POD_NAME", 0,
+		    0);
+	}
+	if (!c->set[CONFIG_LABEL_NAMESPACE] &&
+	    (v = getenv("POD_NAMESPACE")) != NULL && *v != '\0') {
+		snprintf(c->label_namespace, sizeof(c->label_namespace), "%s",
+		    v);
+		config_origin_set(&c->origin[CONFIG_LABEL_NAMESPACE],
+		    "$POD_NAMESPACE", 0, 0);
+	}
+	if (!c->set[CONFIG_REQUEST_TIMEOUT]) {
+		/* client-go's NewFromKubeconfig: max(1s, renewDeadline/2). */
+		t = c->renew_deadline_ms / 2;
+		if (t < 1000)
+			t = 1000;
+		if (t >= c->renew_deadline_ms)
+			t = c->renew_deadline_ms / 2;
+		if (t > 0)
+			c->request_timeout_ms = t;
+	}
+	/* After POST /leader/release, one lease_duration by default. */
+	if (!c->set[CONFIG_STEP_DOWN_COOLDOWN])
+		c->step_down_cooldown_ms = c->lease_duration_ms;
+	if (!c->set[CONFIG_LOCK_NAMESPACE]) {
+		o = &c->origin[CONFIG_LOCK_NAMESPACE];
+		snprintf(path, sizeof(path), "%s/namespace",
+		    sa_dir != NULL ? sa_dir : SA_DIR);
+		if ((v = getenv("POD_NAMESPACE")) != NULL && *v != '\0') {
+			snprintf(c->lock_namespace, sizeof(c->lock_namespace),
+			    "%s", v);
+			config_origin_set(o, "$POD_NAMESPACE", 0, 0);
+		} else if (read_namespace(path, buf, sizeof(buf)) == 0) {
+			snprintf(c->lock_namespace, sizeof(c->lock_namespace),
+			    "%s", buf);
+			config_origin_set(o, path, 0, 0);
+		} else {
+			snprintf(c->lock_namespace, sizeof(c->lock_namespace),
+			    "default");
+			config_origin_set(o, "", 0, 0);
+		}
+	}
+}

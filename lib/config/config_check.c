@@ -1,0 +1,643 @@
+/*
+ * config_check.c -- config_validate and config_dump: the rules that
+ * span keys, and the effective configuration as YAML.
+ */
+
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <arpa/inet.h>
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/duration.h"
+#include "config/config.h"
+#include "config/config_int.h"
+#include "core/elector.h"
+
+#define IDENTITY_MAX	253	/* a pod name's limit */
+#define SUN_PATH_MAX	(sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
+
+#define ORIGIN(c, k)	(&(c)->origin[(k)])
+
+/* How late a value was given: default 0, file 1, flag 2. */
+static int
+rank(const struct config *c, enum config_key k)
+{
+	if (!c->set[k])
+		return 0;
+	return c->origin[k].line > 0 ? 1 : 2;
+}
+
+/*
+ * Of two keys in conflict, the one to blame: the one given later (a
+ * flag over the file, a later line over an earlier one), else a.
+ */
+static enum config_key
+later(const struct config *c, enum config_key a, enum config_key b)
+{
+	if (rank(c, b) > rank(c, a))
+		return b;
+	if (rank(c, b) == 1 && rank(c, a) == 1 &&
+	    strcmp(c->origin[a].src, c->origin[b].src) == 0 &&
+	    c->origin[b].line > c->origin[a].line)
+		return b;
+	return a;
+}
+
+/*
+ * The identity leaderd writes as holderIdentity: what a pod name allows
+ * (a DNS-1123 subdomain: lower-case letters, digits, '-' and '.'), plus
+ * upper case and '_', because client-go users write "hostname_uuid" and
+ * host names outside a cluster may have capitals.  It must start and end
+ * with a letter or digit.  Anything else (spaces, ':', '/', quotes,
+ * control characters, non-ASCII) would make log lines and text answers
+ * ambiguous.  Returns the offset of the first byte that breaks the rule,
+ * or (size_t)-1 if s (non-empty) is fine.
+ */
+#define IDENTITY_RULE	"an identity is 1 to 253 letters, digits, '-', '.' " \
+			"and '_', starting and ending with a letter or digit, " \
+			"such as a pod name (fix identity, --id or $POD_NAME)"
+static size_t
+identity_bad(const char *s)
+{
+	size_t	 i, n = strlen(s);
+
+	for (i = 0; i < n; i++) {
+		if (isalnum((unsigned char)s[i]) && (unsigned char)s[i] < 0x80)
+			continue;
+		if ((s[i] == '-' || s[i] == '.' || s[i] == '_') && i > 0 &&
+		    i + 1 < n)
+			continue;
+		return i;
+	}
+	return (size_t)-1;
+}
+
+/* A DNS-1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most max bytes. */
+static int
+dns_label(const char *s, size_t len, size_t max)
+{
+	size_t	 i;
+
+	if (len == 0 || len > max || s[0] == '-' || s[len - 1] == '-')
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+/* A DNS-1123 subdomain: labels joined by '.', at most 253 bytes. */
+static int
+dns_subdomain(const char *s)
+{
+	const char	*dot;
+
+	if (strlen(s) > 253)
+		return 0;
+	for (;;) {
+		dot = strchr(s, '.');
+		if (!dns_label(s, dot ? (size_t)(dot - s) : strlen(s), 253))
+			return 0;
+		if (dot == NULL)
+			return 1;
+		s = dot + 1;
+	}
+}
+
+/* Check "host:port"; returns NULL or what is wrong. */
+static const char *
+check_hostport(const char *s)
+{
+	const char	*colon, *p;
+	char		 host[CONFIG_STR_MAX];
+	unsigned char	 addr[16];
+	unsigned long	 port;
+	size_t		 n;
+	int		 digits_dots = 1;
+
+	if (s[0] == '[') {
+		if ((p = strchr(s, ']')) == NULL || p[1] != ':')
+			return "an IPv6 address is written [addr]:port";
+		n = (size_t)(p - s - 1);
+		memcpy(host, s + 1, n);
+		host[n] = '\0';
+		if (inet_pton(AF_INET6, host, addr) != 1)
+			return "not a valid IPv6 address inside [ ]";
+		colon = p + 1;
+	} else {
+		if ((colon = strrchr(s, ':')) == NULL)
+			return "it must be host:port, such as 127.0.0.1:4040";
+		n = (size_t)(colon - s);
+		memcpy(host, s, n);
+		host[n] = '\0';
+		if (strchr(host, ':') != NULL)
+			return "an IPv6 address needs brackets, such as "
+			    "[::1]:4040";
+		for (p = host; *p != '\0'; p++) {
+			if (!((*p >= '0' && *p <= '9') || *p == '.'))
+				digits_dots = 0;
+			if (!((*p >= 'a' && *p <= 'z') ||
+			    (*p >= 'A' && *p <= 'Z') ||
+			    (*p >= '0' && *p <= '9') || *p == '.' || *p == '-'))
+				return "the host must be an IP address or a "
+				    "host name";
+		}
+		if (host[0] != '\0' && digits_dots &&
+		    inet_pton(AF_INET, host, addr) != 1)
+			return "not a valid IPv4 address";
+	}
+	p = colon + 1;
+	if (*p == '\0' || strlen(p) > 5 || strspn(p, "0123456789") !=
+	    strlen(p))
+		return "the port must be a number from 0 to 65535";
+	port = strtoul(p, NULL, 10);
+	if (port > 65535)
+		return "the port must be a number from 0 to 65535";
+	return NULL;
+}
+
+static void
+check_timing(const struct config *c, struct config_errs *e)
+{
+	char		 ld[32], rd[32], rp[32], min[64], lo[32], hi[32];
+	char		 why[256];
+	uint64_t	 l = c->lease_duration_ms, r = c->renew_deadline_ms;
+	uint64_t	 p = c->retry_period_ms;
+	int		 n = e->n;
+
+	duration_format(l, ld, sizeof(ld));
+	duration_format(r, rd, sizeof(rd));
+	duration_format(p, rp, sizeof(rp));
+	if (l == 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_LEASE_DURATION),
+		    "lease_duration must be greater than zero");
+	else if (l % 1000 != 0) {
+		duration_format(l / 1000 * 1000, lo, sizeof(lo));
+		duration_format((l / 1000 + 1) * 1000, hi, sizeof(hi));
+		config_errs_add(e, ORIGIN(c, CONFIG_LEASE_DURATION),
+		    "lease_duration (%s) must be a whole number of seconds, "
+		    "as the Lease stores leaseDurationSeconds; use %s%s%s", ld,
+		    l < 1000 ? "" : lo, l < 1000 ? "" : " or ", hi);
+	} else if (l / 1000 > INT32_MAX)
+		config_errs_add(e, ORIGIN(c, CONFIG_LEASE_DURATION),
+		    "lease_duration (%s) is too long for the Lease's "
+		    "leaseDurationSeconds", ld);
+	if (r == 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_RENEW_DEADLINE),
+		    "renew_deadline must be greater than zero");
+	if (p == 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_RETRY_PERIOD),
+		    "retry_period must be greater than zero");
+	if (l > 0 && r > 0 && r >= l)
+		config_errs_add(e, ORIGIN(c, later(c, CONFIG_RENEW_DEADLINE,
+		    CONFIG_LEASE_DURATION)), "renew_deadline (%s) must be less "
+		    "than lease_duration (%s); lower renew_deadline or raise "
+		    "lease_duration", rd, ld);
+	if (r > 0 && p > 0 && r * 5 <= p * 6) {
+		/* NewLeaderElector (ref 1): renewDeadline > 1.2 x retryPeriod. */
+		min[0] = '\0';
+		if (p * 6 % 5 == 0) {
+			snprintf(min, sizeof(min), ", that is more than ");
+			duration_format(p * 6 / 5, min + strlen(min),
+			    sizeof(min) - strlen(min));
+		}
+		config_errs_add(e, ORIGIN(c, later(c, CONFIG_RENEW_DEADLINE,
+		    CONFIG_RETRY_PERIOD)), "renew_deadline (%s) must be more "
+		    "than 1.2 x retry_period (%s)%s; raise renew_deadline or "
+		    "lower retry_period", rd, rp, min);
+	}
+	/* The elector's own check must agree; if not, say so anyway. */
+	if (e->n == n && elector_check_timing(l, r, p, why, sizeof(why)) == -1)
+		config_errs_add(e, ORIGIN(c, CONFIG_RENEW_DEADLINE), "%s", why);
+}
+
+static void
+check_request_timeout(const struct config *c, struct config_errs *e)
+{
+	char		 rd[32], rt[32];
+	uint64_t	 r = c->renew_deadline_ms, t = c->request_timeout_ms;
+
+	duration_format(r, rd, sizeof(rd));
+	duration_format(t, rt, sizeof(rt));
+	if (t == 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_REQUEST_TIMEOUT),
+		    "kubernetes.request_timeout must be greater than zero");
+	else if (r > 0 && t >= r)
+		config_errs_add(e, ORIGIN(c, later(c, CONFIG_REQUEST_TIMEOUT,
+		    CONFIG_RENEW_DEADLINE)), "kubernetes.request_timeout (%s) "
+		    "must be less than renew_deadline (%s), so that a renew "
+		    "can fail and be retried in time; lower request_timeout or "
+		    "raise renew_deadline", rt, rd);
+}
+
+/*
+ * A watch shorter than a second is a request loop; the API server caps
+ * timeoutSeconds by its own --min-request-timeout range anyway (1800 s
+ * at most by default), so longer values are refused here.
+ */
+static void
+check_watch_timeout(const struct config *c, struct config_errs *e)
+{
+	uint64_t	 t = c->watch_timeout_ms;
+
+	if (t < 1000 || t > 1800000 || t % 1000 != 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_WATCH_TIMEOUT),
+		    "kubernetes.watch_timeout must be a whole number of "
+		    "seconds from 1s to 30m (default 5m)");
+}
+
+static void
+check_names(const struct config *c, struct config_errs *e)
+{
+	const char	*s;
+	size_t		 n;
+
+	s = c->identity;
+	n = strlen(s);
+	if (n == 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_IDENTITY), "identity is "
+		    "empty; set identity in the file, --id, or $POD_NAME");
+	else if (n > IDENTITY_MAX)
+		config_errs_add(e, ORIGIN(c, CONFIG_IDENTITY), "identity is "
+		    "too long (%zu bytes; at most %d)", n, IDENTITY_MAX);
+	else if ((n = identity_bad(s)) != (size_t)-1) {
+		if (s[n] > 0x20 && s[n] < 0x7f)
+			config_errs_add(e, ORIGIN(c, CONFIG_IDENTITY), "identity "
+			    "has \"%c\" at byte %zu; " IDENTITY_RULE, s[n],
+			    n + 1);
+		else
+			config_errs_add(e, ORIGIN(c, CONFIG_IDENTITY), "identity "
+			    "has byte 0x%02x at byte %zu; " IDENTITY_RULE,
+			    (unsigned char)s[n], n + 1);
+	}
+
+	/*
+	 * Every lock type client-go v0.23 had (ref 3.3): the legacy ones
+	 * for peers that still use them, the MultiLocks to migrate off them.
+	 */
+	s = c->lock_type;
+	if (strcmp(s, "leases") != 0 && strcmp(s, "endpoints") != 0 &&
+	    strcmp(s, "configmaps") != 0 &&
+	    strcmp(s, "endpointsleases") != 0 &&
+	    strcmp(s, "configmapsleases") != 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_LOCK_TYPE), "lock.type "
+		    "\"%s\" is not supported; use leases (or endpoints, "
+		    "configmaps, endpointsleases, configmapsleases to share "
+		    "a lock with older clients)", s);
+
+	s = c->lock_name;
+	if (*s == '\0')
+		config_errs_add(e, ORIGIN(c, CONFIG_LOCK_NAME), "lock.name is "
+		    "required (the name of the Lease to compete for); set "
+		    "lock.name in the file or --election");
+	else if (!dns_subdomain(s))
+		config_errs_add(e, ORIGIN(c, CONFIG_LOCK_NAME), "lock.name "
+		    "\"%s\" is not a valid Lease name: use at most 253 "
+		    "lowercase letters, digits, '-' and '.', starting and "
+		    "ending with a letter or digit", s);
+
+	s = c->lock_namespace;
+	if (*s == '\0')
+		config_errs_add(e, ORIGIN(c, CONFIG_LOCK_NAMESPACE),
+		    "lock.namespace is empty; set it, or remove it to use "
+		    "$POD_NAMESPACE or the service account's namespace");
+	else if (!dns_label(s, strlen(s), 63))
+		config_errs_add(e, ORIGIN(c, CONFIG_LOCK_NAMESPACE),
+		    "lock.namespace \"%s\" is not a valid namespace: use at "
+		    "most 63 lowercase letters, digits and '-', starting and "
+		    "ending with a letter or digit", s);
+}
+
+static void
+check_listen(const struct config *c, struct config_errs *e)
+{
+	const char	*why;
+
+	if (c->listen_http[0] != '\0' &&
+	    (why = check_hostport(c->listen_http)) != NULL)
+		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_HTTP), "listen.http "
+		    "\"%s\": %s (\"\" turns TCP off)", c->listen_http, why);
+	if (c->listen_probes[0] != '\0' &&
+	    (why = check_hostport(c->listen_probes)) != NULL)
+		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_PROBES),
+		    "listen.probes \"%s\": %s (\"\" turns it off)",
+		    c->listen_probes, why);
+	else if (c->listen_probes[0] != '\0' &&
+	    strcmp(c->listen_probes, c->listen_http) == 0)
+		config_errs_add(e, ORIGIN(c, later(c, CONFIG_LISTEN_HTTP,
+		    CONFIG_LISTEN_PROBES)), "listen.probes and listen.http are "
+		    "both \"%s\"; the probes need a port of their own",
+		    c->listen_probes);
+	if (c->listen_unix[0] != '\0' && c->listen_unix[0] != '/')
+		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_UNIX), "listen.unix "
+		    "\"%s\" must be an absolute path", c->listen_unix);
+	else if (strlen(c->listen_unix) > SUN_PATH_MAX)
+		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_UNIX), "listen.unix "
+		    "is too long (%zu bytes; a unix socket path holds at most "
+		    "%zu)", strlen(c->listen_unix), SUN_PATH_MAX);
+	if (c->listen_http[0] == '\0' && c->listen_unix[0] == '\0')
+		config_errs_add(e, ORIGIN(c, later(c, CONFIG_LISTEN_HTTP,
+		    CONFIG_LISTEN_UNIX)), "no listener: listen.http and "
+		    "listen.unix are both empty; set at least one");
+	if (c->listen_max_streams < 0 ||
+	    c->listen_max_streams > CONFIG_STREAMS_MAX)
+		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_MAX_STREAMS),
+		    "listen.max_streams %d is out of range: give 0 (no push "
+		    "clients) to %d", c->listen_max_streams,
+		    CONFIG_STREAMS_MAX);
+}
+
+/* A label name: [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, <= 63. */
+static int
+label_name(const char *s)
+{
+	size_t	 i, n = strlen(s);
+
+	if (n == 0 || n > 63)
+		return 0;
+	for (i = 0; i < n; i++) {
+		int	 alnum = (s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= '0' && s[i] <= '9');
+
+		if (!alnum && ((i == 0 || i == n - 1) ||
+		    (s[i] != '-' && s[i] != '_' && s[i] != '.')))
+			return 0;
+	}
+	return 1;
+}
+
+/* run.restart, and actions.label when it is enabled. */
+static void
+check_actions(const struct config *c, struct config_errs *e)
+{
+	const char	*k = c->label_key, *slash;
+	char		 prefix[CONFIG_STR_MAX];
+
+	if (strcmp(c->run_restart, "never") != 0 &&
+	    strcmp(c->run_restart, "restart") != 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_RUN_RESTART), "run.restart "
+		    "\"%s\" is not never or restart", c->run_restart);
+	if ((slash = strchr(k, '/')) != NULL) {
+		snprintf(prefix, sizeof(prefix), "%.*s", (int)(slash - k), k);
+		k = slash + 1;
+	} else
+		prefix[0] = '\0';
+	if (!label_name(k) || (slash != NULL && !dns_subdomain(prefix)))
+		config_errs_add(e, ORIGIN(c, CONFIG_LABEL_KEY),
+		    "actions.label.key \"%s\" is not a label key: an "
+		    "optional DNS subdomain and '/', then at most 63 letters, "
+		    "digits, '-', '_' and '.', starting and ending with a "
+		    "letter or digit", c->label_key);
+	if (!c->label_enabled)
+		return;
+	if (c->label_pod[0] == '\0')
+		config_errs_add(e, ORIGIN(c, CONFIG_LABEL_ENABLED),
+		    "actions.label.enabled needs the pod's name: set "
+		    "actions.label.pod, or $POD_NAME from the downward API "
+		    "(fieldRef metadata.name)");
+	else if (!dns_subdomain(c->label_pod))
+		config_errs_add(e, ORIGIN(c, CONFIG_LABEL_POD),
+		    "actions.label.pod \"%s\" is not a valid pod name",
+		    c->label_pod);
+	if (c->label_namespace[0] != '\0' &&
+	    !dns_label(c->label_namespace, strlen(c->label_namespace), 63))
+		config_errs_add(e, ORIGIN(c, CONFIG_LABEL_NAMESPACE),
+		    "actions.label.namespace \"%s\" is not a valid "
+		    "namespace", c->label_namespace);
+}
+
+int
+config_check_grace(const struct config *c, char *err, size_t errlen)
+{
+	uint64_t	 room;
+
+	room = c->lease_duration_ms > c->renew_deadline_ms ?
+	    c->lease_duration_ms - c->renew_deadline_ms : 0;
+	if (c->run_grace_ms <= room)
+		return 0;
+	snprintf(err, errlen, "run.grace %llums is longer than lease_duration "
+	    "- renew_deadline (%llums): a command that ignores SIGTERM may "
+	    "still run when another instance takes the lease; lower "
+	    "run.grace (--grace) or widen that gap",
+	    (unsigned long long)c->run_grace_ms, (unsigned long long)room);
+	return -1;
+}
+
+int
+config_validate(const struct config *c, char *err, size_t errlen)
+{
+	struct config_errs	 e = { err, errlen, 0, 0 };
+
+	if (errlen > 0)
+		err[0] = '\0';
+	check_names(c, &e);
+	check_timing(c, &e);
+	check_listen(c, &e);
+	check_request_timeout(c, &e);
+	check_watch_timeout(c, &e);
+	check_actions(c, &e);
+	if (strcmp(c->log_level, "error") != 0 &&
+	    strcmp(c->log_level, "warn") != 0 &&
+	    strcmp(c->log_level, "info") != 0 &&
+	    strcmp(c->log_level, "debug") != 0)
+		config_errs_add(&e, ORIGIN(c, CONFIG_LOG_LEVEL), "log.level "
+		    "\"%s\" is not one of error, warn, info, debug",
+		    c->log_level);
+	if (strcmp(c->log_format, "text") != 0 &&
+	    strcmp(c->log_format, "json") != 0)
+		config_errs_add(&e, ORIGIN(c, CONFIG_LOG_FORMAT), "log.format "
+		    "\"%s\" is not text or json", c->log_format);
+	return e.n == 0 ? 0 : -1;
+}
+
+/* Output being built in a caller's buffer. */
+struct out {
+	char	*buf;
+	size_t	 len;
+	size_t	 used;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+out_add(struct out *o, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+
+	if (o->used + 1 >= o->len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->used, o->len - o->used, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->used += (size_t)n;
+	if (o->used >= o->len)
+		o->used = o->len - 1;
+}
+
+/* Whether s must be quoted to read back as the same string. */
+static int
+needs_quotes(const char *s)
+{
+	static const char *const words[] = { "~", "null", "true", "false",
+	    "yes", "no", "on", "off", "y", "n" };
+	const char	*p;
+	char		*end;
+	size_t		 i;
+
+	if (*s == '\0' || strchr("-?:,[]{}#&*!|>'\"%@` ", *s) != NULL)
+		return 1;
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strcasecmp(s, words[i]) == 0)
+			return 1;
+	for (p = s; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '"' ||
+		    *p == '\\' ||
+		    (*p == ':' && (p[1] == ' ' || p[1] == '\0')) ||
+		    (*p == ' ' && (p[1] == '#' || p[1] == '\0')))
+			return 1;
+	(void)strtod(s, &end);
+	return *end == '\0';
+}
+
+/* A string value; '$' is doubled so the dump reads back unchanged. */
+static void
+out_str(struct out *o, const char *s)
+{
+	int	 q = needs_quotes(s);
+
+	if (q)
+		out_add(o, "\"");
+	for (; *s != '\0'; s++) {
+		if (*s == '$')
+			out_add(o, "$$");
+		else if (q && (*s == '"' || *s == '\\'))
+			out_add(o, "\\%c", *s);
+		else if (q && ((unsigned char)*s < 0x20 || *s == 0x7f))
+			out_add(o, "\\x%02x", (unsigned char)*s);
+		else
+			out_add(o, "%c", *s);
+	}
+	if (q)
+		out_add(o, "\"");
+}
+
+/* The length of k's top section ("actions" of "actions.label.key"). */
+static size_t
+section_len(const struct config_keydef *k)
+{
+	const char	*dot = strchr(k->path, '.');
+
+	return dot != NULL ? (size_t)(dot - k->path) : 0;
+}
+
+static int
+same_section(const struct config_keydef *a, const struct config_keydef *b)
+{
+	size_t	 n = section_len(a);
+
+	return n > 0 && n == section_len(b) &&
+	    strncmp(a->path, b->path, n) == 0;
+}
+
+/* A value and its origin, to the end of the line. */
+static void
+dump_value(struct out *o, const struct config *c, const struct config_keydef *k)
+{
+	const struct config_origin *org;
+	char		 d[32];
+
+	switch (k->type) {
+	case CONFIG_T_STR:
+		out_str(o, (const char *)c + k->off);
+		break;
+	case CONFIG_T_DUR:
+		duration_format(*(const uint64_t *)(const void *)
+		    ((const char *)c + k->off), d, sizeof(d));
+		out_add(o, "%s", d);
+		break;
+	case CONFIG_T_BOOL:
+		out_add(o, "%s", *(const int *)(const void *)
+		    ((const char *)c + k->off) ? "true" : "false");
+		break;
+	case CONFIG_T_INT:
+		out_add(o, "%d", *(const int *)(const void *)
+		    ((const char *)c + k->off));
+		break;
+	}
+	org = &c->origin[k->key];
+	if (org->src[0] != '\0' && org->line > 0)
+		out_add(o, "  # %s:%d:%d", org->src, org->line, org->col);
+	else if (org->src[0] != '\0')
+		out_add(o, "  # %s", org->src);
+	out_add(o, "\n");
+}
+
+/*
+ * Keys in table order, each top section once, at its first key (keys
+ * added to the end of the table may belong to a section listed
+ * earlier), nested sections two spaces deeper.
+ */
+size_t
+config_dump(const struct config *c, char *buf, size_t len)
+{
+	struct out	 o = { buf, len, 0 };
+	const struct config_keydef *k;
+	const char	*dot, *p, *section = "";
+	size_t		 order[CONFIG_NKEYS], no = 0, i, j, n, depth;
+	size_t		 seclen = 0;
+
+	if (len == 0)
+		return 0;
+	buf[0] = '\0';
+	for (i = 0; i < CONFIG_NKEYS; i++) {
+		if (section_len(&config_keys[i]) == 0) {
+			order[no++] = i;
+			continue;
+		}
+		for (j = 0; j < i; j++)
+			if (same_section(&config_keys[j], &config_keys[i]))
+				break;
+		if (j < i)
+			continue;	/* placed with its section already */
+		for (j = i; j < CONFIG_NKEYS; j++)
+			if (same_section(&config_keys[j], &config_keys[i]))
+				order[no++] = j;
+	}
+	for (i = 0; i < no; i++) {
+		k = &config_keys[order[i]];
+		/*
+		 * Open the sections of this key that the previous key did not
+		 * share ("actions.label.key" after "run.grace": actions:,
+		 * then label:), each nested two spaces deeper.
+		 */
+		dot = strrchr(k->path, '.');
+		n = dot != NULL ? (size_t)(dot - k->path) : 0;
+		for (p = k->path, depth = 0; dot != NULL && p < dot; depth++) {
+			const char *end = strchr(p, '.');
+			size_t	 upto = (size_t)(end - k->path);
+
+			if (upto > seclen ||
+			    strncmp(section, k->path, upto) != 0 ||
+			    (upto < seclen && section[upto] != '.'))
+				out_add(&o, "%*s%.*s:\n", (int)(2 * depth), "",
+				    (int)(end - p), p);
+			p = end + 1;
+		}
+		section = k->path;
+		seclen = n;
+		out_add(&o, "%*s%s: ", (int)(2 * depth), "",
+		    dot != NULL ? dot + 1 : k->path);
+		dump_value(&o, c, k);
+	}
+	return o.used;
+}

@@ -1,0 +1,210 @@
+/*
+ * elector.h -- leader election as a pure state machine.
+ *
+ * The elector performs no I/O, allocates no memory, reads no clock and
+ * logs nothing.  The caller feeds it an input stamped with the current
+ * monotonic time (and the wall clock, used only to fill record fields)
+ * and carries out the single action it returns.  At most one request is
+ * in flight at a time; the elector knows which.
+ *
+ * The algorithm is client-go's tryAcquireOrRenew (ref/clientgo-
+ * leaderelection.md 2.2-2.6) with these safety refinements:
+ *  - leadership holds until the *send* time of the last successful
+ *    write plus renew_deadline, and is judged at the moment of asking
+ *    (elector_is_leader), never from a cached flag;
+ *  - a foreign lease expires at the local observation time plus the
+ *    larger of our lease_duration and the record's leaseDurationSeconds;
+ *  - a record naming our identity counts as ours only if this elector
+ *    wrote it; one left by an earlier process with the same identity is
+ *    treated as foreign and waited out, so two processes sharing an
+ *    identity never both lead;
+ *  - a 409 on our own renew is followed by a GET: if the record is one we
+ *    sent (a write that timed out yet landed), we still lead;
+ *  - a release is written only over our own record (the PUT carries the
+ *    resourceVersion we last wrote, so the API server refuses it if
+ *    anyone else has written since).
+ */
+
+#ifndef ELECTOR_H
+#define ELECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/lease.h"
+
+enum elector_state {
+	ELECTOR_CANDIDATE,	/* no live lease seen yet, or trying to take it */
+	ELECTOR_FOLLOWER,	/* someone else holds a live lease */
+	ELECTOR_LEADER,		/* we hold the lease and keep renewing it */
+	ELECTOR_STOPPING,	/* shutdown asked; releasing if we held it */
+	ELECTOR_STOPPED		/* done; no further requests */
+};
+
+enum elector_input_kind {
+	ELECTOR_IN_TICK,	/* the wake-up time was reached */
+	ELECTOR_IN_GOT,		/* GET returned a record */
+	ELECTOR_IN_NOTFOUND,	/* GET returned 404 */
+	ELECTOR_IN_WRITTEN,	/* CREATE/UPDATE returned the stored record */
+	ELECTOR_IN_CONFLICT,	/* CREATE/UPDATE lost a race (409) */
+	ELECTOR_IN_FAILED,	/* transport error, timeout, other status */
+	ELECTOR_IN_STOP,	/* shutdown requested */
+	ELECTOR_IN_WATCHED,	/* a watch event carried a newer record */
+	ELECTOR_IN_STEP_DOWN	/* release now if leading, then cool down */
+};
+
+enum elector_action_kind {
+	ELECTOR_DO_NOTHING,
+	ELECTOR_DO_GET,
+	ELECTOR_DO_CREATE,	/* POST action.record */
+	ELECTOR_DO_UPDATE	/* PUT action.record over the last body seen */
+};
+
+/* Events reported in elector_action.events, for logs and the local API. */
+#define ELECTOR_EV_LEADING	0x01	/* we became leader */
+#define ELECTOR_EV_LOST		0x02	/* we stopped leading */
+#define ELECTOR_EV_NEW_LEADER	0x04	/* the observed holder changed */
+#define ELECTOR_EV_OBSERVED	0x08	/* first successful read of the lock */
+#define ELECTOR_EV_RELEASED	0x10	/* our release was written */
+#define ELECTOR_EV_STOPPED	0x20	/* state is now STOPPED */
+
+struct elector_config {
+	char		 identity[LEASE_HOLDER_MAX];	/* holderIdentity we write */
+	uint64_t	 lease_duration_ms;	/* whole seconds, > renew_deadline */
+	uint64_t	 renew_deadline_ms;	/* > 1.2 x retry_period */
+	uint64_t	 retry_period_ms;	/* > 0 */
+	uint64_t	 request_timeout_ms;	/* cap on one request; > 0 */
+	int		 release_on_cancel;	/* release the lease on STOP */
+	uint64_t	 seed;			/* jitter PRNG seed; any value */
+	uint64_t	 cooldown_ms;		/* no takeover this long after a
+						   step-down; 0 = lease_duration */
+};
+
+struct elector_input {
+	enum elector_input_kind	 kind;
+	uint64_t		 now_ms;	/* CLOCK_MONOTONIC, from caller */
+	int64_t			 wall_us;	/* CLOCK_REALTIME, record fields only */
+	const struct lease	*record;	/* borrowed; GOT and WRITTEN only */
+};
+
+struct elector_action {
+	enum elector_action_kind kind;
+	struct lease		 record;	/* what to CREATE/UPDATE */
+	uint64_t		 timeout_ms;	/* bound for this request */
+	uint64_t		 wake_ms;	/* feed a TICK at this time */
+	unsigned		 events;	/* ELECTOR_EV_* that happened */
+};
+
+#define ELECTOR_SENDS	4	/* recent writes remembered for 409 checks */
+
+struct elector_send {
+	int64_t		 renew_us;	/* renewTime the write carried */
+	uint64_t	 sent_ms;	/* when it was sent */
+};
+
+struct elector {
+	struct elector_config	 conf;
+	enum elector_state	 state;
+	struct lease		 observed;	/* last record seen or written */
+	int			 have_observed;	/* observed is valid */
+	uint64_t		 observed_ms;	/* when observed last changed */
+	int			 ours;		/* observed belongs to our term */
+	int			 have_term;	/* we took the lease this process */
+	int64_t			 term_acquire_us; /* acquireTime of our term */
+	int32_t			 term_transitions; /* leaseTransitions of it */
+	struct elector_send	 sends[ELECTOR_SENDS]; /* ring of our writes */
+	unsigned		 nsends;	/* writes sent so far */
+	uint64_t		 lead_until_ms;	/* leadership valid before this */
+	enum elector_action_kind inflight;	/* request awaiting its answer */
+	int			 releasing;	/* the in-flight UPDATE releases */
+	uint64_t		 sent_ms;	/* when the in-flight request left */
+	enum elector_action_kind next_kind;	/* request due at next_ms */
+	int			 next_release;	/* that request is the release */
+	uint64_t		 next_ms;	/* when it is due */
+	unsigned		 conflicts;	/* 409s since the last success */
+	uint64_t		 stop_until_ms;	/* STOPPING gives up at this time */
+	char			 reported[LEASE_HOLDER_MAX]; /* last holder reported */
+	const char		*why;		/* static reason of the last loss */
+	uint64_t		 rng;		/* xorshift64 state */
+	int			 watching;	/* a watch delivers changes */
+	uint64_t		 watch_poll_ms;	/* follower poll while watching */
+	uint64_t		 rtt_ms;	/* round trip of the last renew */
+	int			 stepdown;	/* stepping down: release ours */
+	uint64_t		 cooldown_until_ms; /* no takeover before this */
+};
+
+/*
+ * Check conf as client-go's NewLeaderElector does and initialise e as a
+ * candidate whose first request is due at now_ms.  Returns 0, or -1 with
+ * the reason in err.
+ */
+int	elector_init(struct elector *e, const struct elector_config *conf,
+	    uint64_t now_ms, char *err, size_t errlen);
+
+/*
+ * Advance e with one input and fill *act with what to do next.  The
+ * caller sends the request named by act->kind (if any) bounded by
+ * act->timeout_ms, feeds its outcome back as the next input, and feeds a
+ * TICK at act->wake_ms whatever else happens.
+ */
+void	elector_step(struct elector *e, const struct elector_input *in,
+	    struct elector_action *act);
+
+/*
+ * Say whether a watch on the lock is healthy.  While it is, a follower
+ * polls only every poll_ms as a safety net (a watch event, fed as
+ * ELECTOR_IN_WATCHED, wakes it sooner) and a free or expired lease is
+ * tried after a random 0-20 ms spread, so that candidates woken by the
+ * same event do not all write in the same instant.  Turning the watch
+ * off brings a follower's next poll back within a jittered
+ * retry_period.  The caller feeds a TICK afterwards to re-arm its timer.
+ * Expiry is decided by the local clock either way: the watch only wakes
+ * the elector sooner.
+ */
+void	elector_set_watch(struct elector *e, int on, uint64_t poll_ms,
+	    uint64_t now_ms);
+
+/*
+ * Whether an ELECTOR_IN_WATCHED fed now would be taken: no request in
+ * flight, and not stopping.  The caller adopts the watched object as the
+ * body of the next write only then.
+ */
+int	elector_takes_watched(const struct elector *e);
+
+/*
+ * Read the lock at once if nothing is in flight and we do not lead (the
+ * watch saw the Lease deleted, or its version expired).  The caller feeds
+ * a TICK afterwards.
+ */
+void	elector_read_now(struct elector *e, uint64_t now_ms);
+
+/*
+ * Step-down (ELECTOR_IN_STEP_DOWN): if e leads at the input's time, it
+ * stops leading at once (ELECTOR_EV_LOST), releases the lease with the
+ * same CAS release as a stop (after the answer of a renew in flight, and
+ * only while the record is still ours), reports ELECTOR_EV_RELEASED when
+ * the release is written, and then follows: for conf.cooldown_ms after
+ * the step-down and again after the release is written, it reads the
+ * lease but never writes a takeover or a create.  Ignored when e does
+ * not lead.
+ */
+
+/* Whether e leads at monotonic time now_ms (strictly before lead_until). */
+int	elector_is_leader(const struct elector *e, uint64_t now_ms);
+
+/* The holder of the last record observed, "" if none. */
+const char *elector_holder(const struct elector *e);
+
+/* Static name of a state, for logs and the local API. */
+const char *elector_state_name(enum elector_state);
+
+/*
+ * Check the timing inequalities alone (lease_duration > renew_deadline >
+ * 1.2 x retry_period, all > 0, lease_duration in whole seconds).  Used by
+ * the config validator and elector_init.  Returns 0 or -1 with err.
+ */
+int	elector_check_timing(uint64_t lease_duration_ms,
+	    uint64_t renew_deadline_ms, uint64_t retry_period_ms,
+	    char *err, size_t errlen);
+
+#endif /* ELECTOR_H */

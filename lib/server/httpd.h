@@ -1,0 +1,134 @@
+/*
+ * httpd.h -- the local HTTP/1.1 server, on TCP and on a unix socket.
+ *
+ * Non-blocking, on the daemon's libev loop; it never blocks the
+ * election.  Limits: a cap on request connections (HTTPD_MAX_CONNS,
+ * lowered so that HTTPD_FD_RESERVE descriptors stay free under
+ * RLIMIT_NOFILE; past it the oldest is closed; accept pauses on EMFILE),
+ * an idle timeout, a cap on buffered output (a client that never reads
+ * is dropped), and http_parse's size limits.  Routing is the caller's:
+ * httpd calls the handler with each complete request.
+ *
+ * Two kinds of long-lived replies, each under its own cap (see
+ * httpd_set_max_streams), outside the request connections' cap and
+ * exempt from the idle timeout: streams (headers and a first body, then
+ * whatever httpd_stream_send broadcasts, until the client or httpd
+ * closes) and waiting requests (answered later, when httpd_wake finds
+ * the handler ready to answer, or when their wait ends).
+ */
+
+#ifndef HTTPD_H
+#define HTTPD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <ev.h>
+
+#include "codec/http_parse.h"
+
+#define HTTPD_MAX_CONNS		256	/* open request connections, all listeners */
+#define HTTPD_FD_RESERVE	32	/* descriptors kept from local clients */
+#define HTTPD_MIN_CONNS		8	/* the cap never goes below this */
+#define HTTPD_PEER_MAX		8	/* connections per non-loopback peer */
+#define HTTPD_IDLE_MS		10000	/* idle or slow connection timeout */
+#define HTTPD_OUT_MAX		65536	/* unsent reply bytes per connection */
+#define HTTPD_PING_MS		15000	/* a stream's keep-alive period */
+#define HTTPD_HEADERS_MAX	256	/* extra header lines of one reply */
+
+enum httpd_mode {
+	HTTPD_REPLY_NOW,	/* answer at once (the default) */
+	HTTPD_REPLY_STREAM,	/* start a stream: headers, body, then events */
+	HTTPD_REPLY_WAIT	/* answer later: at httpd_wake or after wait_ms */
+};
+
+struct httpd_reply {
+	int		 status;	/* 200, 404, ... */
+	const char	*content_type;	/* static; "application/json" */
+	char		*body;		/* caller-allocated; httpd frees it */
+	size_t		 len;		/* body length */
+	const char	*allow;		/* Allow header for a 405, or NULL */
+	char		 headers[HTTPD_HEADERS_MAX]; /* more lines, each ending
+						   in CRLF, or "" */
+	enum httpd_mode	 mode;		/* how to answer */
+	const char	*ping;		/* STREAM: static keep-alive bytes */
+	uint64_t	 wait_ms;	/* WAIT: answer at most this late */
+	int		 wait_over;	/* in: a waiting request's time is up,
+					   answer now (mode is ignored) */
+	int		 waited;	/* in: the request was waiting */
+	int		 local;		/* in: came over the unix socket or a
+					   TCP listener bound to loopback */
+};
+
+/*
+ * Fill *reply for req.  Called from the loop; must not block.  reply is
+ * zeroed but for the fields marked "in".  A waiting request is handed to the handler
+ * again on each httpd_wake (it may wait on, until its first wait_ms
+ * ends) and once more with wait_over set when its time is up.
+ */
+typedef void (*httpd_handler_cb)(const struct http_request *req,
+	    struct httpd_reply *reply, void *arg);
+
+struct httpd;
+
+struct httpd	*httpd_new(struct ev_loop *loop, httpd_handler_cb handler,
+	    void *arg);
+
+/*
+ * Listen on "host:port" ("[::1]:4040" for IPv6; port 0 picks one).
+ * Returns 0 or -1 with err.
+ */
+int	httpd_listen_tcp(struct httpd *h, const char *hostport, char *err,
+	    size_t errlen);
+
+/*
+ * Listen on "host:port" for the kubelet's probes and Prometheus only:
+ * /healthz, /readyz and /metrics go to the handler; any other path gets
+ * 404 there, so the application API (/leader, ...) stays on the
+ * loopback and unix listeners.  Returns 0 or -1 with err.
+ */
+int	httpd_listen_probes(struct httpd *h, const char *hostport, char *err,
+	    size_t errlen);
+
+/* The TCP port actually bound (useful with port 0), or -1. */
+int	httpd_tcp_port(const struct httpd *h);
+
+/*
+ * Listen on the unix socket path with mode 0660.  If something answers
+ * on path already, refuse (another daemon is live); a stale socket file
+ * is replaced; a path that exists and is not a socket is an error.
+ * Returns 0 or -1 with err.
+ */
+int	httpd_listen_unix(struct httpd *h, const char *path, char *err,
+	    size_t errlen);
+
+/* Number of open client connections, streams and waiting ones included. */
+int	httpd_conns(const struct httpd *h);
+
+/*
+ * Allow at most n streams and, apart, at most n waiting requests (0
+ * turns both off); one more is answered 503 with a JSON error.  The
+ * default is 64.
+ */
+void	httpd_set_max_streams(struct httpd *h, int n);
+
+/* Number of open streams. */
+int	httpd_streams(const struct httpd *h);
+
+/*
+ * Queue len bytes of data on every stream and send what the sockets
+ * take now.  A stream whose unsent bytes would pass HTTPD_OUT_MAX is
+ * closed (its client does not read).  data is copied.
+ */
+void	httpd_stream_send(struct httpd *h, const char *data, size_t len);
+
+/* Hand every waiting request to the handler again (see above). */
+void	httpd_wake(struct httpd *h);
+
+/*
+ * Answer the waiting requests as at the end of their wait, send what
+ * the sockets take, close every connection and listener, unlink the
+ * socket, free h.
+ */
+void	httpd_free(struct httpd *h);
+
+#endif /* HTTPD_H */

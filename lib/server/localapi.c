@@ -1,0 +1,404 @@
+/*
+ * localapi.c -- the answers of the local API (DESIGN.md "The local API"):
+ * who leads and whether it is us, health and readiness.  Leadership is
+ * judged from the monotonic time of the request, never from a flag, so a
+ * process that was paused does not answer "I lead" from stale state.
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/duration.h"
+#include "base/log.h"
+#include "base/xmalloc.h"
+#include "server/localapi.h"
+
+#define STUCK_SLACK_MS	5000	/* a timer this late means a stuck loop */
+
+/*
+ * Why the daemon is unhealthy, or NULL: the loop has stalled (a timer or
+ * request far past its time), or we hold the lease but have not renewed
+ * it within lease_duration (client-go's HealthzAdaptor, 2.8).
+ */
+static const char *
+unhealthy(const struct localapi_state *d, uint64_t now_ms, char *why,
+    size_t len)
+{
+	if (d->wake_ms != 0 && now_ms > d->wake_ms + STUCK_SLACK_MS) {
+		snprintf(why, len, "election loop is stuck: a timer is %llu "
+		    "ms late", (unsigned long long)(now_ms - d->wake_ms));
+		return why;
+	}
+	if (d->req_deadline_ms != 0 &&
+	    now_ms > d->req_deadline_ms + STUCK_SLACK_MS) {
+		snprintf(why, len, "election loop is stuck: a request is "
+		    "%llu ms past its timeout",
+		    (unsigned long long)(now_ms - d->req_deadline_ms));
+		return why;
+	}
+	if (d->el->have_observed && d->el->ours && d->written_ms != 0 &&
+	    d->el->state != ELECTOR_STOPPING &&
+	    now_ms > d->written_ms + d->conf->lease_duration_ms) {
+		snprintf(why, len, "leader has not renewed lease %s/%s for "
+		    "%llu ms (lease_duration %llu ms)", d->conf->lock_namespace,
+		    d->conf->lock_name,
+		    (unsigned long long)(now_ms - d->written_ms),
+		    (unsigned long long)d->conf->lease_duration_ms);
+		return why;
+	}
+	return NULL;
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static void
+json_time(struct buf *b, const char *key, int64_t us)
+{
+	char	 t[LEASE_MICROTIME_LEN];
+
+	buf_printf(b, ",\"%s\":", key);
+	if (us == 0) {
+		buf_add(b, "null", 4);
+		return;
+	}
+	lease_format_microtime(us, t);
+	buf_json_str(b, t);
+}
+
+static void
+reply_json(struct httpd_reply *reply, int status, struct buf *b)
+{
+	reply->status = status;
+	reply->content_type = "application/json";
+	buf_add(b, "\n", 1);
+	reply->body = buf_steal(b, &reply->len);
+}
+
+static void
+reply_status(struct httpd_reply *reply, int status, const char *key,
+    const char *value, const char *reason)
+{
+	struct buf	 b = { 0 };
+
+	buf_printf(&b, "{\"%s\":", key);
+	buf_json_str(&b, value);
+	if (reason != NULL) {
+		buf_add(&b, ",\"reason\":", 10);
+		buf_json_str(&b, reason);
+	}
+	buf_add(&b, "}", 1);
+	reply_json(reply, status, &b);
+}
+
+/* The /leader JSON body at now_ms, on one line, without a newline. */
+static void
+leader_json(const struct localapi_state *d, uint64_t now_ms, struct buf *b)
+{
+	const struct lease	*o = &d->el->observed;
+	int			 leading = !d->stopping &&
+				    elector_is_leader(d->el, now_ms);
+	char			 token[LEASE_TOKEN_MAX] = "";
+
+	if (d->el->have_observed)
+		lease_fencing_token(o, token, sizeof(token));
+	buf_add(b, "{\"name\":", 8);
+	buf_json_str(b, elector_holder(d->el));
+	buf_printf(b, ",\"is_leader\":%s,\"identity\":",
+	    leading ? "true" : "false");
+	buf_json_str(b, d->conf->identity);
+	buf_printf(b, ",\"lock\":\"%s/%s/%s\",\"state\":\"%s\"",
+	    d->conf->lock_type, d->conf->lock_namespace, d->conf->lock_name,
+	    d->stopping && d->el->state != ELECTOR_STOPPED ? "stopping" :
+	    elector_state_name(d->el->state));
+	buf_printf(b, ",\"transitions\":%d,\"fencing_token\":",
+	    o->transitions);
+	buf_json_str(b, token);
+	json_time(b, "acquire_time", o->acquire_us);
+	json_time(b, "renew_time", o->renew_us);
+	buf_printf(b, ",\"lease_duration_seconds\":%d,\"valid_for_ms\":%llu",
+	    o->duration_s, leading ?
+	    (unsigned long long)(d->el->lead_until_ms - now_ms) : 0ULL);
+	buf_printf(b, ",\"index\":%llu", (unsigned long long)d->index);
+	json_time(b, "changed_at", d->changed_us);
+	buf_add(b, "}", 1);
+}
+
+static void
+reply_error(struct httpd_reply *reply, int status, const char *why)
+{
+	struct buf	 b = { 0 };
+
+	buf_add(&b, "{\"error\":", 9);
+	buf_json_str(&b, why);
+	buf_printf(&b, ",\"status\":%d}", status);
+	reply_json(reply, status, &b);
+}
+
+static void
+reply_leader(const struct localapi_state *d, const struct http_request *req,
+    uint64_t now_ms, struct httpd_reply *reply)
+{
+	struct buf	 b = { 0 };
+	char		 err[256], why[300], token[LEASE_TOKEN_MAX] = "";
+	uint64_t	 wait_ms, index;
+	int		 blocking;
+
+	if (localapi_parse_wait(req->query, &blocking, &wait_ms, &index, err,
+	    sizeof(err)) == -1) {
+		snprintf(why, sizeof(why), "%s; write e.g. "
+		    "/leader?wait=30s&index=7", err);
+		reply_error(reply, 400, why);
+		return;
+	}
+	if (blocking && index == d->index && !reply->wait_over &&
+	    wait_ms > 0) {
+		reply->mode = HTTPD_REPLY_WAIT;
+		reply->wait_ms = wait_ms;
+		return;
+	}
+	if (d->el->have_observed)
+		lease_fencing_token(&d->el->observed, token, sizeof(token));
+	snprintf(reply->headers, sizeof(reply->headers),
+	    "X-Leaderd-Index: %llu\r\n%s%s%s", (unsigned long long)d->index,
+	    token[0] != '\0' ? "X-Leaderd-Fencing-Token: " : "", token,
+	    token[0] != '\0' ? "\r\n" : "");
+	if (req->accept_text) {
+		/* One line: the holder is the Lease writer's text (L1). */
+		size_t	 n = strlen(elector_holder(d->el)) * 4 + 8;
+		char	*esc = xmalloc(n);
+
+		log_text_escape(esc, n, elector_holder(d->el));
+		buf_printf(&b, "%s\n", esc);
+		free(esc);
+		reply->status = 200;
+		reply->content_type = "text/plain; charset=utf-8";
+		reply->body = buf_steal(&b, &reply->len);
+		return;
+	}
+	leader_json(d, now_ms, &b);
+	reply_json(reply, 200, &b);
+}
+
+/* GET /leader/watch, /sse: a stream of events, the first one now. */
+static void
+reply_watch(const struct localapi_state *d, uint64_t now_ms,
+    struct httpd_reply *reply)
+{
+	reply->status = 200;
+	reply->content_type = "text/event-stream";
+	reply->mode = HTTPD_REPLY_STREAM;
+	reply->ping = LOCALAPI_PING;
+	snprintf(reply->headers, sizeof(reply->headers),
+	    "X-Leaderd-Index: %llu\r\n", (unsigned long long)d->index);
+	reply->body = localapi_event(d, now_ms, &reply->len);
+}
+
+int
+localapi_changed(struct localapi_state *d, uint64_t now_ms, int64_t wall_us)
+{
+	const char	*holder = elector_holder(d->el);
+	int		 leading = !d->stopping &&
+			    elector_is_leader(d->el, now_ms) ? 1 : 0;
+	int		 stopping = d->stopping ||
+			    d->el->state == ELECTOR_STOPPING ||
+			    d->el->state == ELECTOR_STOPPED;
+
+	if (d->index != 0 && leading == d->seen_leader &&
+	    stopping == d->seen_stopping &&
+	    strcmp(holder, d->seen_holder) == 0)
+		return 0;
+	d->index++;
+	d->changed_us = wall_us;
+	snprintf(d->seen_holder, sizeof(d->seen_holder), "%s", holder);
+	d->seen_leader = leading;
+	d->seen_stopping = stopping;
+	return 1;
+}
+
+char *
+localapi_event(const struct localapi_state *d, uint64_t now_ms, size_t *len)
+{
+	struct buf	 b = { 0 };
+
+	buf_add(&b, "data: ", 6);
+	leader_json(d, now_ms, &b);
+	buf_add(&b, "\n\n", 2);
+	return buf_steal(&b, len);
+}
+
+/* Percent-decode s[0..len) into out (outlen bytes); -1 if bad or long. */
+static int
+query_value(const char *s, size_t len, char *out, size_t outlen)
+{
+	size_t	 i, o = 0;
+	int	 hi, lo;
+
+	for (i = 0; i < len; i++) {
+		if (o + 1 >= outlen)
+			return -1;
+		if (s[i] == '+')
+			out[o++] = ' ';
+		else if (s[i] != '%')
+			out[o++] = s[i];
+		else {
+			if (i + 2 >= len)
+				return -1;
+			hi = hexval(s[i + 1]);
+			lo = hexval(s[i + 2]);
+			if (hi < 0 || lo < 0)
+				return -1;
+			if (hi == 0 && lo == 0)
+				return -1;
+			out[o++] = (char)(hi << 4 | lo);
+			i += 2;
+		}
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+int
+localapi_parse_wait(const char *query, int *blocking, uint64_t *wait_ms,
+    uint64_t *index, char *err, size_t errlen)
+{
+	const char	*p = query, *amp, *eq;
+	char		 v[64], derr[200];
+	size_t		 klen, i;
+	int		 have_wait = 0, have_index = 0;
+	uint64_t	 n, d;
+
+	*blocking = 0;
+	*wait_ms = LOCALAPI_WAIT_MAX_MS;
+	*index = 0;
+	while (*p != '\0') {
+		if ((amp = strchr(p, '&')) == NULL)
+			amp = p + strlen(p);
+		eq = memchr(p, '=', (size_t)(amp - p));
+		klen = (size_t)((eq != NULL ? eq : amp) - p);
+		if ((klen == 4 && memcmp(p, "wait", 4) == 0) ||
+		    (klen == 5 && memcmp(p, "index", 5) == 0)) {
+			if (eq == NULL || query_value(eq + 1,
+			    (size_t)(amp - eq - 1), v, sizeof(v)) == -1) {
+				snprintf(err, errlen, "%.*s: missing or "
+				    "malformed value", (int)klen, p);
+				return -1;
+			}
+			if (klen == 4) {
+				if (have_wait++) {
+					snprintf(err, errlen, "wait given "
+					    "twice");
+					return -1;
+				}
+				if (duration_parse(v, wait_ms, derr,
+				    sizeof(derr)) == -1) {
+					snprintf(err, errlen, "wait: %s", derr);
+					return -1;
+				}
+				if (*wait_ms > LOCALAPI_WAIT_MAX_MS)
+					*wait_ms = LOCALAPI_WAIT_MAX_MS;
+			} else {
+				if (have_index++) {
+					snprintf(err, errlen, "index given "
+					    "twice");
+					return -1;
+				}
+				n = 0;
+				for (i = 0; v[i] >= '0' && v[i] <= '9'; i++) {
+					d = (uint64_t)(v[i] - '0');
+					if (n > (UINT64_MAX - d) / 10)
+						break;
+					n = n * 10 + d;
+				}
+				if (i == 0 || v[i] != '\0') {
+					snprintf(err, errlen, "index \"%s\" is "
+					    "not a whole number below 2^64", v);
+					return -1;
+				}
+				*index = n;
+				*blocking = 1;
+			}
+		}
+		p = *amp == '&' ? amp + 1 : amp;
+	}
+	return 0;
+}
+
+/*
+ * Whether a /readyz query asks for leader-only readiness: leader=true
+ * (or leader=1) anywhere in it.
+ */
+static int
+query_leader(const char *query)
+{
+	const char	*p = query, *amp;
+	size_t		 n;
+
+	while (*p != '\0') {
+		if ((amp = strchr(p, '&')) == NULL)
+			amp = p + strlen(p);
+		n = (size_t)(amp - p);
+		if ((n == 11 && memcmp(p, "leader=true", 11) == 0) ||
+		    (n == 8 && memcmp(p, "leader=1", 8) == 0))
+			return 1;
+		p = *amp == '&' ? amp + 1 : amp;
+	}
+	return 0;
+}
+
+void
+localapi_reply(const struct localapi_state *d, const struct http_request *req,
+    uint64_t now_ms, struct httpd_reply *reply)
+{
+	char		 why[1024];
+	struct buf	 b = { 0 };
+
+	if (strcmp(req->method, "GET") != 0 &&
+	    strcmp(req->method, "HEAD") != 0) {
+		reply->allow = "GET, HEAD";
+		buf_add(&b, "{\"error\":\"method not allowed\",\"status\":405}",
+		    43);
+		reply_json(reply, 405, &b);
+		return;
+	}
+	if (strcmp(req->path, "/leader") == 0)
+		reply_leader(d, req, now_ms, reply);
+	else if (strcmp(req->path, "/leader/watch") == 0 ||
+	    strcmp(req->path, "/sse") == 0)
+		reply_watch(d, now_ms, reply);
+	else if (strcmp(req->path, "/") == 0)
+		reply_status(reply, 200, "name", elector_holder(d->el), NULL);
+	else if (strcmp(req->path, "/healthz") == 0) {
+		if (unhealthy(d, now_ms, why, sizeof(why)) != NULL)
+			reply_status(reply, 503, "status", "unhealthy", why);
+		else
+			reply_status(reply, 200, "status", "ok", NULL);
+	} else if (strcmp(req->path, "/readyz") == 0) {
+		/* ?leader=true: 503 on followers, whatever the config. */
+		if (!d->ready)
+			reply_status(reply, 503, "status", "not ready",
+			    "the lease has not been read yet");
+		else if ((d->conf->readyz_leader_only ||
+		    query_leader(req->query)) && (d->stopping ||
+		    !elector_is_leader(d->el, now_ms)))
+			reply_status(reply, 503, "status", "not ready",
+			    "not the leader");
+		else
+			reply_status(reply, 200, "status", "ready", NULL);
+	} else {
+		buf_add(&b, "{\"error\":\"not found\",\"status\":404}", 34);
+		reply_json(reply, 404, &b);
+	}
+}

@@ -1,0 +1,81 @@
+/*
+ * localapi.h -- the local API's routes, answered from the daemon's state.
+ * No I/O: httpd parses and sends, daemon keeps the state current.
+ *
+ * Push: every change of who leads (holder, is_leader, or the daemon
+ * starting to stop) bumps an index, which every /leader body carries.
+ * The daemon asks localapi_changed after each elector step and when its
+ * leadership runs out, and on a change sends localapi_event to the
+ * streams (GET /leader/watch, GET /sse) and wakes the blocking reads
+ * (GET /leader?wait=30s&index=N).
+ */
+
+#ifndef LOCALAPI_H
+#define LOCALAPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "core/elector.h"
+#include "server/httpd.h"
+
+/* What the daemon shows the local API; fields kept current by daemon.c. */
+struct localapi_state {
+	const struct config	*conf;		/* borrowed */
+	const struct elector	*el;		/* borrowed */
+	int			 ready;		/* the lock was read once */
+	uint64_t		 wake_ms;	/* armed elector wake, 0 = none */
+	uint64_t		 req_deadline_ms; /* in-flight request's end, 0 = none */
+	uint64_t		 written_ms;	/* last successful write, 0 = none */
+	uint64_t		 index;		/* changes so far; 0 = none yet */
+	int64_t			 changed_us;	/* wall clock of the last change */
+	char			 seen_holder[LEASE_HOLDER_MAX]; /* at index */
+	int			 seen_leader;	/* is_leader at index */
+	int			 seen_stopping;	/* stopping at index */
+	int			 stopping;	/* shutdown began: never "I lead" */
+};
+
+#define LOCALAPI_WAIT_MAX_MS	300000	/* longest blocking read (5m) */
+#define LOCALAPI_PING		": keep-alive\n\n"	/* stream comment */
+
+/*
+ * Whether who leads, as /leader would say at monotonic time now_ms
+ * (holder, is_leader, and whether the daemon is stopping), differs from
+ * what st last saw.  On a change, or on the first call, bump st->index,
+ * note wall_us as the change's time and return 1; else return 0.
+ */
+int	localapi_changed(struct localapi_state *st, uint64_t now_ms,
+	    int64_t wall_us);
+
+/*
+ * The server-sent event for the state at now_ms: "data: " and the /leader
+ * JSON body on one line, then an empty line.  The caller frees it; *len
+ * is its length.
+ */
+char	*localapi_event(const struct localapi_state *st, uint64_t now_ms,
+	    size_t *len);
+
+/*
+ * Read "wait" and "index" from a /leader query string (other keys are
+ * ignored).  *blocking is 1 when an index is given: then *index is it
+ * and *wait_ms the wait (LOCALAPI_WAIT_MAX_MS if none, capped at it).
+ * Returns 0, or -1 with the reason in err for a malformed value or a
+ * key given twice.
+ */
+int	localapi_parse_wait(const char *query, int *blocking,
+	    uint64_t *wait_ms, uint64_t *index, char *err, size_t errlen);
+
+/*
+ * Answer req at monotonic time now_ms: GET /leader (blocking with wait
+ * and index), /, /healthz, /readyz (?leader=true: 503 unless leading,
+ * whatever readyz.leader_only says), and the streams /leader/watch and
+ * /sse; 404 for other paths, 405 for other methods and 400 for a bad
+ * wait or index, with JSON error bodies.  Every /leader answer carries
+ * an X-Leaderd-Index header.
+ */
+void	localapi_reply(const struct localapi_state *st,
+	    const struct http_request *req, uint64_t now_ms,
+	    struct httpd_reply *reply);
+
+#endif /* LOCALAPI_H */

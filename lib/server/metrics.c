@@ -1,0 +1,190 @@
+/*
+ * metrics.c -- Prometheus counters and their text exposition (format
+ * 0.0.4).  See metrics.h.
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "server/metrics.h"
+
+static const char *const verbs[METRICS_NVERBS] = {
+	"get", "create", "update", "watch", "patch", "event", "other"
+};
+
+/* Upper bounds, as client-go's rest_client_request_duration_seconds. */
+static const double bounds[METRICS_NBUCKETS] = {
+	0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60
+};
+static const char *const bound_names[METRICS_NBUCKETS] = {
+	"0.005", "0.025", "0.1", "0.25", "0.5", "1", "2", "4", "8", "15",
+	"30", "60"
+};
+
+void
+metrics_init(struct metrics *m, const char *lock_name, const char *version)
+{
+	memset(m, 0, sizeof(*m));
+	snprintf(m->name, sizeof(m->name), "%s", lock_name);
+	snprintf(m->version, sizeof(m->version), "%s", version);
+}
+
+static int
+verb_index(const char *verb)
+{
+	int	 i;
+
+	for (i = 0; i < METRICS_NVERBS - 1; i++)
+		if (strcmp(verbs[i], verb) == 0)
+			return i;
+	return METRICS_NVERBS - 1;
+}
+
+void
+metrics_api_request(struct metrics *m, const char *verb, long code,
+    double seconds)
+{
+	int	 v = verb_index(verb), i, b;
+
+	if (code < 0 || code > 999)
+		code = 0;
+	for (i = 0; i < m->nreqs; i++)
+		if (m->reqs[i].verb == v && m->reqs[i].code == code)
+			break;
+	if (i == m->nreqs) {
+		if (m->nreqs < METRICS_NCODES) {
+			m->reqs[i].verb = v;
+			m->reqs[i].code = code;
+			m->nreqs++;
+		} else
+			i = -1;
+	}
+	if (i >= 0)
+		m->reqs[i].n++;
+	else
+		m->other_reqs++;
+	if (!(seconds > 0))
+		seconds = 0;
+	for (b = 0; b < METRICS_NBUCKETS && seconds > bounds[b]; b++)
+		;
+	m->bucket[v][b]++;
+	m->sum[v] += seconds;
+	m->count[v]++;
+}
+
+/* A label value, escaped: backslash, double quote and newline. */
+static void
+label_value(struct buf *b, const char *s)
+{
+	buf_add(b, "\"", 1);
+	for (; *s != '\0'; s++) {
+		if (*s == '\\')
+			buf_add(b, "\\\\", 2);
+		else if (*s == '"')
+			buf_add(b, "\\\"", 2);
+		else if (*s == '\n')
+			buf_add(b, "\\n", 2);
+		else
+			buf_add(b, s, 1);
+	}
+	buf_add(b, "\"", 1);
+}
+
+static void
+head(struct buf *b, const char *name, const char *type, const char *help)
+{
+	buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A sample of a metric whose only label is name="LOCK". */
+static void
+named(struct buf *b, const struct metrics *m, const char *metric,
+    const char *value)
+{
+	buf_printf(b, "%s{name=", metric);
+	label_value(b, m->name);
+	buf_printf(b, "} %s\n", value);
+}
+
+char *
+metrics_render(const struct metrics *m, const struct metrics_gauges *g,
+    size_t *len)
+{
+	struct buf	 b = { 0 };
+	char		 v[64];
+	uint64_t	 cum;
+	int		 i, k;
+
+	head(&b, "leader_election_master_status", "gauge",
+	    "Whether this instance leads the lock now (1) or not (0).");
+	named(&b, m, "leader_election_master_status", g->master ? "1" : "0");
+	head(&b, "leader_election_slowpath_total", "counter",
+	    "Lease writes (acquire or renew) that needed a GET first.");
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)m->slowpath);
+	named(&b, m, "leader_election_slowpath_total", v);
+
+	head(&b, "leaderd_transitions_total", "counter",
+	    "Changes of the lease holder this instance observed.");
+	buf_printf(&b, "leaderd_transitions_total %llu\n",
+	    (unsigned long long)m->transitions);
+	head(&b, "leaderd_renew_failures_total", "counter",
+	    "Renews of the lease held by this instance that failed.");
+	buf_printf(&b, "leaderd_renew_failures_total %llu\n",
+	    (unsigned long long)m->renew_failures);
+
+	head(&b, "leaderd_api_requests_total", "counter",
+	    "Requests to the Kubernetes API server, by verb and HTTP status "
+	    "(error for a transport failure).");
+	for (i = 0; i < m->nreqs; i++) {
+		if (m->reqs[i].code == 0)
+			snprintf(v, sizeof(v), "error");
+		else
+			snprintf(v, sizeof(v), "%ld", m->reqs[i].code);
+		buf_printf(&b, "leaderd_api_requests_total{verb=\"%s\","
+		    "code=\"%s\"} %llu\n", verbs[m->reqs[i].verb], v,
+		    (unsigned long long)m->reqs[i].n);
+	}
+	if (m->other_reqs > 0)
+		buf_printf(&b, "leaderd_api_requests_total{verb=\"other\","
+		    "code=\"other\"} %llu\n",
+		    (unsigned long long)m->other_reqs);
+
+	head(&b, "leaderd_api_request_duration_seconds", "histogram",
+	    "Duration of requests to the Kubernetes API server, by verb "
+	    "(a watch lasts as long as its stream).");
+	for (k = 0; k < METRICS_NVERBS; k++) {
+		if (m->count[k] == 0)
+			continue;
+		cum = 0;
+		for (i = 0; i <= METRICS_NBUCKETS; i++) {
+			cum += m->bucket[k][i];
+			buf_printf(&b, "leaderd_api_request_duration_seconds_"
+			    "bucket{verb=\"%s\",le=\"%s\"} %llu\n", verbs[k],
+			    i < METRICS_NBUCKETS ? bound_names[i] : "+Inf",
+			    (unsigned long long)cum);
+		}
+		buf_printf(&b, "leaderd_api_request_duration_seconds_sum"
+		    "{verb=\"%s\"} %.6f\n", verbs[k], m->sum[k]);
+		buf_printf(&b, "leaderd_api_request_duration_seconds_count"
+		    "{verb=\"%s\"} %llu\n", verbs[k],
+		    (unsigned long long)m->count[k]);
+	}
+
+	head(&b, "leaderd_lease_expires_in_seconds", "gauge",
+	    "For the leader, the time left of its claim; for a follower, "
+	    "until the observed lease expires by the local clock; 0 if "
+	    "unknown.");
+	buf_printf(&b, "leaderd_lease_expires_in_seconds %.3f\n",
+	    g->expires_in_s > 0 ? g->expires_in_s : 0.0);
+	head(&b, "leaderd_local_api_connections", "gauge",
+	    "Open connections to the local API, streams included.");
+	buf_printf(&b, "leaderd_local_api_connections %d\n", g->connections);
+	head(&b, "leaderd_build_info", "gauge",
+	    "Always 1; the version label is leaderd's version.");
+	buf_add(&b, "leaderd_build_info{version=", 27);
+	label_value(&b, m->version);
+	buf_add(&b, "} 1\n", 4);
+	return buf_steal(&b, len);
+}

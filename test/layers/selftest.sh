@@ -1,0 +1,46 @@
+#!/bin/sh
+# selftest.sh -- shows that both halves of `make check-layers` can fail:
+# an upward include planted in a copy of lib/ must be reported, and an
+# object of the base layer that calls the daemon layer must fail to link
+# against base's archive alone.  Called by the Makefile with the layers'
+# build directory and the same layer specs as check-includes.sh.
+set -u
+dir=$1
+shift
+here=$(dirname "$0")
+copy=$dir/selftest/lib
+
+rm -rf "$dir/selftest"
+mkdir -p "$dir/selftest"
+cp -R lib "$copy"
+printf '#include "daemon/daemon.h"\n' >>"$copy/base/log.h"
+printf '#include <curl/curl.h>\n' >>"$copy/codec/lease.h"
+if out=$(LIB=$copy sh "$here/check-includes.sh" "$@" 2>&1); then
+	echo "check-layers self-test: the include check passed a planted violation" >&2
+	exit 1
+fi
+for want in 'base/log.h:.*goes from base up' 'codec/lease.h:.*<curl/curl.h>'; do
+	echo "$out" | grep -q "$want" || {
+		echo "check-layers self-test: no report matching '$want' in:" >&2
+		echo "$out" >&2
+		exit 1
+	}
+done
+
+cat >"$dir/selftest/up.c" <<'EOC'
+int	base_planted(void);
+int	daemon_run(void);
+
+int
+base_planted(void)
+{
+	return daemon_run();
+}
+EOC
+$CC $CFLAGS -c -o "$dir/selftest/up.o" "$dir/selftest/up.c" || exit 1
+if $CC $LDFLAGS -o "$dir/selftest/up" "$dir/stub_main.o" "$dir/selftest/up.o" \
+    "${dir%/layers}/lib/libbase.a" >/dev/null 2>&1; then
+	echo "check-layers self-test: an upward call linked against base alone" >&2
+	exit 1
+fi
+rm -rf "$dir/selftest"
