@@ -150,7 +150,7 @@ endif
 DEB_PKGS = build-essential pkg-config libev-dev libcurl4-openssl-dev \
 	   ca-certificates \
 	   libjansson-dev libyaml-dev libcmocka-dev openssl curl \
-	   python3 python3-pytest valgrind
+	   python3 python3-pytest valgrind mandoc
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
@@ -252,10 +252,34 @@ deploy-test: leaderd
 # (valgrind, fd soak) and the sanitizer pass, so CI runs them with the
 # README's command.
 test: $(LEADERD_TARGET) unit fuzz-replay integration \
-	$(if $(SANITIZE),,faults deploy-test e2e hygiene sanitize)
+	$(if $(SANITIZE),,faults deploy-test e2e hygiene sanitize man-lint)
 
 sanitize:
 	$(MAKE) --no-print-directory SANITIZE=address,undefined test
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the daemon to sbin, as a
+# daemon the system starts (a container runtime, a service manager)
+# rather than a command users type, and its man pages: leaderd(8) and
+# leaderd.yaml(5).  man-lint checks both pages; make test runs it.
+PREFIX	?= /usr/local
+SBINDIR	?= $(PREFIX)/sbin
+MANDIR	?= $(PREFIX)/share/man
+INSTALL	?= install
+MAN8	 = docs/man/leaderd.8
+MAN5	 = docs/man/leaderd.yaml.5
+
+.PHONY: install man-lint
+install: $(LEADERD_TARGET)
+	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(MANDIR)/man5
+	$(INSTALL) -m 0755 $(LEADERD_TARGET) $(DESTDIR)$(SBINDIR)/leaderd
+	$(INSTALL) -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
+	$(INSTALL) -m 0644 $(MAN5) $(DESTDIR)$(MANDIR)/man5/
+
+man-lint:
+	@command -v mandoc >/dev/null || \
+		{ echo "make man-lint: mandoc is missing (make deps)"; exit 1; }
+	mandoc -T lint -W warning $(MAN8) $(MAN5)
 
 # The OCI image, without a docker engine: mkrootfs.sh's file set (what
 # the Dockerfile's runtime stage holds) as one layer, in an OCI image

@@ -34,7 +34,7 @@
 /*
  * While the watch is healthy a follower still reads the Lease this often,
  * as a safety net against a stream that looks open but delivers nothing
- * (README "Watching the Lease").
+ * (docs/operations.md "Watching the Lease").
  */
 #define WATCH_POLL_MS	60000
 

@@ -33,8 +33,8 @@ from deploy_helpers import ROOT, need_tool
 
 DOCKERFILE = ROOT / "Dockerfile"
 MKROOTFS = ROOT / "deploy" / "image" / "mkrootfs.sh"
-# What the file set may weigh (bytes).  The README states the expected
-# image size; this catches a dependency that doubles it.
+# What the file set may weigh (bytes).  docs/performance.md states the
+# expected image size; this catches a dependency that doubles it.
 MAX_ROOTFS = 32 * 2**20
 
 
@@ -344,7 +344,8 @@ def test_rootfs_size(rootfs):
     print(f"runtime file set: {total} bytes ({total / 2**20:.1f} MiB)")
     assert total <= MAX_ROOTFS, \
         f"the runtime file set is {total / 2**20:.1f} MiB; update the " \
-        "README's image size and MAX_ROOTFS if that is intended"
+        "image size in docs/performance.md and MAX_ROOTFS if that is " \
+        "intended"
 
 
 def test_runs_from_rootfs_with_its_own_loader(rootfs, host_version, tmp_path):

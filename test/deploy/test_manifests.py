@@ -2,7 +2,7 @@
 
 `kubectl kustomize DIR` must succeed for the base, the top-level
 deploy/ and each variant; the rendered objects are then checked for what
-the README promises: least-privilege RBAC, a hardened sidecar, probes on
+the documentation promises: least-privilege RBAC, a hardened sidecar, probes on
 the right paths and a reachable port, the downward API, the shared
 socket, resources, a PodDisruptionBudget, and the native-sidecar and
 migration specifics.  The last tests hand each leaderd container's
@@ -434,8 +434,9 @@ def test_grace_period_covers_release(kubectl, rel):
 
 
 @pytest.mark.parametrize("rel", WITH_CONFIG)
-def test_example_timings_follow_the_readme(kubectl, rel):
-    """The README's recommendation, which the example config follows:
+def test_example_timings_follow_the_recommendation(kubectl, rel):
+    """The recommendation of docs/operations.md, "Tuning durations",
+    which the example config follows:
     lease_duration > renew_deadline + retry_period + request_timeout."""
     cfg = leaderd_config(render(kubectl, rel))
     lease, renew, retry = (duration_s(cfg[k]) for k in
