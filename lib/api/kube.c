@@ -19,7 +19,7 @@
 #include "api/kube.h"
 #include "api/proxy.h"
 #include "base/xmalloc.h"
-#include "codec/lease.h"
+#include "codec/apiobj.h"
 
 #define TOKEN_MAX_AGE_MS	60000	/* re-read the token file this often */
 #define CONNECT_TIMEOUT_MS	5000	/* upper bound of the connect phase */
@@ -577,7 +577,7 @@ fill_result(struct kube *k, CURLcode rc, struct kube_result *res)
 		res->outcome = KUBE_FAILED;
 		break;
 	}
-	if (lease_status(res->body, res->len, res->reason, sizeof(res->reason),
+	if (apiobj_status(res->body, res->len, res->reason, sizeof(res->reason),
 	    res->message, sizeof(res->message)) == 0 && res->reason[0] != '\0')
 		return;
 	snprintf(res->reason, sizeof(res->reason), "%s",
