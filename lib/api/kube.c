@@ -428,7 +428,7 @@ kube_new(struct curlev *cv, const struct kube_creds *creds,
 	c->insecure = creds->insecure;
 
 	if (c->token_file != NULL) {
-		if ((k->token = kubeconfig_read_token(c->token_file, err,
+		if ((k->token = creds_read_token(c->token_file, err,
 		    errlen)) == NULL)
 			goto fail;
 		k->token_ms = mono_ms();
@@ -467,7 +467,7 @@ refresh_token(struct kube *k)
 		return;
 	if (!k->token_stale && now_ms - k->token_ms < TOKEN_MAX_AGE_MS)
 		return;
-	if ((tok = kubeconfig_read_token(k->creds.token_file, err,
+	if ((tok = creds_read_token(k->creds.token_file, err,
 	    sizeof(err))) == NULL)
 		return;
 	wipe_free(k->token);
@@ -923,6 +923,6 @@ kube_free(struct kube *k)
 	wipe_free(k->creds.token);
 	wipe_free(k->creds.key_pem);
 	k->creds.token = k->creds.key_pem = NULL;
-	kubeconfig_free(&k->creds);
+	creds_clear(&k->creds);
 	free(k);
 }
