@@ -22,6 +22,7 @@
 
 #include <yaml.h>
 
+#include "base/base64.h"
 #include "base/xmalloc.h"
 #include "config/cfgfile.h"
 #include "config/creds.h"
@@ -57,8 +58,6 @@ static int	 find_named(struct kc *, yaml_node_t *, const char *,
 		    yaml_node_t **);
 static char	*resolve(struct kc *, const char *);
 static int	 get_file(struct kc *, yaml_node_t *, const char *, char **);
-static int	 b64_value(int);
-static char	*b64_decode(const char *, size_t *);
 static int	 get_pem(struct kc *, yaml_node_t *, const char *, char **);
 static int	 load_cluster(struct kc *, const char *, yaml_node_t *,
 		    struct kube_creds *);
@@ -286,69 +285,6 @@ get_file(struct kc *kc, yaml_node_t *map, const char *key, char **out)
 	return 0;
 }
 
-static int
-b64_value(int ch)
-{
-	if (ch >= 'A' && ch <= 'Z')
-		return ch - 'A';
-	if (ch >= 'a' && ch <= 'z')
-		return ch - 'a' + 26;
-	if (ch >= '0' && ch <= '9')
-		return ch - '0' + 52;
-	if (ch == '+')
-		return 62;
-	if (ch == '/')
-		return 63;
-	return -1;
-}
-
-/*
- * Standard base64 with padding, as Go's encoding/json decodes []byte:
- * CR and LF are skipped, anything else is an error.  Returns the
- * data, NUL-terminated, and its length in *lenp, or NULL if s is not
- * base64.
- */
-static char *
-b64_decode(const char *s, size_t *lenp)
-{
-	unsigned char *out, q[4];
-	size_t n = 0, nq = 0;
-	int pad = 0, done = 0, v;
-
-	out = xmalloc(strlen(s) / 4 * 3 + 4);
-	for (; *s != '\0'; s++) {
-		if (*s == '\r' || *s == '\n')
-			continue;
-		if (done)
-			goto bad;
-		if (*s == '=') {
-			if (nq < 2)
-				goto bad;
-			pad++;
-			v = 0;
-		} else if (pad > 0 || (v = b64_value((unsigned char)*s)) == -1)
-			goto bad;
-		q[nq++] = (unsigned char)v;
-		if (nq < 4)
-			continue;
-		out[n++] = (unsigned char)(q[0] << 2 | q[1] >> 4);
-		if (pad < 2)
-			out[n++] = (unsigned char)(q[1] << 4 | q[2] >> 2);
-		if (pad < 1)
-			out[n++] = (unsigned char)(q[2] << 6 | q[3]);
-		nq = 0;
-		done = pad > 0;
-	}
-	if (nq != 0)
-		goto bad;
-	out[n] = '\0';
-	*lenp = n;
-	return (char *)out;
- bad:
-	free(out);
-	return NULL;
-}
-
 /* The PEM text in the base64 value map.key, or NULL when absent. */
 static int
 get_pem(struct kc *kc, yaml_node_t *map, const char *key, char **out)
@@ -363,7 +299,7 @@ get_pem(struct kc *kc, yaml_node_t *map, const char *key, char **out)
 		return -1;
 	if (s == NULL || *s == '\0')
 		return 0;
-	if ((pem = b64_decode(s, &len)) == NULL)
+	if ((pem = base64_decode(s, &len)) == NULL)
 		return kc_err(kc, n, "%s is not valid base64", key);
 	/* PEM is text; DER or other binary data is refused here. */
 	if (memchr(pem, '\0', len) != NULL ||
