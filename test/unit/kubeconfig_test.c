@@ -1,5 +1,6 @@
 /*
- * kubeconfig_test.c -- kubeconfig files and in-cluster credentials.
+ * kubeconfig_test.c -- kubeconfig files (kubeconfig.c) and in-cluster
+ * credentials (incluster.c).
  *
  * Golden cases live in TEST_DIR/kubeconfig:
  *   NAME.yaml + NAME.out      a kubeconfig that loads; NAME.out is the
