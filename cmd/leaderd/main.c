@@ -18,6 +18,7 @@
 #include "base/duration.h"
 #include "base/log.h"
 #include "config/config.h"
+#include "config/creds.h"
 #include "config/kubeconfig.h"
 #include "daemon/daemon.h"
 
@@ -186,7 +187,7 @@ load_creds(struct config *c, struct kube_creds *creds, char *err,
 			config_fail(err);
 		if (warn[0] != '\0')
 			log_warnx("%s", warn);
-	} else if (kubeconfig_incluster(creds, getenv("LEADERD_SA_DIR"),
+	} else if (creds_incluster(creds, getenv("LEADERD_SA_DIR"),
 	    err, errlen) == -1) {
 		char	 e[CONFIG_ERR_MAX + 128];
 
@@ -196,7 +197,7 @@ load_creds(struct config *c, struct kube_creds *creds, char *err,
 		config_fail(e);
 	}
 	/* Credentials in cleartext only when asked for explicitly (L5). */
-	if ((what = kubeconfig_cleartext(creds)) != NULL) {
+	if ((what = creds_cleartext(creds)) != NULL) {
 		if (!c->insecure_http) {
 			char	 e[CONFIG_ERR_MAX + 512];
 
@@ -334,7 +335,7 @@ main(int argc, char *argv[])
 	if (check) {
 		if (conf.kubeconfig[0] != '\0') {
 			load_creds(&conf, &creds, err, sizeof(err));
-			kubeconfig_free(&creds);
+			creds_clear(&creds);
 			if (config_validate(&conf, err, sizeof(err)) == -1)
 				config_fail(err);
 		}
@@ -360,6 +361,6 @@ main(int argc, char *argv[])
 
 	raise_nofile();
 	ret = daemon_run(&conf, &creds, run ? cmd : NULL);
-	kubeconfig_free(&creds);
+	creds_clear(&creds);
 	return ret;
 }

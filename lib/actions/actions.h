@@ -24,7 +24,7 @@
 #include "api/curlev.h"
 #include "api/kube.h"
 #include "config/config.h"
-#include "config/kubeconfig.h"
+#include "config/creds.h"
 
 /* The command ended in a way that ends leaderd (run.restart never). */
 typedef void (*actions_quit_cb)(void *arg);

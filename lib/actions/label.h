@@ -21,7 +21,7 @@
 #include "api/curlev.h"
 #include "api/kube.h"
 #include "config/config.h"
-#include "config/kubeconfig.h"
+#include "config/creds.h"
 
 struct label;
 

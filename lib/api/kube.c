@@ -19,7 +19,7 @@
 #include "api/kube.h"
 #include "api/proxy.h"
 #include "base/xmalloc.h"
-#include "codec/lease.h"
+#include "codec/apiobj.h"
 
 #define TOKEN_MAX_AGE_MS	60000	/* re-read the token file this often */
 #define CONNECT_TIMEOUT_MS	5000	/* upper bound of the connect phase */
@@ -428,7 +428,7 @@ kube_new(struct curlev *cv, const struct kube_creds *creds,
 	c->insecure = creds->insecure;
 
 	if (c->token_file != NULL) {
-		if ((k->token = kubeconfig_read_token(c->token_file, err,
+		if ((k->token = creds_read_token(c->token_file, err,
 		    errlen)) == NULL)
 			goto fail;
 		k->token_ms = mono_ms();
@@ -467,7 +467,7 @@ refresh_token(struct kube *k)
 		return;
 	if (!k->token_stale && now_ms - k->token_ms < TOKEN_MAX_AGE_MS)
 		return;
-	if ((tok = kubeconfig_read_token(k->creds.token_file, err,
+	if ((tok = creds_read_token(k->creds.token_file, err,
 	    sizeof(err))) == NULL)
 		return;
 	wipe_free(k->token);
@@ -577,7 +577,7 @@ fill_result(struct kube *k, CURLcode rc, struct kube_result *res)
 		res->outcome = KUBE_FAILED;
 		break;
 	}
-	if (lease_status(res->body, res->len, res->reason, sizeof(res->reason),
+	if (apiobj_status(res->body, res->len, res->reason, sizeof(res->reason),
 	    res->message, sizeof(res->message)) == 0 && res->reason[0] != '\0')
 		return;
 	snprintf(res->reason, sizeof(res->reason), "%s",
@@ -923,6 +923,6 @@ kube_free(struct kube *k)
 	wipe_free(k->creds.token);
 	wipe_free(k->creds.key_pem);
 	k->creds.token = k->creds.key_pem = NULL;
-	kubeconfig_free(&k->creds);
+	creds_clear(&k->creds);
 	free(k);
 }

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "api/curlev.h"
-#include "config/kubeconfig.h"
+#include "config/creds.h"
 
 enum kube_outcome {
 	KUBE_OK,		/* 200 or 201 */

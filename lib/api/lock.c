@@ -47,6 +47,7 @@
 #include "api/lock.h"
 #include "base/clock.h"
 #include "base/xmalloc.h"
+#include "codec/apiobj.h"
 #include "codec/lease.h"
 #include "codec/legacy.h"
 
@@ -499,9 +500,9 @@ event_body(const struct lock *l, int i, const char *message, int64_t now_us)
 	const struct lock_obj	*o = &l->obj[i];
 
 	if (o->kind == OBJ_LEASE)
-		return lease_encode_event(l->ns, l->name, &o->last,
+		return apiobj_encode_event(l->ns, l->name, &o->last,
 		    l->identity, message, now_us);
-	return lease_encode_event_on("v1", kind_name(o->kind), l->ns,
+	return apiobj_encode_event_on("v1", kind_name(o->kind), l->ns,
 	    l->name, &o->last, l->identity, message, now_us);
 }
 

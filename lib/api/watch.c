@@ -14,6 +14,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
+#include "codec/apiobj.h"
 
 #define BACKOFF_MIN_MS	250	/* first retry after a failed stream */
 #define BACKOFF_MAX_MS	30000	/* retries never wait longer */
@@ -115,9 +116,9 @@ kick(struct watch *w)
 static int
 line_cb(const char *line, size_t len, void *arg)
 {
-	struct watch		*w = arg;
-	struct lease_event	 ev;
-	char			*obj, err[200];
+	struct watch			*w = arg;
+	struct apiobj_watch_event	 ev;
+	char				*obj, err[200];
 
 	if (line == NULL) {
 		w->opened_ms = clock_mono_ms();
@@ -127,27 +128,28 @@ line_cb(const char *line, size_t len, void *arg)
 		return 0;
 	}
 	w->delivered++;
-	if (lease_decode_event(line, len, &ev, &obj, err, sizeof(err)) == -1) {
+	if (apiobj_decode_watch_event(line, len, &ev, &obj, err,
+	    sizeof(err)) == -1) {
 		snprintf(w->bad, sizeof(w->bad), "%s", err);
 		return -1;
 	}
 	switch (ev.type) {
-	case LEASE_EV_ADDED:
-	case LEASE_EV_MODIFIED:
+	case APIOBJ_WATCH_ADDED:
+	case APIOBJ_WATCH_MODIFIED:
 		free(w->pend_obj);
 		w->pend_obj = obj;
 		w->pend_rec = ev.rec;
 		w->have_pend = 1;
 		memcpy(w->rv, ev.rv, sizeof(w->rv));
 		break;
-	case LEASE_EV_DELETED:
+	case APIOBJ_WATCH_DELETED:
 		w->pend_reread = 1;
 		memcpy(w->rv, ev.rv, sizeof(w->rv));
 		break;
-	case LEASE_EV_BOOKMARK:
+	case APIOBJ_WATCH_BOOKMARK:
 		memcpy(w->rv, ev.rv, sizeof(w->rv));
 		break;
-	case LEASE_EV_ERROR:
+	case APIOBJ_WATCH_ERROR:
 		if (ev.code == 410) {
 			/* Too old: read the Lease, resume from its version. */
 			w->rv[0] = '\0';

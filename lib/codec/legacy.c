@@ -2,10 +2,10 @@
  * legacy.c -- the Endpoints and ConfigMap locks' annotation record and
  * their object bodies (ref/clientgo-leaderelection.md 3.1, 3.3).
  *
- * With lease.c, the only files that include jansson.h: lease.c holds the
- * Lease codec and is long enough already, so the legacy objects' codec
- * lives beside it in a module of its own, with the same rules (pure, no
- * json_t outside, errors in the caller's buffer).  The annotation value
+ * The legacy objects' codec lives beside lease.c in codec/, the only
+ * folder that includes jansson.h (through codec_int.h), in a module of
+ * its own with the same rules (pure, no json_t outside codec/, errors
+ * in the caller's buffer).  The annotation value
  * is written by hand rather than by jansson, because it must match Go's
  * encoding/json byte for byte (its HTML-safe escapes and its order).
  */
@@ -16,9 +16,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include <jansson.h>
-
 #include "base/buf.h"
+#include "codec/apitime.h"
+#include "codec/codec_int.h"
 #include "codec/lease.h"
 #include "codec/legacy.h"
 
@@ -92,7 +92,7 @@ go_quote(struct buf *b, const char *s)
 static void
 go_time(struct buf *b, int64_t us)
 {
-	char	 t[LEASE_MICROTIME_LEN];
+	char	 t[APITIME_MICRO_LEN];
 	int64_t	 s;
 
 	if (us == 0) {
@@ -101,7 +101,7 @@ go_time(struct buf *b, int64_t us)
 	}
 	/* Go's Format truncates: floor to the second. */
 	s = us / US_PER_S - (us % US_PER_S < 0 ? 1 : 0);
-	lease_format_microtime(s * US_PER_S, t);
+	apitime_format_micro(s * US_PER_S, t);
 	buf_printf(b, "\"%.19sZ\"", t);
 }
 
@@ -183,7 +183,7 @@ get_field(int i, json_t *v, const char *key, struct lease *rec, char *err,
 			snprintf(err, errlen, "%s: not a string", key);
 			return -1;
 		}
-		if (lease_parse_time(json_string_value(v), &us) == -1) {
+		if (apitime_parse(json_string_value(v), &us) == -1) {
 			snprintf(err, errlen, "%s: \"%.64s\" is not an RFC "
 			    "3339 time", key, json_string_value(v));
 			return -1;
@@ -206,7 +206,7 @@ legacy_record_decode(const char *s, size_t len, struct lease *rec,
 	struct lease	 l;
 	int		 i, rc = -1;
 
-	lease_json_init();
+	codec_json_init();
 	if (errlen > 0)
 		err[0] = '\0';
 	if (len > LEASE_BODY_MAX || memchr(s, '\0', len) != NULL) {
@@ -324,7 +324,7 @@ legacy_decode(const char *kind, const char *buf, size_t len,
 	char		 why[256];
 	int		 rc = -1;
 
-	lease_json_init();
+	codec_json_init();
 	if (errlen > 0)
 		err[0] = '\0';
 	if ((root = load_object(kind, buf, len, err, errlen)) == NULL)
@@ -377,7 +377,7 @@ legacy_encode_create(const char *kind, const char *ns, const char *name,
 	json_t	*root, *meta, *ann;
 	char	*val;
 
-	lease_json_init();
+	codec_json_init();
 	val = legacy_record_encode(rec);
 	root = json_object();
 	json_object_set_new(root, "apiVersion", json_string("v1"));
@@ -391,7 +391,7 @@ legacy_encode_create(const char *kind, const char *ns, const char *name,
 	json_object_set_new(meta, "annotations", ann);
 	json_object_set_new(root, "metadata", meta);
 	free(val);
-	return lease_json_dump(root);
+	return codec_json_dump(root);
 }
 
 char *
@@ -401,7 +401,7 @@ legacy_encode_update(const char *kind, const char *base, size_t baselen,
 	json_t	*root, *meta, *ann;
 	char	*val;
 
-	lease_json_init();
+	codec_json_init();
 	if (errlen > 0)
 		err[0] = '\0';
 	if ((root = load_object(kind, base, baselen, err, errlen)) == NULL)
@@ -417,5 +417,5 @@ legacy_encode_update(const char *kind, const char *base, size_t baselen,
 	val = legacy_record_encode(rec);
 	json_object_set_new(ann, LEGACY_ANNOTATION, json_string(val));
 	free(val);
-	return lease_json_dump(root);
+	return codec_json_dump(root);
 }

@@ -1,7 +1,7 @@
 /*
- * kubeconfig.c -- credentials for the API server: the in-cluster service
- * account (ref/clientgo-leaderelection.md 6.1) or the current context of
- * a kubeconfig file (ref 6.2).
+ * kubeconfig.c -- credentials for the API server from the current
+ * context of a kubeconfig file (ref/clientgo-leaderelection.md 6.2).
+ * The in-cluster service account and token files are incluster.c's.
  *
  * The kubeconfig is loaded as a libyaml document and only the nodes on
  * the path current-context -> context -> cluster and user are read, so
@@ -12,7 +12,6 @@
 
 #include <sys/stat.h>
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -23,12 +22,12 @@
 
 #include <yaml.h>
 
+#include "base/base64.h"
 #include "base/xmalloc.h"
 #include "config/cfgfile.h"
+#include "config/creds.h"
 #include "config/kubeconfig.h"
 
-#define TOKEN_MAX	65536	/* larger token files are refused */
-#define CRED_FILE_MAX	(1024 * 1024)	/* CA, certificate and key files */
 #define UNSUPPORTED	"which leaderd does not support; use a token, " \
 			"tokenFile or client certificate"
 
@@ -59,17 +58,12 @@ static int	 find_named(struct kc *, yaml_node_t *, const char *,
 		    yaml_node_t **);
 static char	*resolve(struct kc *, const char *);
 static int	 get_file(struct kc *, yaml_node_t *, const char *, char **);
-static int	 b64_value(int);
-static char	*b64_decode(const char *, size_t *);
 static int	 get_pem(struct kc *, yaml_node_t *, const char *, char **);
 static int	 load_cluster(struct kc *, const char *, yaml_node_t *,
 		    struct kube_creds *);
 static int	 load_user(struct kc *, const char *, yaml_node_t *,
 		    struct kube_creds *);
 static int	 load_doc(struct kc *, struct kube_creds *);
-static char	*read_small(const char *, size_t, const char *, char *,
-		    size_t);
-static int	 token_ok(const char *);
 
 /* Write "path:line:col: message" (or "path: message") into err. */
 static int
@@ -282,76 +276,13 @@ get_file(struct kc *kc, yaml_node_t *map, const char *key, char **out)
 	if (s == NULL || *s == '\0')
 		return 0;
 	p = resolve(kc, s);
-	if (kubeconfig_check_file(p, key, why, sizeof(why)) == -1) {
+	if (creds_check_file(p, key, why, sizeof(why)) == -1) {
 		kc_err(kc, n, "%s", why);
 		free(p);
 		return -1;
 	}
 	*out = p;
 	return 0;
-}
-
-static int
-b64_value(int ch)
-{
-	if (ch >= 'A' && ch <= 'Z')
-		return ch - 'A';
-	if (ch >= 'a' && ch <= 'z')
-		return ch - 'a' + 26;
-	if (ch >= '0' && ch <= '9')
-		return ch - '0' + 52;
-	if (ch == '+')
-		return 62;
-	if (ch == '/')
-		return 63;
-	return -1;
-}
-
-/*
- * Standard base64 with padding, as Go's encoding/json decodes []byte:
- * CR and LF are skipped, anything else is an error.  Returns the
- * data, NUL-terminated, and its length in *lenp, or NULL if s is not
- * base64.
- */
-static char *
-b64_decode(const char *s, size_t *lenp)
-{
-	unsigned char *out, q[4];
-	size_t n = 0, nq = 0;
-	int pad = 0, done = 0, v;
-
-	out = xmalloc(strlen(s) / 4 * 3 + 4);
-	for (; *s != '\0'; s++) {
-		if (*s == '\r' || *s == '\n')
-			continue;
-		if (done)
-			goto bad;
-		if (*s == '=') {
-			if (nq < 2)
-				goto bad;
-			pad++;
-			v = 0;
-		} else if (pad > 0 || (v = b64_value((unsigned char)*s)) == -1)
-			goto bad;
-		q[nq++] = (unsigned char)v;
-		if (nq < 4)
-			continue;
-		out[n++] = (unsigned char)(q[0] << 2 | q[1] >> 4);
-		if (pad < 2)
-			out[n++] = (unsigned char)(q[1] << 4 | q[2] >> 2);
-		if (pad < 1)
-			out[n++] = (unsigned char)(q[2] << 6 | q[3]);
-		nq = 0;
-		done = pad > 0;
-	}
-	if (nq != 0)
-		goto bad;
-	out[n] = '\0';
-	*lenp = n;
-	return (char *)out;
- bad:
-	free(out);
-	return NULL;
 }
 
 /* The PEM text in the base64 value map.key, or NULL when absent. */
@@ -368,7 +299,7 @@ get_pem(struct kc *kc, yaml_node_t *map, const char *key, char **out)
 		return -1;
 	if (s == NULL || *s == '\0')
 		return 0;
-	if ((pem = b64_decode(s, &len)) == NULL)
+	if ((pem = base64_decode(s, &len)) == NULL)
 		return kc_err(kc, n, "%s is not valid base64", key);
 	/* PEM is text; DER or other binary data is refused here. */
 	if (memchr(pem, '\0', len) != NULL ||
@@ -465,7 +396,7 @@ load_user(struct kc *kc, const char *name, yaml_node_t *u,
 	if (get_str(kc, u, "token", &s, &tok_n) == -1)
 		return -1;
 	if (s != NULL && *s != '\0') {
-		if (!token_ok(s))
+		if (!creds_token_ok(s))
 			return kc_err(kc, tok_n, "token contains characters "
 			    "that are not allowed in a bearer token");
 		c->token = xstrdup(s);
@@ -475,7 +406,7 @@ load_user(struct kc *kc, const char *name, yaml_node_t *u,
 	if (s != NULL && *s != '\0') {
 		/* Read now so a bad file fails at start; kube.c re-reads. */
 		c->token_file = resolve(kc, s);
-		if ((tok = kubeconfig_read_token(c->token_file, terr,
+		if ((tok = creds_read_token(c->token_file, terr,
 		    sizeof(terr))) == NULL)
 			return kc_err(kc, file_n, "tokenFile: %s", terr);
 		explicit_bzero(tok, strlen(tok));
@@ -632,216 +563,9 @@ kubeconfig_load(struct kube_creds *c, const char *path, char *err,
 	fclose(f);
 	free(kc.dir);
 	if (rc == -1) {
-		kubeconfig_free(c);
+		creds_clear(c);
 		if (warn != NULL && warnlen > 0)
 			warn[0] = '\0';
 	}
 	return rc;
-}
-
-/*
- * Read at most max bytes of path, with surrounding white space removed.
- * what names the file in errors ("token file").
- */
-static char *
-read_small(const char *path, size_t max, const char *what, char *err,
-    size_t errlen)
-{
-	char *buf, *s, *e;
-	size_t len = 0;
-	ssize_t n;
-	int fd;
-
-	/* Non-blocking open: a FIFO or a device is refused, not waited on. */
-	if ((fd = cfgfile_open(path, max, what, err, errlen)) == -1)
-		return NULL;
-	buf = xmalloc(max + 2);
-	while (len <= max && (n = read(fd, buf + len, max + 1 - len)) != 0) {
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			snprintf(err, errlen, "%s %s: %s", what, path,
-			    strerror(errno));
-			goto fail;
-		}
-		len += (size_t)n;
-	}
-	if (len > max) {
-		snprintf(err, errlen, "%s %s is larger than %zu bytes", what,
-		    path, max);
-		goto fail;
-	}
-	buf[len] = '\0';
-	close(fd);
-	for (s = buf; isspace((unsigned char)*s); s++)
-		;
-	for (e = buf + len; e > s && isspace((unsigned char)e[-1]); e--)
-		;
-	s = xstrndup(s, (size_t)(e - s));
-	explicit_bzero(buf, len);
-	free(buf);
-	return s;
- fail:
-	explicit_bzero(buf, len);
-	free(buf);
-	close(fd);
-	return NULL;
-}
-
-int
-kubeconfig_check_file(const char *path, const char *what, char *err,
-    size_t errlen)
-{
-	int	 fd;
-
-	if ((fd = cfgfile_open(path, CRED_FILE_MAX, what, err, errlen)) == -1)
-		return -1;
-	close(fd);
-	return 0;
-}
-
-const char *
-kubeconfig_cleartext(const struct kube_creds *c)
-{
-	if (c->server == NULL || strncmp(c->server, "http://", 7) != 0)
-		return NULL;
-	if (c->token != NULL || c->token_file != NULL)
-		return "a bearer token";
-	if (c->cert_pem != NULL || c->cert_file != NULL)
-		return "a client certificate";
-	return NULL;
-}
-
-/* Visible ASCII only: nothing that could break an HTTP header. */
-static int
-token_ok(const char *s)
-{
-	for (; *s != '\0'; s++)
-		if ((unsigned char)*s < 0x21 || (unsigned char)*s > 0x7e)
-			return 0;
-	return 1;
-}
-
-char *
-kubeconfig_read_token(const char *path, char *err, size_t errlen)
-{
-	char *tok;
-
-	if (errlen > 0)
-		err[0] = '\0';
-	if ((tok = read_small(path, TOKEN_MAX, "token file", err,
-	    errlen)) == NULL)
-		return NULL;
-	if (*tok == '\0') {
-		snprintf(err, errlen, "token file %s is empty", path);
-		free(tok);
-		return NULL;
-	}
-	if (!token_ok(tok)) {
-		snprintf(err, errlen, "token file %s contains characters that "
-		    "are not allowed in a bearer token", path);
-		explicit_bzero(tok, strlen(tok));
-		free(tok);
-		return NULL;
-	}
-	return tok;
-}
-
-int
-kubeconfig_incluster(struct kube_creds *c, const char *sa_dir, char *err,
-    size_t errlen)
-{
-	const char *host, *port, *p;
-	char *path, *tok, *ns;
-	long n;
-
-	memset(c, 0, sizeof(*c));
-	if (errlen > 0)
-		err[0] = '\0';
-	host = getenv("KUBERNETES_SERVICE_HOST");
-	port = getenv("KUBERNETES_SERVICE_PORT");
-	if (host == NULL || *host == '\0' || port == NULL || *port == '\0') {
-		snprintf(err, errlen, "not running in a cluster: "
-		    "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT "
-		    "must be set; to run outside one, set "
-		    "kubernetes.kubeconfig");
-		return -1;
-	}
-	for (p = host; *p != '\0'; p++)
-		if (!isalnum((unsigned char)*p) && strchr(".-_:%", *p) == NULL)
-			break;
-	if (*p != '\0') {
-		snprintf(err, errlen, "KUBERNETES_SERVICE_HOST \"%.256s\" is "
-		    "not a host name or address", host);
-		return -1;
-	}
-	n = 0;
-	for (p = port; *p >= '0' && *p <= '9' && n <= 65535; p++)
-		n = n * 10 + (*p - '0');
-	if (*p != '\0' || n < 1 || n > 65535) {
-		snprintf(err, errlen, "KUBERNETES_SERVICE_PORT \"%.32s\" is "
-		    "not a port number", port);
-		return -1;
-	}
-	/* net.JoinHostPort: an IPv6 address goes in brackets. */
-	if (strchr(host, ':') != NULL)
-		xasprintf(&c->server, "https://[%s]:%ld", host, n);
-	else
-		xasprintf(&c->server, "https://%s:%ld", host, n);
-
-	if (sa_dir == NULL)
-		sa_dir = KUBE_SA_DIR;
-	xasprintf(&path, "%s/token", sa_dir);
-	if ((tok = kubeconfig_read_token(path, err, errlen)) == NULL) {
-		free(path);
-		kubeconfig_free(c);
-		return -1;
-	}
-	explicit_bzero(tok, strlen(tok));
-	free(tok);
-	c->token_file = path;
-
-	/*
-	 * The service account's CA is always projected into a pod; without
-	 * it leaderd would trust the system CA store instead, so its
-	 * absence is an error (client-go logs one and fails TLS).
-	 */
-	xasprintf(&path, "%s/ca.crt", sa_dir);
-	if (kubeconfig_check_file(path, "CA file", err, errlen) == -1) {
-		free(path);
-		kubeconfig_free(c);
-		return -1;
-	}
-	c->ca_file = path;
-
-	xasprintf(&path, "%s/namespace", sa_dir);
-	if ((ns = read_small(path, 1024, "namespace file", NULL, 0)) != NULL) {
-		if (*ns != '\0')
-			c->namespace = ns;
-		else
-			free(ns);
-	}
-	free(path);
-	return 0;
-}
-
-void
-kubeconfig_free(struct kube_creds *c)
-{
-	if (c->token != NULL)
-		explicit_bzero(c->token, strlen(c->token));
-	if (c->key_pem != NULL)
-		explicit_bzero(c->key_pem, strlen(c->key_pem));
-	free(c->server);
-	free(c->ca_file);
-	free(c->ca_pem);
-	free(c->cert_file);
-	free(c->cert_pem);
-	free(c->key_file);
-	free(c->key_pem);
-	free(c->token);
-	free(c->token_file);
-	free(c->tls_server_name);
-	free(c->namespace);
-	memset(c, 0, sizeof(*c));
 }

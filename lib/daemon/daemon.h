@@ -8,7 +8,7 @@
 #define DAEMON_H
 
 #include "config/config.h"
-#include "config/kubeconfig.h"
+#include "config/creds.h"
 
 /*
  * Run the election described by conf against the API server in creds

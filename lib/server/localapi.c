@@ -14,6 +14,7 @@
 #include "base/duration.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
+#include "codec/apitime.h"
 #include "server/localapi.h"
 
 #define STUCK_SLACK_MS	5000	/* a timer this late means a stuck loop */
@@ -67,14 +68,14 @@ hexval(int c)
 static void
 json_time(struct buf *b, const char *key, int64_t us)
 {
-	char	 t[LEASE_MICROTIME_LEN];
+	char	 t[APITIME_MICRO_LEN];
 
 	buf_printf(b, ",\"%s\":", key);
 	if (us == 0) {
 		buf_add(b, "null", 4);
 		return;
 	}
-	lease_format_microtime(us, t);
+	apitime_format_micro(us, t);
 	buf_json_str(b, t);
 }
 

@@ -3,6 +3,7 @@
  */
 
 #include "fuzz.h"
+#include "config/creds.h"
 #include "config/kubeconfig.h"
 
 int
@@ -13,6 +14,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (kubeconfig_load(&c, fuzz_tmpfile(data, size), err, sizeof(err),
 	    warn, sizeof(warn)) == 0)
-		kubeconfig_free(&c);
+		creds_clear(&c);
 	return 0;
 }

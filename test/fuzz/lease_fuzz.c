@@ -1,25 +1,27 @@
 /*
- * lease_fuzz.c -- lease_decode, lease_decode_event and lease_status on
- * arbitrary bytes; a decoded record must survive encode and decode
- * unchanged, and a watch event's object must decode as its record.
+ * lease_fuzz.c -- lease_decode, apiobj_decode_watch_event and
+ * apiobj_status on arbitrary bytes; a decoded record must survive encode
+ * and decode unchanged, and a watch event's object must decode as its
+ * record.
  */
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
+#include "codec/apiobj.h"
 #include "codec/lease.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct lease	 l, back;
-	struct lease_event ev;
+	struct apiobj_watch_event ev;
 	char		 err[256], reason[64], msg[256], *body, *obj;
 
-	lease_status((const char *)data, size, reason, sizeof(reason), msg,
+	apiobj_status((const char *)data, size, reason, sizeof(reason), msg,
 	    sizeof(msg));
-	if (lease_decode_event((const char *)data, size, &ev, &obj, err,
+	if (apiobj_decode_watch_event((const char *)data, size, &ev, &obj, err,
 	    sizeof(err)) == 0 && obj != NULL) {
 		if (lease_decode(obj, strlen(obj), &back, err,
 		    sizeof(err)) == -1 || !lease_same_record(&ev.rec, &back) ||

@@ -2,7 +2,8 @@
 # check-includes.sh -- the include half of lib/'s layer rule
 # (lib/layers.mk).  Called by `make check-layers` with one argument per
 # folder: "folder|layers it may include|third-party headers it may
-# include|restricted third-party headers".  Prints one line per
+# include|restricted third-party headers".  A private header (*_int.h)
+# may be included only from its own folder.  Prints one line per
 # violation, as file:line: what and the rule, and exits 1 if any.
 #
 #   LIB=dir  the tree to check (default: lib), for the self-test.
@@ -63,6 +64,11 @@ for spec in "$@"; do
 				esac
 				to=${inc%%/*}
 				[ "$to" = "$folder" ] && continue
+				case $inc in
+				*_int.h)
+					echo "$f:$n: #include \"$inc\" is private to $to/; only the files of $to/ may include it"
+					continue ;;
+				esac
 				in_list "$to" "$allowed" && continue
 				echo "$f:$n: #include \"$inc\" goes from $folder up or across to $to; $folder may include only: ${allowed:-itself}"
 				;;

@@ -15,11 +15,13 @@ mkdir -p "$dir/selftest"
 cp -R lib "$copy"
 printf '#include "daemon/daemon.h"\n' >>"$copy/base/log.h"
 printf '#include <curl/curl.h>\n' >>"$copy/codec/lease.h"
+printf '#include "codec/codec_int.h"\n' >>"$copy/api/kube.h"
 if out=$(LIB=$copy sh "$here/check-includes.sh" "$@" 2>&1); then
 	echo "check-layers self-test: the include check passed a planted violation" >&2
 	exit 1
 fi
-for want in 'base/log.h:.*goes from base up' 'codec/lease.h:.*<curl/curl.h>'; do
+for want in 'base/log.h:.*goes from base up' 'codec/lease.h:.*<curl/curl.h>' \
+    'api/kube.h:.*codec_int.h" is private to codec/'; do
 	echo "$out" | grep -q "$want" || {
 		echo "check-layers self-test: no report matching '$want' in:" >&2
 		echo "$out" >&2

@@ -1,5 +1,6 @@
 /*
- * kubeconfig_test.c -- kubeconfig files and in-cluster credentials.
+ * kubeconfig_test.c -- kubeconfig files (kubeconfig.c) and in-cluster
+ * credentials (incluster.c).
  *
  * Golden cases live in TEST_DIR/kubeconfig:
  *   NAME.yaml + NAME.out      a kubeconfig that loads; NAME.out is the
@@ -27,6 +28,7 @@
 
 #include <cmocka.h>
 
+#include "config/creds.h"
 #include "config/kubeconfig.h"
 #include "testutil.h"
 #include "base/xmalloc.h"
@@ -191,7 +193,7 @@ test_golden_valid(void **state)
 		if (expect_golden(text, out) == -1)
 			failed++;
 		free(text);
-		kubeconfig_free(&c);
+		creds_clear(&c);
 		assert_true(all_zero(&c));
 	}
 	free_names(names);
@@ -219,7 +221,7 @@ test_golden_invalid(void **state)
 		if (kubeconfig_load(&c, path, err, sizeof(err), warn,
 		    sizeof(warn)) == 0) {
 			print_error("%s: loaded\n", names[i]);
-			kubeconfig_free(&c);
+			creds_clear(&c);
 			failed++;
 			continue;
 		}
@@ -254,7 +256,7 @@ test_relative_path(void **state)
 	assert_non_null(getcwd(want, sizeof(want)));
 	strcat(want, "/tokens/sa-token");
 	assert_string_equal(c.token_file, want);
-	kubeconfig_free(&c);
+	creds_clear(&c);
 
 	assert_int_equal(chdir(".."), 0);
 	assert_int_equal(kubeconfig_load(&c, "kubeconfig/token-file.yaml",
@@ -262,7 +264,7 @@ test_relative_path(void **state)
 	assert_non_null(getcwd(want, sizeof(want)));
 	strcat(want, "/kubeconfig/certs/ca.crt");
 	assert_string_equal(c.ca_file, want);
-	kubeconfig_free(&c);
+	creds_clear(&c);
 	assert_int_equal(chdir(cwd), 0);
 }
 
@@ -305,7 +307,7 @@ test_warn_truncated(void **state)
 	assert_int_equal(strlen(warn), sizeof(warn) - 1);
 	assert_memory_equal(warn, "cluster \"c\": certificate-authority-data",
 	    sizeof(warn) - 1);
-	kubeconfig_free(&c);
+	creds_clear(&c);
 }
 
 /* A temporary service account directory. */
@@ -369,7 +371,7 @@ test_incluster(void **state)
 	sa_file(sa, "namespace", "  team-a\n");
 	setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
 	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
-	assert_int_equal(kubeconfig_incluster(&c, sa->dir, err, sizeof(err)),
+	assert_int_equal(creds_incluster(&c, sa->dir, err, sizeof(err)),
 	    0);
 	assert_string_equal(c.server, "https://10.96.0.1:443");
 	snprintf(want, sizeof(want), "%s/token", sa->dir);
@@ -382,21 +384,21 @@ test_incluster(void **state)
 	assert_null(c.cert_file);
 	assert_null(c.key_file);
 	assert_int_equal(c.insecure, 0);
-	kubeconfig_free(&c);
+	creds_clear(&c);
 
 	/* IPv6: bracketed as net.JoinHostPort does. */
 	setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
 	setenv("KUBERNETES_SERVICE_PORT", "6443", 1);
 	sa_file(sa, "namespace", "\n");
-	assert_int_equal(kubeconfig_incluster(&c, sa->dir, err, sizeof(err)),
+	assert_int_equal(creds_incluster(&c, sa->dir, err, sizeof(err)),
 	    0);
 	assert_string_equal(c.server, "https://[fd00::1]:6443");
 	assert_null(c.namespace);
-	kubeconfig_free(&c);
+	creds_clear(&c);
 
 	/* No ca.crt: an error naming it, never the system CA store (L6). */
 	sa_rm(sa, "ca.crt");
-	assert_int_equal(kubeconfig_incluster(&c, sa->dir, err, sizeof(err)),
+	assert_int_equal(creds_incluster(&c, sa->dir, err, sizeof(err)),
 	    -1);
 	snprintf(want, sizeof(want), "CA file %s/ca.crt: No such file or "
 	    "directory", sa->dir);
@@ -407,11 +409,11 @@ test_incluster(void **state)
 	/* No namespace file at all. */
 	sa_rm(sa, "namespace");
 	setenv("KUBERNETES_SERVICE_HOST", "kubernetes.default.svc", 1);
-	assert_int_equal(kubeconfig_incluster(&c, sa->dir, err, sizeof(err)),
+	assert_int_equal(creds_incluster(&c, sa->dir, err, sizeof(err)),
 	    0);
 	assert_string_equal(c.server, "https://kubernetes.default.svc:6443");
 	assert_null(c.namespace);
-	kubeconfig_free(&c);
+	creds_clear(&c);
 }
 
 static void
@@ -424,34 +426,34 @@ test_incluster_errors(void **state)
 	sa_file(sa, "token", "tok\n");
 	unsetenv("KUBERNETES_SERVICE_HOST");
 	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
-	assert_int_equal(kubeconfig_incluster(&c, sa->dir, err, sizeof(err)),
+	assert_int_equal(creds_incluster(&c, sa->dir, err, sizeof(err)),
 	    -1);
 	assert_string_equal(err, "not running in a cluster: "
 	    "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be "
 	    "set; to run outside one, set kubernetes.kubeconfig");
 	setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
 	setenv("KUBERNETES_SERVICE_PORT", "", 1);
-	assert_int_equal(kubeconfig_incluster(&c, sa->dir, err, sizeof(err)),
+	assert_int_equal(creds_incluster(&c, sa->dir, err, sizeof(err)),
 	    -1);
 	assert_non_null(strstr(err, "not running in a cluster"));
 
 	setenv("KUBERNETES_SERVICE_PORT", "tcp://10.0.0.1:443", 1);
-	assert_int_equal(kubeconfig_incluster(&c, sa->dir, err, sizeof(err)),
+	assert_int_equal(creds_incluster(&c, sa->dir, err, sizeof(err)),
 	    -1);
 	assert_string_equal(err, "KUBERNETES_SERVICE_PORT "
 	    "\"tcp://10.0.0.1:443\" is not a port number");
 	setenv("KUBERNETES_SERVICE_PORT", "65536", 1);
-	assert_int_equal(kubeconfig_incluster(&c, sa->dir, err, sizeof(err)),
+	assert_int_equal(creds_incluster(&c, sa->dir, err, sizeof(err)),
 	    -1);
 	setenv("KUBERNETES_SERVICE_PORT", "0", 1);
-	assert_int_equal(kubeconfig_incluster(&c, sa->dir, err, sizeof(err)),
+	assert_int_equal(creds_incluster(&c, sa->dir, err, sizeof(err)),
 	    -1);
 	setenv("KUBERNETES_SERVICE_PORT", "99999999999999999999", 1);
-	assert_int_equal(kubeconfig_incluster(&c, sa->dir, err, sizeof(err)),
+	assert_int_equal(creds_incluster(&c, sa->dir, err, sizeof(err)),
 	    -1);
 	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
 	setenv("KUBERNETES_SERVICE_HOST", "evil.example/x?", 1);
-	assert_int_equal(kubeconfig_incluster(&c, sa->dir, err, sizeof(err)),
+	assert_int_equal(creds_incluster(&c, sa->dir, err, sizeof(err)),
 	    -1);
 	assert_string_equal(err, "KUBERNETES_SERVICE_HOST "
 	    "\"evil.example/x?\" is not a host name or address");
@@ -460,14 +462,14 @@ test_incluster_errors(void **state)
 	/* The token must be readable and non-empty now. */
 	setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
 	sa_rm(sa, "token");
-	assert_int_equal(kubeconfig_incluster(&c, sa->dir, err, sizeof(err)),
+	assert_int_equal(creds_incluster(&c, sa->dir, err, sizeof(err)),
 	    -1);
 	snprintf(want, sizeof(want), "token file %s/token: No such file or "
 	    "directory", sa->dir);
 	assert_string_equal(err, want);
 	assert_true(all_zero(&c));
 	sa_file(sa, "token", " \n");
-	assert_int_equal(kubeconfig_incluster(&c, sa->dir, err, sizeof(err)),
+	assert_int_equal(creds_incluster(&c, sa->dir, err, sizeof(err)),
 	    -1);
 	snprintf(want, sizeof(want), "token file %s/token is empty", sa->dir);
 	assert_string_equal(err, want);
@@ -475,7 +477,7 @@ test_incluster_errors(void **state)
 
 	/* NULL means the standard directory. */
 	if (access(KUBE_SA_DIR "/token", R_OK) == -1) {
-		assert_int_equal(kubeconfig_incluster(&c, NULL, err,
+		assert_int_equal(creds_incluster(&c, NULL, err,
 		    sizeof(err)), -1);
 		assert_non_null(strstr(err, KUBE_SA_DIR "/token"));
 	}
@@ -488,24 +490,24 @@ test_read_token(void **state)
 	char err[512], want[512], *tok, *big;
 
 	sa_file(sa, "token", "\t secret-token.value \r\n\n");
-	tok = kubeconfig_read_token(sa->path, err, sizeof(err));
+	tok = creds_read_token(sa->path, err, sizeof(err));
 	assert_non_null(tok);
 	assert_string_equal(tok, "secret-token.value");
 	free(tok);
 
 	/* Inner white space or control characters would break a header. */
 	sa_file(sa, "token", "secret\r\nX-Evil: 1\n");
-	assert_null(kubeconfig_read_token(sa->path, err, sizeof(err)));
+	assert_null(creds_read_token(sa->path, err, sizeof(err)));
 	snprintf(want, sizeof(want), "token file %s contains characters that "
 	    "are not allowed in a bearer token", sa->path);
 	assert_string_equal(err, want);
 	assert_null(strstr(err, "secret"));
 	sa_file(sa, "token", "sec ret");
-	assert_null(kubeconfig_read_token(sa->path, err, sizeof(err)));
+	assert_null(creds_read_token(sa->path, err, sizeof(err)));
 	assert_null(strstr(err, "sec"));
 
 	sa_file(sa, "token", "");
-	assert_null(kubeconfig_read_token(sa->path, err, sizeof(err)));
+	assert_null(creds_read_token(sa->path, err, sizeof(err)));
 	snprintf(want, sizeof(want), "token file %s is empty", sa->path);
 	assert_string_equal(err, want);
 
@@ -514,24 +516,24 @@ test_read_token(void **state)
 	memset(big, 'a', 65537);
 	big[65536] = '\0';
 	sa_file(sa, "token", big);
-	tok = kubeconfig_read_token(sa->path, err, sizeof(err));
+	tok = creds_read_token(sa->path, err, sizeof(err));
 	assert_non_null(tok);
 	assert_int_equal(strlen(tok), 65536);
 	free(tok);
 	big[65536] = 'a';
 	big[65537] = '\0';
 	sa_file(sa, "token", big);
-	assert_null(kubeconfig_read_token(sa->path, err, sizeof(err)));
+	assert_null(creds_read_token(sa->path, err, sizeof(err)));
 	snprintf(want, sizeof(want), "token file %s is larger than 65536 "
 	    "bytes", sa->path);
 	assert_string_equal(err, want);
 	free(big);
 
-	assert_null(kubeconfig_read_token(sa->dir, err, sizeof(err)));
+	assert_null(creds_read_token(sa->dir, err, sizeof(err)));
 	snprintf(want, sizeof(want), "token file %s: not a regular file",
 	    sa->dir);
 	assert_string_equal(err, want);
-	assert_null(kubeconfig_read_token("/nonexistent/token", err,
+	assert_null(creds_read_token("/nonexistent/token", err,
 	    sizeof(err)));
 	assert_string_equal(err,
 	    "token file /nonexistent/token: No such file or directory");
@@ -555,11 +557,11 @@ test_hostile_files(void **state)
 	alarm(20);
 	sa_rm(sa, "token");
 	assert_int_equal(mkfifo(sa->path, 0600), 0);
-	assert_null(kubeconfig_read_token(sa->path, err, sizeof(err)));
+	assert_null(creds_read_token(sa->path, err, sizeof(err)));
 	snprintf(want, sizeof(want), "token file %s: not a regular file",
 	    sa->path);
 	assert_string_equal(err, want);
-	assert_null(kubeconfig_read_token("/dev/zero", err, sizeof(err)));
+	assert_null(creds_read_token("/dev/zero", err, sizeof(err)));
 	assert_string_equal(err, "token file /dev/zero: not a regular file");
 
 	/* In-cluster: a FIFO ca.crt. */
@@ -569,7 +571,7 @@ test_hostile_files(void **state)
 	sa_file(sa, "token", "tok\n");
 	sa_rm(sa, "ca.crt");
 	assert_int_equal(mkfifo(sa->path, 0600), 0);
-	assert_int_equal(kubeconfig_incluster(&c, sa->dir, err, sizeof(err)),
+	assert_int_equal(creds_incluster(&c, sa->dir, err, sizeof(err)),
 	    -1);
 	snprintf(want, sizeof(want), "CA file %s/ca.crt: not a regular file",
 	    sa->dir);
@@ -693,7 +695,7 @@ test_base64(void **state)
 		if (rc == -1)
 			fail_msg("case %zu: %s", i, err);
 		assert_string_equal(c.ca_pem, cases[i].pem);
-		kubeconfig_free(&c);
+		creds_clear(&c);
 	}
 }
 

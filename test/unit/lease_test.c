@@ -1,7 +1,8 @@
 /*
  * lease_test.c -- the Lease codec: golden decode cases (lease/valid),
  * golden errors (lease/invalid), golden encodings (lease/encode), and
- * table tests of the time functions, lease_same_record and lease_status.
+ * table tests of the time functions (apitime.c), lease_same_record, and
+ * apiobj.c's Status bodies and watch events.
  *
  * Golden formats:
  *   valid/NAME.json    a Lease body; NAME.out is the decoded record as
@@ -29,6 +30,7 @@
 
 #include <cmocka.h>
 
+#include "codec/apiobj.h"
 #include "codec/lease.h"
 #include "testutil.h"
 #include "leasetest.h"
@@ -304,19 +306,19 @@ test_format_microtime(void **state)
 		{ INT64_MIN, "0000-01-01T00:00:00.000000Z" },
 		{ INT64_C(-62135596800000000), "0001-01-01T00:00:00.000000Z" },
 	};
-	char buf[LEASE_MICROTIME_LEN + 4];
+	char buf[APITIME_MICRO_LEN + 4];
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		memset(buf, 'X', sizeof(buf));
-		lease_format_microtime(cases[i].us, buf);
+		apitime_format_micro(cases[i].us, buf);
 		if (strcmp(buf, cases[i].want) != 0)
 			fail_msg("%" PRId64 ": got %s, want %s", cases[i].us,
 			    buf, cases[i].want);
-		/* Exactly LEASE_MICROTIME_LEN bytes are written. */
-		assert_int_equal(strlen(buf), LEASE_MICROTIME_LEN - 1);
-		assert_int_equal(buf[LEASE_MICROTIME_LEN], 'X');
+		/* Exactly APITIME_MICRO_LEN bytes are written. */
+		assert_int_equal(strlen(buf), APITIME_MICRO_LEN - 1);
+		assert_int_equal(buf[APITIME_MICRO_LEN], 'X');
 	}
 }
 
@@ -328,7 +330,7 @@ test_format_microtime(void **state)
 static void
 test_format_vs_gmtime(void **state)
 {
-	char buf[LEASE_MICROTIME_LEN], want[64];
+	char buf[APITIME_MICRO_LEN], want[64];
 	int64_t us, back, secs;
 	uint64_t x = 88172645463325252ULL;
 	struct tm tm;
@@ -353,11 +355,11 @@ test_format_vs_gmtime(void **state)
 		    "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900,
 		    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
 		    tm.tm_sec, (int)(x % 1000000));
-		lease_format_microtime(us, buf);
+		apitime_format_micro(us, buf);
 		if (strcmp(buf, want) != 0)
 			fail_msg("%" PRId64 ": got %s, gmtime says %s", us,
 			    buf, want);
-		assert_int_equal(lease_parse_time(buf, &back), 0);
+		assert_int_equal(apitime_parse(buf, &back), 0);
 		if (back != us)
 			fail_msg("%s parsed as %" PRId64 ", want %" PRId64,
 			    buf, back, us);
@@ -428,7 +430,7 @@ test_parse_time(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		us = 42;
-		rc = lease_parse_time(cases[i].s, &us);
+		rc = apitime_parse(cases[i].s, &us);
 		if (rc != cases[i].rc)
 			fail_msg("\"%s\": rc %d, want %d", cases[i].s, rc,
 			    cases[i].rc);
@@ -436,6 +438,31 @@ test_parse_time(void **state)
 			fail_msg("\"%s\": %" PRId64 ", want %" PRId64,
 			    cases[i].s, us, cases[i].us);
 	}
+}
+
+/*
+ * apitime.c's edges that the tables above leave out: an offset that
+ * carries a time out of 0000..9999 UTC, and whole seconds rounded down
+ * before the epoch.
+ */
+static void
+test_apitime_edges(void **state)
+{
+	int64_t us;
+
+	(void)state;
+	us = 42;
+	assert_int_equal(apitime_parse("0000-01-01T00:00:00+00:01", &us), -1);
+	assert_int_equal(apitime_parse("9999-12-31T23:59:59-00:01", &us), -1);
+	assert_int_equal(us, 42);
+	assert_int_equal(apitime_parse("0000-01-01T00:01:00+00:01", &us), 0);
+	assert_int_equal(us, INT64_C(-62167219200000000));
+	assert_int_equal(apitime_seconds(0), 0);
+	assert_int_equal(apitime_seconds(999999), 0);
+	assert_int_equal(apitime_seconds(1000000), 1);
+	assert_int_equal(apitime_seconds(-1), -1);
+	assert_int_equal(apitime_seconds(-1000000), -1);
+	assert_int_equal(apitime_seconds(-1000001), -2);
 }
 
 static void
@@ -637,24 +664,24 @@ test_status(void **state)
 	char reason[64], message[512], tiny[5];
 
 	(void)state;
-	assert_int_equal(lease_status(notfound, sizeof(notfound) - 1, reason,
+	assert_int_equal(apiobj_status(notfound, sizeof(notfound) - 1, reason,
 	    sizeof(reason), message, sizeof(message)), 0);
 	assert_string_equal(reason, "NotFound");
 	assert_string_equal(message,
 	    "leases.coordination.k8s.io \"x\" not found");
 
 	/* Either buffer may be NULL; long values are truncated. */
-	assert_int_equal(lease_status(notfound, sizeof(notfound) - 1, NULL, 0,
+	assert_int_equal(apiobj_status(notfound, sizeof(notfound) - 1, NULL, 0,
 	    tiny, sizeof(tiny)), 0);
 	assert_string_equal(tiny, "leas");
-	assert_int_equal(lease_status(notfound, sizeof(notfound) - 1, reason,
+	assert_int_equal(apiobj_status(notfound, sizeof(notfound) - 1, reason,
 	    sizeof(reason), NULL, 0), 0);
 	assert_string_equal(reason, "NotFound");
 
 	/* A Status without reason or message reads as "". */
 	strcpy(reason, "junk");
 	strcpy(message, "junk");
-	assert_int_equal(lease_status(LIT("{\"kind\":\"Status\","
+	assert_int_equal(apiobj_status(LIT("{\"kind\":\"Status\","
 	    "\"reason\":5}"), reason, sizeof(reason), message,
 	    sizeof(message)), 0);
 	assert_string_equal(reason, "");
@@ -663,19 +690,19 @@ test_status(void **state)
 	/* Not a Status: -1 and empty buffers. */
 	strcpy(reason, "junk");
 	strcpy(message, "junk");
-	assert_int_equal(lease_status(LIT("{\"kind\":\"Lease\","
+	assert_int_equal(apiobj_status(LIT("{\"kind\":\"Lease\","
 	    "\"reason\":\"x\"}"), reason, sizeof(reason), message,
 	    sizeof(message)), -1);
 	assert_string_equal(reason, "");
 	assert_string_equal(message, "");
-	assert_int_equal(lease_status(LIT("<html>502</html>"), reason,
+	assert_int_equal(apiobj_status(LIT("<html>502</html>"), reason,
 	    sizeof(reason), message, sizeof(message)), -1);
 	assert_string_equal(reason, "");
-	assert_int_equal(lease_status(LIT("[{\"kind\":\"Status\"}]"), reason,
+	assert_int_equal(apiobj_status(LIT("[{\"kind\":\"Status\"}]"), reason,
 	    sizeof(reason), message, sizeof(message)), -1);
-	assert_int_equal(lease_status("", 0, reason, sizeof(reason), message,
+	assert_int_equal(apiobj_status("", 0, reason, sizeof(reason), message,
 	    sizeof(message)), -1);
-	assert_int_equal(lease_status(LIT("{\"message\":\"x\"}"), reason,
+	assert_int_equal(apiobj_status(LIT("{\"message\":\"x\"}"), reason,
 	    sizeof(reason), message, sizeof(message)), -1);
 	assert_string_equal(message, "");
 }
@@ -704,15 +731,15 @@ test_watch_event(void **state)
 		"{\"type\":\"ADDED\",\"object\":{\"kind\":\"Lease\","
 		    "\"spec\":{\"leaseDurationSeconds\":\"x\"}}}",
 	};
-	struct lease_event	 ev;
+	struct apiobj_watch_event	 ev;
 	struct lease		 back;
 	char			 err[256], *obj;
 	size_t			 i;
 
 	(void)state;
-	assert_int_equal(lease_decode_event(added, strlen(added), &ev, &obj,
-	    err, sizeof(err)), 0);
-	assert_int_equal(ev.type, LEASE_EV_MODIFIED);
+	assert_int_equal(apiobj_decode_watch_event(added, strlen(added), &ev,
+	    &obj, err, sizeof(err)), 0);
+	assert_int_equal(ev.type, APIOBJ_WATCH_MODIFIED);
 	assert_string_equal(ev.rec.holder, "pod-b");
 	assert_string_equal(ev.rv, "42");
 	assert_non_null(obj);
@@ -723,23 +750,23 @@ test_watch_event(void **state)
 	assert_true(lease_same_record(&ev.rec, &back));
 	free(obj);
 
-	assert_int_equal(lease_decode_event(bookmark, strlen(bookmark), &ev,
-	    &obj, err, sizeof(err)), 0);
-	assert_int_equal(ev.type, LEASE_EV_BOOKMARK);
+	assert_int_equal(apiobj_decode_watch_event(bookmark, strlen(bookmark),
+	    &ev, &obj, err, sizeof(err)), 0);
+	assert_int_equal(ev.type, APIOBJ_WATCH_BOOKMARK);
 	assert_string_equal(ev.rv, "77");
 	assert_null(obj);
 
-	assert_int_equal(lease_decode_event(gone, strlen(gone), &ev, &obj,
-	    err, sizeof(err)), 0);
-	assert_int_equal(ev.type, LEASE_EV_ERROR);
+	assert_int_equal(apiobj_decode_watch_event(gone, strlen(gone), &ev,
+	    &obj, err, sizeof(err)), 0);
+	assert_int_equal(ev.type, APIOBJ_WATCH_ERROR);
 	assert_int_equal(ev.code, 410);
 	assert_string_equal(ev.reason, "Expired");
 	assert_null(obj);
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
-		assert_int_equal(lease_decode_event(bad[i], strlen(bad[i]), &ev,
-		    &obj, err, sizeof(err)), -1);
+		assert_int_equal(apiobj_decode_watch_event(bad[i],
+		    strlen(bad[i]), &ev, &obj, err, sizeof(err)), -1);
 		assert_null(obj);
 		assert_true(err[0] != '\0');
 	}
@@ -756,6 +783,7 @@ main(void)
 		cmocka_unit_test(test_format_microtime),
 		cmocka_unit_test(test_format_vs_gmtime),
 		cmocka_unit_test(test_parse_time),
+		cmocka_unit_test(test_apitime_edges),
 		cmocka_unit_test(test_same_record),
 		cmocka_unit_test(test_encode_edge),
 		cmocka_unit_test(test_encode_update_errors),

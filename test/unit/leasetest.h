@@ -12,6 +12,8 @@
 
 #include <inttypes.h>
 
+#include "codec/apitime.h"
+
 /* A string literal and its length. */
 #define LIT(s)		s, sizeof(s) - 1
 
@@ -56,12 +58,12 @@ cases(const char *sub, const char *suffix, char ***names)
 static inline void
 dump_time(char *buf, size_t len, const char *key, int64_t us)
 {
-	char t[LEASE_MICROTIME_LEN];
+	char t[APITIME_MICRO_LEN];
 
 	if (us == 0)
 		snprintf(t, sizeof(t), "null");
 	else
-		lease_format_microtime(us, t);
+		apitime_format_micro(us, t);
 	snprintf(buf, len, "%s %" PRId64 " %s\n", key, us, t);
 }
 

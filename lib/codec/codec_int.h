@@ -1,0 +1,42 @@
+/*
+ * codec_int.h -- what the files of codec/ share, and nothing outside
+ * codec/ may include: jansson (no json_t leaves the folder), its set-up,
+ * and the JSON helpers of lease.c that apiobj.c and legacy.c use too.
+ */
+
+#ifndef CODEC_INT_H
+#define CODEC_INT_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#define LEASE_API_VERSION	"coordination.k8s.io/v1"
+
+/*
+ * Make jansson allocate through xmalloc; call it before building or
+ * parsing a document.  Idempotent.
+ */
+void	 codec_json_init(void);
+
+/*
+ * Serialise root compactly, in insertion order, and free it.  Returns a
+ * string the caller frees; never NULL.
+ */
+char	*codec_json_dump(json_t *root);
+
+/*
+ * A JSON string of s (new reference).  Invalid UTF-8 is replaced by
+ * U+FFFD, as Go's encoding/json does, so that encoding never fails.
+ */
+json_t	*codec_jstring(const char *s);
+
+/*
+ * Copy the string obj.key into buf of size len; path names it in err
+ * ("metadata.uid").  Absent or null leaves buf untouched.  A value that
+ * is not a string or does not fit is an error: -1 with err.
+ */
+int	 codec_get_string(json_t *obj, const char *key, const char *path,
+	    char *buf, size_t len, char *err, size_t errlen);
+
+#endif /* CODEC_INT_H */
