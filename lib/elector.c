@@ -201,8 +201,16 @@ send_time(const struct elector *e, int64_t renew_us)
 static int
 sent_by_us(const struct elector *e, const struct lease *rec)
 {
-	return is_self(e, rec) && rec->renew_us != 0 &&
-	    send_time(e, rec->renew_us) != 0;
+	unsigned	 i, n;
+
+	if (!is_self(e, rec) || rec->renew_us == 0)
+		return 0;
+	n = e->nsends < ELECTOR_SENDS ? e->nsends : ELECTOR_SENDS;
+	for (i = 0; i < n; i++)
+		if (!e->sends[i].release &&
+		    e->sends[i].renew_us == rec->renew_us)
+			return 1;
+	return 0;
 }
 
 static void
@@ -671,6 +679,7 @@ send_due(struct elector *e, const struct elector_input *in,
 		s = &e->sends[e->nsends++ % ELECTOR_SENDS];
 		s->renew_us = act->record.renew_us;
 		s->sent_ms = now_ms;
+		s->release = e->next_release;
 	}
 	e->inflight = act->kind;
 	e->releasing = e->next_release;

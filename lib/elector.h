@@ -113,6 +113,7 @@ struct elector_action {
 struct elector_send {
 	int64_t		 renew_us;	/* renewTime the write carried */
 	uint64_t	 sent_ms;	/* when it was sent */
+	int		 release;	/* it was a release */
 };
 
 struct elector {
