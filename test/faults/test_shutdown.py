@@ -1,8 +1,9 @@
 """Shutdown faults: SIGTERM while the leader's renew is held by the server
 longer than request_timeout (F30), while a renew the server applied is
 answered late (F31), while the leader's watch reconnects (F32), while its
-token is rotated (F33), and with the API blackholed for the whole
-shutdown budget (F34).
+token is rotated (F33), with the API blackholed for the whole shutdown
+budget (F34), and on a MultiLock whose secondary renew is answered late
+(F35).
 
 In each of F30-F33 the stopping leader abandons the renew in flight and
 writes the release (holderIdentity "") on a fresh connection, over the
@@ -14,10 +15,11 @@ written, and a follower takes over only at LD.
 Timings: lease_duration 3s, renew_deadline 2s, retry_period 500ms,
 request_timeout 1s (faultlib.py); shutdown_timeout 3s (BUDGET)."""
 
+import json
 import time
 
-from faultlib import (FAILOVER, RP, assert_waited_ld, start_group, terms_ok,
-                      wait_takeover, wait_until)
+from faultlib import (FAILOVER, POLL, RP, SLACK, START, assert_waited_ld,
+                      start_group, terms_ok, wait_takeover, wait_until)
 
 BUDGET = 3.0            # --shutdown-timeout
 HOLD_MS = 3000          # a held renew: longer than request_timeout (1 s)
@@ -193,3 +195,54 @@ def test_f34_sigterm_with_api_blackholed_exits_within_budget(
             bound=BUDGET + EXIT_SLACK)
     measure("F34", "takeover after SIGTERM, API blackholed", s[1] - t_term,
             bound=FAILOVER)
+
+
+def _start_multilock(cluster, name):
+    """A leaderd on the MultiLock endpointsleases (the harness writes
+    leases)."""
+    inst = cluster.new(name, args=["--shutdown-timeout", "%gs" % BUDGET])
+    with open(inst.config_path) as f:
+        text = f.read()
+    with open(inst.config_path, "w") as f:
+        f.write(text.replace("  type: leases\n", "  type: endpointsleases\n"))
+    return inst.start()
+
+
+def test_f35_multilock_sigterm_during_late_secondary_answer_releases_both(
+        cluster, api, measure):
+    """F35: MultiLock (endpointsleases): the server applies the leader's
+    renew of the secondary (the Lease) at once and answers it 3s late;
+    SIGTERM while the answer is awaited.  Bound: the primary (Endpoints)
+    is released first, over its renewed version; the secondary's release
+    meets the landed renew (409), the lock reads the Lease again, finds
+    our term and releases it: both objects say holder "" (written by the
+    leader) before exit, within the budget; another leader within
+    2.2*RP + 1s (a MultiLock is polled, not watched)."""
+    ins = [_start_multilock(cluster, "ml-%d" % i) for i in range(3)]
+    chk = cluster.checker(ins)
+    leader = cluster.wait_single_leader(POLL + START + 2.0, ins)
+    time.sleep(2 * RP)
+    n0 = len(leader.writes())
+    f = api.fault("answer_late", token=leader.token, methods=["PUT"],
+                  count=1, hold_ms=HOLD_MS,
+                  path_prefix="/apis/coordination.k8s.io/")
+    wait_until(lambda: f.hits >= 1 and len(leader.writes()) > n0,
+               2 * RP + 1.0, what="the leader's Lease renew to be applied")
+    time.sleep(0.05)
+    t_term, t_exit = _sigterm(leader)
+    lease_rel = _released(api, cluster, leader.token, t_term, t_exit)
+    ep_rel = [h for h in api.core_history("endpoints", "default",
+                                          cluster.lock)
+              if h["token"] == leader.token and h["t"] >= t_term and
+              json.loads(h["annotation"])["holderIdentity"] == ""]
+    assert len(ep_rel) == 1, ep_rel
+    assert ep_rel[0]["t"] <= lease_rel["t"], "primary after secondary"
+    s = wait_takeover(chk, t_term, [leader.name], POLL + SLACK + 1.0)
+    assert s[1] - t_term <= POLL + SLACK
+    api.clear_fault(f)
+    time.sleep(2 * RP)
+    chk.assert_s1()
+    measure("F35", "MultiLock: both released after SIGTERM",
+            lease_rel["t"] - t_term)
+    measure("F35", "MultiLock: takeover after SIGTERM", s[1] - t_term,
+            bound=POLL + SLACK)
