@@ -673,8 +673,8 @@ send_due(struct elector *e, const struct elector_input *in,
 	if (limit != 0 && limit - now_ms < act->timeout_ms)
 		act->timeout_ms = limit - now_ms;
 	if (act->kind != ELECTOR_DO_GET && !e->next_release)
-		memcpy(e->write_rv, act->kind == ELECTOR_DO_UPDATE ?
-		    e->observed.rv : "", sizeof(e->write_rv));
+		snprintf(e->write_rv, sizeof(e->write_rv), "%s",
+		    act->kind == ELECTOR_DO_UPDATE ? e->observed.rv : "");
 	if (act->kind != ELECTOR_DO_GET) {
 		s = &e->sends[e->nsends++ % ELECTOR_SENDS];
 		s->renew_us = act->record.renew_us;
