@@ -30,7 +30,7 @@ enum {
 	OPT_RETRY_PERIOD, OPT_REQUEST_TIMEOUT, OPT_TTL, OPT_RELEASE,
 	OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_CLUSTER_CREDS, OPT_VERSION,
 	OPT_WATCH, OPT_GRACE, OPT_RESTART, OPT_PROBES, OPT_LOCK_TYPE,
-	OPT_COOLDOWN
+	OPT_COOLDOWN, OPT_SHUTDOWN_TIMEOUT
 };
 
 static const struct option longopts[] = {
@@ -61,6 +61,7 @@ static const struct option longopts[] = {
 	{ "grace",		required_argument, NULL, OPT_GRACE },
 	{ "restart",		required_argument, NULL, OPT_RESTART },
 	{ "step-down-cooldown",	required_argument, NULL, OPT_COOLDOWN },
+	{ "shutdown-timeout",	required_argument, NULL, OPT_SHUTDOWN_TIMEOUT },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -90,6 +91,7 @@ static const struct {
 	{ OPT_GRACE,		"run.grace",		"--grace" },
 	{ OPT_RESTART,		"run.restart",		"--restart" },
 	{ OPT_COOLDOWN,		"step_down.cooldown",	"--step-down-cooldown" },
+	{ OPT_SHUTDOWN_TIMEOUT,	"shutdown_timeout",	"--shutdown-timeout" },
 };
 
 static void __attribute__((noreturn))
@@ -128,6 +130,9 @@ usage(int status)
 	    "  --ttl D                     leader-elector: lease D, renew "
 	    "D/2, retry D/4\n"
 	    "  --release-on-cancel BOOL    release the lease on SIGTERM\n"
+	    "  --shutdown-timeout D        signal to exit, release included "
+	    "(default 5s;\n"
+	    "                              run mode: run.grace + 6s)\n"
 	    "  --log-level LEVEL           error, warn, info or debug\n"
 	    "  --log-format FORMAT         text or json\n"
 	    "  --watch BOOL                watch the lock (default true)\n"
@@ -332,6 +337,8 @@ main(int argc, char *argv[])
 		config_fail(err);
 	if (run && config_check_grace(&conf, err, sizeof(err)) == -1)
 		fprintf(stderr, "leaderd: warning: %s\n", err);
+	if (run && config_check_shutdown(&conf, err, sizeof(err)) == -1)
+		config_fail(err);
 	if (check) {
 		if (conf.kubeconfig[0] != '\0') {
 			load_creds(&conf, &creds, err, sizeof(err));

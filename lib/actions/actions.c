@@ -266,6 +266,25 @@ actions_shutdown(struct actions *a, void (*done_cb)(void *), void *arg)
 	shutdown_check(a);
 }
 
+const char *
+actions_unfinished(const struct actions *a)
+{
+	int	 cmd, label;
+
+	if (!a->shutting)
+		return NULL;
+	cmd = a->child != NULL && child_active(a->child);
+	label = a->label != NULL && !a->label_done;
+	if (cmd && label)
+		return "the command is still running and the label is not "
+		    "back to standby";
+	if (cmd)
+		return "the command is still running";
+	if (label)
+		return "the label is not back to standby";
+	return NULL;
+}
+
 uint64_t
 actions_shutdown_ms(const struct actions *a)
 {

@@ -61,6 +61,13 @@ void		 actions_sync(struct actions *a, uint64_t lead_until_ms,
 void		 actions_shutdown(struct actions *a, void (*done_cb)(void *),
 		    void *arg);
 
+/*
+ * What actions_shutdown has not finished yet, for the log of a hard
+ * stop: "the command is still running", "the label is not back to
+ * standby", both, or NULL when all is done (or it was never called).
+ */
+const char	*actions_unfinished(const struct actions *a);
+
 /* The longest actions_shutdown may take, in ms, for the hard stop. */
 uint64_t	 actions_shutdown_ms(const struct actions *a);
 

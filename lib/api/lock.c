@@ -25,6 +25,11 @@
  *    would lead; here that write is a conflict.  This matters during the
  *    migration's last step, when MultiLock and Lease-only electors share
  *    the election.
+ * A release writes the primary, then the secondary; if the secondary
+ * write conflicts with a renew of ours that landed after the elector
+ * abandoned it (shutdown), the secondary is read and released again
+ * when it still holds our term, so neither object is left naming a
+ * stopped process.
  * The record the elector sees is the primary's when the two holders
  * agree.  When they differ, the elector must see a foreign holder, never
  * a free lock and never itself, and the name that the electors of the
@@ -87,6 +92,7 @@ struct lock {
 	int		 cur;		/* the object that request is on */
 	struct lease	 rec;		/* the record being written */
 	struct lease	 prim;		/* primary's record, this operation */
+	struct lease	 sec_term;	/* secondary before a release's 409 */
 	uint64_t	 deadline_ms;	/* monotonic end of the operation */
 	lock_done_cb	 cb;		/* the operation's callback */
 	void		*arg;		/* its argument */
@@ -441,6 +447,40 @@ kube_cb(const struct kube_result *res, void *arg)
 		if (res->outcome == KUBE_OK)
 			compose(l, &out, &l->prim, &rec);
 		finish(l, res, res->outcome == KUBE_OK ? &out : NULL);
+		return;
+	}
+	/*
+	 * A release whose secondary write meets a renew of ours that landed
+	 * after all (abandoned at shutdown; the primary was released over
+	 * its answer): read the secondary, and release it over its new
+	 * version once if it still holds our term (our identity, its
+	 * acquireTime and leaseTransitions).  Anything else is a conflict.
+	 */
+	if (l->op == OP_UPDATE && l->rec.holder[0] == '\0' && l->stage == 1 &&
+	    res->outcome == KUBE_CONFLICT && o->body != NULL) {
+		l->sec_term = o->last;
+		next(l, 1, OP_GET);
+		return;
+	}
+	if (l->op == OP_UPDATE && l->stage == 2) {
+		if (res->outcome != KUBE_OK) {
+			finish(l, res, NULL);
+			return;
+		}
+		if (strcmp(rec.holder, l->identity) == 0 &&
+		    strcmp(l->sec_term.holder, l->identity) == 0 &&
+		    rec.acquire_us == l->sec_term.acquire_us &&
+		    rec.transitions == l->sec_term.transitions) {
+			next(l, 1, OP_UPDATE);
+			return;
+		}
+		bad = *res;
+		bad.outcome = KUBE_CONFLICT;
+		bad.status = 409;
+		snprintf(bad.reason, sizeof(bad.reason), "Conflict");
+		snprintf(bad.message, sizeof(bad.message), "the Lease of %s "
+		    "changed hands during the release", l->describe);
+		finish(l, &bad, NULL);
 		return;
 	}
 	/* The secondary's write ends a Create or an Update. */

@@ -59,7 +59,10 @@ struct lock *lock_new(struct kube *k, const char *type, const char *ns,
  * primary then the secondary (Update creates the secondary if it was
  * missing, and writes over the version last seen otherwise, so a Lease
  * taken meanwhile by a Lease-only elector makes it a conflict; see
- * lock.c).  The whole operation is bounded by timeout_ms;
+ * lock.c; a release, holder "", whose secondary write conflicts reads the
+ * secondary again and releases it once more if it still holds our term:
+ * a renew of ours abandoned at shutdown landed after all).  The whole
+ * operation is bounded by timeout_ms;
  * done_cb runs once from the loop.  Returns 0, or -1 if the operation
  * could not be started (done_cb will not run).
  */

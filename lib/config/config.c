@@ -67,6 +67,8 @@ const struct config_keydef config_keys[CONFIG_NKEYS] = {
 	    STR(label_namespace) },
 	{ "step_down.cooldown", CONFIG_STEP_DOWN_COOLDOWN, CONFIG_T_DUR,
 	    NUM(step_down_cooldown_ms) },
+	{ "shutdown_timeout", CONFIG_SHUTDOWN_TIMEOUT, CONFIG_T_DUR,
+	    NUM(shutdown_timeout_ms) },
 };
 
 void
@@ -141,6 +143,7 @@ config_defaults(struct config *c)
 	c->run_grace_ms = 10000;
 	snprintf(c->run_restart, sizeof(c->run_restart), "never");
 	snprintf(c->label_key, sizeof(c->label_key), "leaderd.io/role");
+	c->shutdown_timeout_ms = 5000;
 }
 
 int

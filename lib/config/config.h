@@ -56,6 +56,7 @@ enum config_key {
 	CONFIG_LABEL_POD,
 	CONFIG_LABEL_NAMESPACE,
 	CONFIG_STEP_DOWN_COOLDOWN,
+	CONFIG_SHUTDOWN_TIMEOUT,
 	CONFIG_NKEYS
 };
 
@@ -87,6 +88,9 @@ struct config {
 	char		 label_namespace[CONFIG_STR_MAX]; /* "" = lock's */
 	int		 insecure_http;			/* credentials over http:// */
 	uint64_t	 step_down_cooldown_ms;		/* default lease_duration */
+	uint64_t	 shutdown_timeout_ms;		/* signal..exit; default 5s
+							   (plus the actions' time
+							   when unset) */
 	struct config_origin origin[CONFIG_NKEYS];	/* where each value came from */
 	int		 set[CONFIG_NKEYS];		/* value given explicitly */
 };
@@ -140,6 +144,23 @@ int	config_validate(const struct config *c, char *err, size_t errlen);
  * with the advice in err.
  */
 int	config_check_grace(const struct config *c, char *err, size_t errlen);
+
+/*
+ * Whether shutdown_timeout leaves the run mode's command room to stop:
+ * an explicit shutdown_timeout must be longer than run.grace, since the
+ * budget counts from the signal and covers the command's stop before the
+ * release.  Returns 0, or -1 with the fix in err.
+ */
+int	config_check_shutdown(const struct config *c, char *err,
+	    size_t errlen);
+
+/*
+ * The shutdown budget in ms, from the signal to the exit: shutdown_timeout
+ * when given; unset, its default (5s) for the release plus actions_ms,
+ * what the caller's actions may take to stop (run.grace + 1s for a
+ * command, 2 x request_timeout for the pod label).
+ */
+uint64_t config_shutdown_ms(const struct config *c, uint64_t actions_ms);
 
 /*
  * Write the effective configuration as YAML (durations in Go syntax) to

@@ -434,6 +434,35 @@ config_check_grace(const struct config *c, char *err, size_t errlen)
 }
 
 int
+config_check_shutdown(const struct config *c, char *err, size_t errlen)
+{
+	struct config_errs	 e = { err, errlen, 0, 0 };
+	char			 st[32], g[32];
+
+	if (errlen > 0)
+		err[0] = '\0';
+	if (!c->set[CONFIG_SHUTDOWN_TIMEOUT] ||
+	    c->shutdown_timeout_ms > c->run_grace_ms)
+		return 0;
+	duration_format(c->shutdown_timeout_ms, st, sizeof(st));
+	duration_format(c->run_grace_ms, g, sizeof(g));
+	config_errs_add(&e, ORIGIN(c, later(c, CONFIG_SHUTDOWN_TIMEOUT,
+	    CONFIG_RUN_GRACE)), "shutdown_timeout (%s) must be longer than "
+	    "run.grace (%s): the budget counts from the signal and covers the "
+	    "command's stop, then the release; raise shutdown_timeout (e.g. "
+	    "to run.grace + 5s) or lower run.grace", st, g);
+	return -1;
+}
+
+uint64_t
+config_shutdown_ms(const struct config *c, uint64_t actions_ms)
+{
+	if (c->set[CONFIG_SHUTDOWN_TIMEOUT])
+		return c->shutdown_timeout_ms;
+	return c->shutdown_timeout_ms + actions_ms;
+}
+
+int
 config_validate(const struct config *c, char *err, size_t errlen)
 {
 	struct config_errs	 e = { err, errlen, 0, 0 };
@@ -446,6 +475,9 @@ config_validate(const struct config *c, char *err, size_t errlen)
 	check_request_timeout(c, &e);
 	check_watch_timeout(c, &e);
 	check_actions(c, &e);
+	if (c->shutdown_timeout_ms == 0)
+		config_errs_add(&e, ORIGIN(c, CONFIG_SHUTDOWN_TIMEOUT),
+		    "shutdown_timeout must be greater than zero (default 5s)");
 	if (strcmp(c->log_level, "error") != 0 &&
 	    strcmp(c->log_level, "warn") != 0 &&
 	    strcmp(c->log_level, "info") != 0 &&

@@ -193,6 +193,26 @@ send_time(const struct elector *e, int64_t renew_us)
 	return 0;
 }
 
+/*
+ * Whether rec is a write this process sent (a takeover or a create whose
+ * answer we abandoned or lost): it names us and carries the renewTime of
+ * one of our recent writes.
+ */
+static int
+sent_by_us(const struct elector *e, const struct lease *rec)
+{
+	unsigned	 i, n;
+
+	if (!is_self(e, rec) || rec->renew_us == 0)
+		return 0;
+	n = e->nsends < ELECTOR_SENDS ? e->nsends : ELECTOR_SENDS;
+	for (i = 0; i < n; i++)
+		if (!e->sends[i].release &&
+		    e->sends[i].renew_us == rec->renew_us)
+			return 1;
+	return 0;
+}
+
 static void
 report_holder(struct elector *e, struct elector_action *act)
 {
@@ -221,6 +241,12 @@ observe(struct elector *e, const struct lease *rec, uint64_t now_ms,
 		e->observed_ms = now_ms;
 	if (!e->have_observed)
 		act->events |= ELECTOR_EV_OBSERVED;
+	/*
+	 * A failed write of ours can no longer land once the lock has moved
+	 * past the version it went over (the CAS refuses it).
+	 */
+	if (e->unsure && strcmp(rec->rv, e->write_rv) != 0)
+		e->unsure = 0;
 	e->observed = *rec;
 	e->have_observed = 1;
 	e->ours = is_ours(e, rec);
@@ -363,7 +389,8 @@ on_got(struct elector *e, const struct elector_input *in,
 {
 	observe(e, in->record, in->now_ms, act);
 	if (e->state == ELECTOR_STOPPING) {
-		if (e->ours && e->conf.release_on_cancel) {
+		if ((e->ours || sent_by_us(e, in->record)) &&
+		    e->conf.release_on_cancel) {
 			schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
 			e->next_release = 1;
 		} else
@@ -499,6 +526,9 @@ on_failed(struct elector *e, enum elector_action_kind req, int release,
 {
 	uint64_t	 d;
 
+	/* A write that failed may still land (a timeout, a lost answer). */
+	if (req != ELECTOR_DO_GET && !release)
+		e->unsure = 1;
 	switch (e->state) {
 	case ELECTOR_LEADER:
 		/* Keep trying every retry period until the deadline (2.3). */
@@ -516,23 +546,51 @@ on_failed(struct elector *e, enum elector_action_kind req, int release,
 	}
 }
 
+/*
+ * A stop or a step-down abandons the request in flight: the caller
+ * aborts it (act->cancel) and its answer is never fed.  Whatever it was,
+ * the server refuses it if it lands after our release, since both carry
+ * the version we last saw.
+ */
+static void
+abandon(struct elector *e, struct elector_action *act)
+{
+	if (e->inflight == ELECTOR_DO_NOTHING)
+		return;
+	e->inflight = ELECTOR_DO_NOTHING;
+	e->releasing = 0;
+	act->cancel = 1;
+}
+
 static void
 on_stop(struct elector *e, const struct elector_input *in,
-    struct elector_action *act)
+    enum elector_action_kind req, int release, struct elector_action *act)
 {
 	if (e->state == ELECTOR_STOPPING || e->state == ELECTOR_STOPPED)
 		return;
 	lose(e, ELECTOR_STOPPING, "shutting down", act);
-	e->stop_until_ms = in->now_ms + e->conf.request_timeout_ms;
+	e->stop_until_ms = in->until_ms != 0 ? in->until_ms :
+	    in->now_ms + e->conf.request_timeout_ms;
 	if (!e->conf.release_on_cancel) {
 		stopped(e, act);
 		return;
 	}
-	if (e->inflight != ELECTOR_DO_NOTHING)
-		return;		/* its answer decides (on_got, on_written) */
-	if (e->have_observed && e->ours) {
+	/* client-go's ReleaseOnCancel cancels the renew in flight (2.6). */
+	abandon(e, act);
+	if (e->have_observed && (e->ours || sent_by_us(e, &e->observed))) {
+		/*
+		 * Release at once over the last version we know: our term, or
+		 * a takeover of ours whose answer was lost.
+		 */
 		schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
 		e->next_release = 1;
+	} else if (req == ELECTOR_DO_CREATE ||
+	    (req == ELECTOR_DO_UPDATE && !release) || e->unsure) {
+		/*
+		 * A takeover or a create, abandoned now or failed before, may
+		 * have landed: read, then decide (on_got).
+		 */
+		schedule(e, ELECTOR_DO_GET, in->now_ms);
 	} else
 		stopped(e, act);
 }
@@ -546,8 +604,8 @@ on_step_down(struct elector *e, const struct elector_input *in,
 	lose(e, ELECTOR_FOLLOWER, "stepped down", act);
 	e->stepdown = 1;
 	e->cooldown_until_ms = in->now_ms + e->conf.cooldown_ms;
-	if (e->inflight != ELECTOR_DO_NOTHING)
-		return;		/* its answer decides (on_written, on_got) */
+	/* We lead, so the record observed is ours: release it at once. */
+	abandon(e, act);
 	schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
 	e->next_release = 1;
 }
@@ -614,10 +672,14 @@ send_due(struct elector *e, const struct elector_input *in,
 		limit = e->stop_until_ms;
 	if (limit != 0 && limit - now_ms < act->timeout_ms)
 		act->timeout_ms = limit - now_ms;
+	if (act->kind != ELECTOR_DO_GET && !e->next_release)
+		snprintf(e->write_rv, sizeof(e->write_rv), "%s",
+		    act->kind == ELECTOR_DO_UPDATE ? e->observed.rv : "");
 	if (act->kind != ELECTOR_DO_GET) {
 		s = &e->sends[e->nsends++ % ELECTOR_SENDS];
 		s->renew_us = act->record.renew_us;
 		s->sent_ms = now_ms;
+		s->release = e->next_release;
 	}
 	e->inflight = act->kind;
 	e->releasing = e->next_release;
@@ -677,7 +739,7 @@ elector_step(struct elector *e, const struct elector_input *in,
 		on_failed(e, req, release, in);
 		break;
 	case ELECTOR_IN_STOP:
-		on_stop(e, in, act);
+		on_stop(e, in, req, release, act);
 		break;
 	case ELECTOR_IN_WATCHED:
 		on_watched(e, in, act);

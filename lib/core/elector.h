@@ -22,7 +22,14 @@
  *    sent (a write that timed out yet landed), we still lead;
  *  - a release is written only over our own record (the PUT carries the
  *    resourceVersion we last wrote, so the API server refuses it if
- *    anyone else has written since).
+ *    anyone else has written since);
+ *  - a stop or a step-down never waits for the request in flight: it
+ *    is abandoned (elector_action.cancel) and the release goes out at
+ *    once over the last version known.  The abandoned renew carries that
+ *    same version, so whichever of the two the server takes second is
+ *    refused; a release refused so is followed by a GET and sent again
+ *    while the record is still ours (client-go's ReleaseOnCancel, and
+ *    its retry of a release that conflicts, kubernetes#137988).
  */
 
 #ifndef ELECTOR_H
@@ -85,6 +92,9 @@ struct elector_input {
 	uint64_t		 now_ms;	/* CLOCK_MONOTONIC, from caller */
 	int64_t			 wall_us;	/* CLOCK_REALTIME, record fields only */
 	const struct lease	*record;	/* borrowed; GOT and WRITTEN only */
+	uint64_t		 until_ms;	/* STOP only: give up releasing at
+						   this time; 0 = request_timeout
+						   from now_ms */
 };
 
 struct elector_action {
@@ -93,6 +103,9 @@ struct elector_action {
 	uint64_t		 timeout_ms;	/* bound for this request */
 	uint64_t		 wake_ms;	/* feed a TICK at this time */
 	unsigned		 events;	/* ELECTOR_EV_* that happened */
+	int			 cancel;	/* abort the request in flight
+						   first: its answer is never to
+						   be fed */
 };
 
 #define ELECTOR_SENDS	4	/* recent writes remembered for 409 checks */
@@ -100,6 +113,7 @@ struct elector_action {
 struct elector_send {
 	int64_t		 renew_us;	/* renewTime the write carried */
 	uint64_t	 sent_ms;	/* when it was sent */
+	int		 release;	/* it was a release */
 };
 
 struct elector {
@@ -130,6 +144,10 @@ struct elector {
 	uint64_t		 watch_poll_ms;	/* follower poll while watching */
 	uint64_t		 rtt_ms;	/* round trip of the last renew */
 	int			 stepdown;	/* stepping down: release ours */
+	char			 write_rv[LEASE_RV_MAX]; /* version the last
+						   takeover or renew went over */
+	int			 unsure;	/* that write failed and may still
+						   land: a stop reads first */
 	uint64_t		 cooldown_until_ms; /* no takeover before this */
 };
 
@@ -145,7 +163,16 @@ int	elector_init(struct elector *e, const struct elector_config *conf,
  * Advance e with one input and fill *act with what to do next.  The
  * caller sends the request named by act->kind (if any) bounded by
  * act->timeout_ms, feeds its outcome back as the next input, and feeds a
- * TICK at act->wake_ms whatever else happens.
+ * TICK at act->wake_ms whatever else happens.  When act->cancel is set
+ * (a STOP or a STEP_DOWN came while a request was in flight), the caller
+ * first aborts that request and never feeds its answer; the abandoned
+ * write may still land, which the elector allows for.
+ *
+ * STOP: stop leading at once; with release_on_cancel, release the lease
+ * if the last record seen is ours (over its version), or read it first
+ * if an abandoned takeover or create may have made it ours; retry until
+ * in->until_ms (the shutdown budget; request_timeout from now if 0),
+ * then report ELECTOR_EV_STOPPED whether or not the release was written.
  */
 void	elector_step(struct elector *e, const struct elector_input *in,
 	    struct elector_action *act);
@@ -181,7 +208,7 @@ void	elector_read_now(struct elector *e, uint64_t now_ms);
 /*
  * Step-down (ELECTOR_IN_STEP_DOWN): if e leads at the input's time, it
  * stops leading at once (ELECTOR_EV_LOST), releases the lease with the
- * same CAS release as a stop (after the answer of a renew in flight, and
+ * same CAS release as a stop (at once, abandoning a renew in flight, and
  * only while the record is still ours), reports ELECTOR_EV_RELEASED when
  * the release is written, and then follows: for conf.cooldown_ms after
  * the step-down and again after the release is written, it reads the

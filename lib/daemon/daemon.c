@@ -65,6 +65,8 @@ struct daemon {
 	char			 api_err[4][768]; /* last error logged, by
 						    request kind; 0: Events */
 	int			 stopping;	/* a signal arrived */
+	uint64_t		 stop_until_ms;	/* the shutdown budget ends */
+	int			 released;	/* the release was written */
 	ev_timer		 lead_end;	/* re-check is_leader at its end */
 	struct actions		*act;		/* command and label (actions.h) */
 	char *const		*cmd;		/* run mode's command, or NULL */
@@ -411,6 +413,8 @@ log_events(struct daemon *d, unsigned ev)
 			log_info("new leader of lease %s: %s", d->lock,
 			    o->holder);
 	}
+	if ((ev & ELECTOR_EV_RELEASED) && d->stopping)
+		d->released = 1;
 	if (ev & ELECTOR_EV_RELEASED)
 		log_info("released lease %s%s", d->lock, d->stopping ? "" :
 		    "; stepping down (POST /leader/release)");
@@ -466,11 +470,31 @@ step(struct daemon *d, enum elector_input_kind kind, const struct lease *rec)
 		in.now_ms = clock_mono_ms();
 		in.wall_us = clock_wall_us();
 		in.record = rec;
+		if (kind == ELECTOR_IN_STOP)
+			in.until_ms = d->stop_until_ms;
 		elector_step(&d->el, &in, &act);
+		if (act.cancel) {
+			/*
+			 * Abandon the request in flight (a stalled renew): its
+			 * connection is dropped and the release goes out at
+			 * once on a fresh one.
+			 */
+			log_debug("lease %s: request in flight abandoned",
+			    d->lock);
+			lock_cancel(d->lk);
+			d->req = ELECTOR_DO_NOTHING;
+			d->req_renew = 0;
+			d->st.req_deadline_ms = 0;
+		}
 		log_events(d, act.events);
 		notify_local(d);
 		sync_actions(d);
 		if (d->el.state == ELECTOR_STOPPED) {
+			if (d->stopping && !d->released &&
+			    in.now_ms >= d->el.stop_until_ms)
+				log_warnx("lease %s: shutdown_timeout spent; the "
+				    "release was not written, followers take "
+				    "over after lease_duration", d->lock);
 			lock_cancel(d->lk);
 			d->req = ELECTOR_DO_NOTHING;
 			d->st.req_deadline_ms = 0;
@@ -536,14 +560,23 @@ lead_end_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	notify_local(w->data);
 }
 
+/* The shutdown budget is spent: say what did not finish, and exit. */
 static void
 hard_stop_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct daemon	*d = w->data;
+	const char	*what;
 
 	(void)revents;
-	log_warnx("lease %s: shutdown took request_timeout; exiting without "
-	    "waiting for the API server", d->lock);
+	if (d->act != NULL && (what = actions_unfinished(d->act)) != NULL)
+		log_warnx("lease %s: shutdown_timeout spent: %s", d->lock,
+		    what);
+	if (!d->released && d->el.state != ELECTOR_STOPPED)
+		log_warnx("lease %s: shutdown_timeout spent; the release was "
+		    "not written, followers take over after lease_duration",
+		    d->lock);
+	log_warnx("lease %s: exiting without waiting for the API server",
+	    d->lock);
 	ev_break(loop, EVBREAK_ALL);
 }
 
@@ -587,20 +620,26 @@ command_quit_cb(void *arg)
 
 /*
  * Stop: the actions first (the command must be gone before the lease is
- * released), then the elector's release; all bounded by the hard stop.
+ * released), then the elector's release, which abandons a request in
+ * flight and retries until the budget is spent; all bounded by the hard
+ * stop, shutdown_timeout from now (config_shutdown_ms).
  */
 static void
 stop_daemon(struct daemon *d, const char *why)
 {
-	double	 t;
+	double		 t;
+	uint64_t	 budget;
 
 	d->stopping = 1;
 	/* is_leader is false from now on, even while the actions stop. */
 	d->st.stopping = 1;
 	notify_local(d);
 	log_info("%s: stopping", why);
-	t = (double)(d->conf->request_timeout_ms + (d->act != NULL ?
-	    actions_shutdown_ms(d->act) : 0)) / 1000.0;
+	budget = config_shutdown_ms(d->conf, d->act != NULL ?
+	    actions_shutdown_ms(d->act) : 0);
+	d->stop_until_ms = clock_mono_ms() + budget;
+	ev_now_update(d->loop);
+	t = clock_timer_seconds(budget);
 	ev_timer_init(&d->hard_stop, hard_stop_cb, t, 0.);
 	d->hard_stop.data = d;
 	ev_timer_start(d->loop, &d->hard_stop);

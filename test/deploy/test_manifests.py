@@ -428,9 +428,14 @@ def test_grace_period_covers_release(kubectl, rel):
     cfg = leaderd_config(docs) or {}
     timeout = duration_s(cfg.get("kubernetes", {}).get("request_timeout",
         "5s"))
+    # leaderd needs up to shutdown_timeout to stop and hand back the
+    # lease: unset, 5s plus 2 x request_timeout with the pod label.
+    budget = duration_s(cfg.get("shutdown_timeout", "5s"))
+    label = cfg.get("actions", {}).get("label", {}).get("enabled")
+    if "shutdown_timeout" not in cfg and label:
+        budget += 2 * timeout
     grace = pod_spec(docs)["terminationGracePeriodSeconds"]
-    # leaderd needs up to request_timeout to hand back the lease.
-    assert grace >= timeout + 5
+    assert grace >= budget + 5
 
 
 @pytest.mark.parametrize("rel", WITH_CONFIG)

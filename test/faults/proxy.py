@@ -25,6 +25,13 @@ thread (ProxyHub); modes are switched at run time from the test thread:
     half_open            the connections open at the switch stop forwarding
                          (bytes read and discarded, sockets kept open, no FIN
                          or RST): a peer that vanished; new connections pass
+    hold_once            hold the next client request of at least
+                         min_req_bytes (a PUT, not a GET) up_ms before
+                         forwarding it, and what follows it on its
+                         connection; then the mode returns to pass by
+                         itself.  The server gets the request late if the
+                         client keeps the connection that long, never if
+                         the client gives up and closes it
 
 Every event is stamped with time.monotonic(), the clock leaderd and fakeapi
 use.  Loopback only.  Python 3.11 standard library.
@@ -37,7 +44,7 @@ import threading
 import time
 
 MODES = ("pass", "latency", "blackhole", "drop_after_forward", "reset",
-         "trickle", "half_open")
+         "trickle", "half_open", "hold_once")
 TLS_APPDATA = 23
 TLS_TYPES = (20, 21, 22, 23)
 CHUNK = 65536
@@ -219,7 +226,7 @@ class Proxy:
             trickle_bytes=1, trickle_ms=50.0, direction="down"):
         """Switch mode.  latency: up_ms/down_ms.  drop_after_forward:
         min_req_bytes, count (None: every answer).  trickle: trickle_bytes,
-        trickle_ms, direction."""
+        trickle_ms, direction.  hold_once: up_ms, min_req_bytes."""
         if mode not in MODES:
             raise ValueError("unknown mode %r (one of %s)"
                              % (mode, ", ".join(MODES)))
@@ -406,6 +413,17 @@ class Proxy:
                 if c.tls13:
                     c.tickets_left = self.tickets
             c.req_bytes += _TLSCounter.appdata(pieces)
+            if mode == "hold_once" and c.req_bytes >= self.min_req_bytes:
+                with self._lock:
+                    armed = self.mode == "hold_once"
+                    if armed:
+                        self.mode = "pass"
+                if armed:
+                    self._event("hold", c.id, c.req_bytes)
+                    self._event("mode", None, "pass (hold used)")
+                    c.queues[direction].put_nowait(
+                        (time.monotonic() + self.up_ms / 1000.0, data))
+                    return
         else:
             answer = self._classify_down(c, c.tls_down.feed(data))
         if mode == "drop_after_forward" and answer:

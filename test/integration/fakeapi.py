@@ -17,8 +17,11 @@ leaderd under test gets its own token, so a fault can target one
 instance): delay, status (5xx/429 with optional Retry-After), drop (read
 the request, close without answering or applying), apply_then_close
 (apply the write, close without answering: the ambiguous write),
-blackhole (hold the request unanswered until the fault is cleared), each
-optionally limited to K requests and to some methods.
+blackhole (hold the request unanswered until the fault is cleared),
+answer_late (apply the write at once, answer it hold_ms later), each
+optionally limited to K requests and to some methods.  A delay holds a
+request and then applies it, compare-and-swap included, whether or not
+its client is still there.
 
 Watches on a namespace's leases (GET .../leases?watch=1, as the real
 server's watch cache serves them: chunked JSON lines ADDED/MODIFIED/
@@ -104,7 +107,8 @@ REASONS = {
     422: "Invalid", 429: "TooManyRequests", 500: "InternalError",
     502: "BadGateway", 503: "ServiceUnavailable", 504: "Timeout",
 }
-FAULT_KINDS = ("delay", "status", "drop", "apply_then_close", "blackhole")
+FAULT_KINDS = ("delay", "status", "drop", "apply_then_close", "blackhole",
+               "answer_late")
 
 
 def status_body(code, message, reason=None, details=None):
@@ -1150,6 +1154,8 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.kind == "apply_then_close":
             self.close_connection = True
             return
+        if fault is not None and fault.kind == "answer_late":
+            fault.cleared.wait((fault.hold_ms or 0) / 1000.0)
         self._send(code, obj, hdrs)
 
     def _send(self, code, obj, headers=None):
@@ -1530,7 +1536,9 @@ class FakeAPI(_WatchMixin, _CoreObjects):
         close without answering or applying), "apply_then_close" (handle
         the request, apply it, close without answering), "blackhole"
         (never answer; the connection is closed when the fault is
-        cleared, after hold_ms if given, or on stop).
+        cleared, after hold_ms if given, or on stop), "answer_late"
+        (handle the request and apply it at once, answer hold_ms later or
+        when the fault is cleared).
         token: only requests with this bearer token (None: all).
         methods: only these methods.  count: only the next `count`
         matching requests (None: until cleared).  path_prefix: only

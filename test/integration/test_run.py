@@ -352,3 +352,25 @@ def test_grace_longer_than_the_gap_is_warned(leaderd_bin, tmp_path):
                         "--grace", "5s", "run", "--", "true"],
                        capture_output=True, text=True, timeout=10)
     assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
+
+
+def test_shutdown_timeout_must_exceed_grace(leaderd_bin, tmp_path):
+    """In run mode the shutdown budget covers the command's stop, then
+    the release: a shutdown_timeout not longer than run.grace is refused
+    with exit 2 and the fix; unset, or longer, it is accepted."""
+    import subprocess
+    base = [leaderd_bin, "-n", "--election", "x", "--grace", "4s"]
+    p = subprocess.run(base + ["--shutdown-timeout", "4s", "run", "--",
+                               "true"], capture_output=True, text=True,
+                       timeout=10)
+    assert p.returncode == 2, p.stderr
+    assert "--shutdown-timeout: shutdown_timeout (4s) must be longer than " \
+        "run.grace (4s)" in p.stderr, p.stderr
+    for extra in ([], ["--shutdown-timeout", "9s"]):
+        p = subprocess.run(base + extra + ["run", "--", "true"],
+                           capture_output=True, text=True, timeout=10)
+        assert p.returncode == 0, (extra, p.stderr)
+    # Outside run mode there is no command to wait for.
+    p = subprocess.run(base + ["--shutdown-timeout", "1s"],
+                       capture_output=True, text=True, timeout=10)
+    assert p.returncode == 0, p.stderr

@@ -814,6 +814,40 @@ test_check_grace(void **state)
 	}
 }
 
+/*
+ * shutdown_timeout: unset, 5s plus the actions' time; given, the whole
+ * budget, which in run mode must exceed run.grace.
+ */
+static void
+test_shutdown_budget(void **state)
+{
+	char		 err[ERRLEN];
+	struct config	 c;
+
+	(void)state;
+	config_defaults(&c);
+	assert_int_equal(c.shutdown_timeout_ms, 5000);
+	assert_int_equal(config_shutdown_ms(&c, 0), 5000);
+	assert_int_equal(config_shutdown_ms(&c, 11000), 16000);
+	assert_int_equal(config_check_shutdown(&c, err, sizeof(err)), 0);
+	assert_int_equal(config_set(&c, "shutdown_timeout", "10s",
+	    "--shutdown-timeout", err, sizeof(err)), 0);
+	assert_int_equal(config_shutdown_ms(&c, 11000), 10000);
+	/* Equal to run.grace (10s): no room left for the release. */
+	assert_int_equal(config_check_shutdown(&c, err, sizeof(err)), -1);
+	assert_string_equal(err, "--shutdown-timeout: shutdown_timeout (10s) "
+	    "must be longer than run.grace (10s): the budget counts from the "
+	    "signal and covers the command's stop, then the release; raise "
+	    "shutdown_timeout (e.g. to run.grace + 5s) or lower run.grace");
+	c.run_grace_ms = 5000;
+	assert_int_equal(config_check_shutdown(&c, err, sizeof(err)), 0);
+	assert_int_equal(config_set(&c, "shutdown_timeout", "0s",
+	    "--shutdown-timeout", err, sizeof(err)), 0);
+	assert_int_equal(config_validate(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "--shutdown-timeout: shutdown_timeout "
+	    "must be greater than zero"));
+}
+
 int
 main(void)
 {
@@ -833,6 +867,7 @@ main(void)
 		cmocka_unit_test(test_timing_agrees),
 		cmocka_unit_test(test_dump_round_trip),
 		cmocka_unit_test(test_check_grace),
+		cmocka_unit_test(test_shutdown_budget),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

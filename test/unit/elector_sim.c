@@ -12,6 +12,14 @@
  * (elector_set_watch).  After every event it checks that no two electors
  * would answer "I lead" at that virtual instant.
  *
+ * A stop or a step-down abandons the request in flight (act.cancel): it
+ * stays on the network and may land before the release, after it (when
+ * the store must refuse it), or never; stops are also fed on purpose
+ * while a leader's renew is out.  Each stop has a random budget
+ * (until_ms), and a node must not end its stop before that budget with
+ * its own record still in the store.  The run fails if any of the three
+ * orders was never exercised.
+ *
  *   elector_sim [schedules [first-seed]]
  *
  * A failing schedule prints its seed; `elector_sim 1 SEED` replays it.
@@ -32,6 +40,9 @@
 #define WATCH_POLL_MS	60000	/* safety-net poll while watching */
 
 static unsigned long	 step_downs;	/* ELECTOR_IN_STEP_DOWN fed */
+static unsigned long	 abandoned[3];	/* abandoned writes that landed
+					   before the release, were refused,
+					   never landed */
 
 struct rng {
 	uint64_t	 s;
@@ -69,6 +80,7 @@ struct ghost {
 	uint64_t		 apply_ms;
 	uint64_t		 answer_delay_ms;
 	int			 lose_answer;
+	int			 abandoned;	/* its sender gave it up */
 };
 
 struct node {
@@ -86,6 +98,10 @@ struct node {
 	uint64_t		 paused_until;
 	uint64_t		 cut_until;	/* its requests are lost till then */
 	uint64_t		 stop_at;	/* graceful stop, or NEVER */
+	uint64_t		 budget_ms;	/* the stop's shutdown budget */
+	uint64_t		 stop_in_ms;	/* when STOP was fed, or NEVER */
+	enum elector_action_kind req_kind; /* the request last sent */
+	int			 req_lost;	/* it never reached the store */
 	uint64_t		 kill_at;	/* kill -9, or NEVER */
 	uint64_t		 restart_at;	/* start again, or NEVER */
 	int			 watch_on;	/* its watch stream is up */
@@ -115,6 +131,7 @@ struct world {
 	int		 last_leader;
 	uint64_t	 first_lead_ms;
 	uint64_t	 seed;
+	uint64_t	 store_ms;	/* when the store was last written */
 };
 
 static const char *const identities[] = { "pod-a", "pod-b", "pod-c",
@@ -155,6 +172,8 @@ start_node(struct world *w, int i, int identity)
 	nd->identity = identity;
 	nd->answer_at = NEVER;
 	nd->stop_at = nd->kill_at = nd->restart_at = NEVER;
+	nd->budget_ms = between(&w->rng, 500, 8000);
+	nd->stop_in_ms = NEVER;
 	if (w->faults && !w->deletes) {
 		if (chance(&w->rng, 300))
 			nd->kill_at = w->now_ms + between(&w->rng, 5000, SIM_MS);
@@ -252,6 +271,8 @@ apply(struct world *w, const struct ghost *g, enum elector_input_kind *ans,
 	case ELECTOR_DO_UPDATE:
 		/* A PUT carrying a uid to a missing lease is a 409 (4.4). */
 		if (!w->exists || strcmp(w->store.rv, g->base_rv) != 0) {
+			if (g->abandoned)
+				abandoned[1]++;
 			*ans = ELECTOR_IN_CONFLICT;
 			return;
 		}
@@ -260,7 +281,10 @@ apply(struct world *w, const struct ghost *g, enum elector_input_kind *ans,
 		*ans = ELECTOR_IN_FAILED;
 		return;
 	}
+	if (g->abandoned)
+		abandoned[0]++;
 	w->store = g->rec;
+	w->store_ms = w->now_ms;
 	snprintf(w->store.rv, sizeof(w->store.rv), "%u", ++w->version);
 	w->exists = 1;
 	*ans = ELECTOR_IN_WRITTEN;
@@ -280,6 +304,8 @@ send_request(struct world *w, int i, const struct elector_action *act)
 	nd->waiting = 1;
 	nd->timeout_at = w->now_ms + act->timeout_ms;
 	nd->answer_at = NEVER;
+	nd->req_kind = act->kind;
+	nd->req_lost = 1;
 	if (w->faults && chance(&w->rng, 30)) {
 		/* The server answers 500 at once: nothing stored. */
 		nd->answer_at = w->now_ms + between(&w->rng, 1, 20);
@@ -290,6 +316,7 @@ send_request(struct world *w, int i, const struct elector_action *act)
 		return;		/* lost on the way: only the timeout */
 	if (w->nghosts == MAXGHOST)
 		return;
+	nd->req_lost = 0;
 	g = &w->ghosts[w->nghosts++];
 	g->node = i;
 	g->gen = nd->gen;
@@ -303,6 +330,51 @@ send_request(struct world *w, int i, const struct elector_action *act)
 		    2 * act->timeout_ms);
 	g->answer_delay_ms = between(&w->rng, 0, max_delay);
 	g->lose_answer = w->faults && chance(&w->rng, 30);
+	g->abandoned = 0;
+}
+
+/*
+ * The node gave its request up (act.cancel): the request may still land,
+ * but its answer is never fed.
+ */
+static void
+abandon_request(struct world *w, int i)
+{
+	struct node	*nd = &w->nodes[i];
+	int		 j, found = 0;
+
+	for (j = 0; j < w->nghosts; j++)
+		if (w->ghosts[j].node == i && w->ghosts[j].gen == nd->gen &&
+		    w->ghosts[j].kind != ELECTOR_DO_GET) {
+			w->ghosts[j].abandoned = 1;
+			found = 1;
+		}
+	if (!found && nd->req_lost && nd->req_kind != ELECTOR_DO_GET)
+		abandoned[2]++;
+	nd->gen++;
+	nd->waiting = 0;
+	nd->answer_at = NEVER;
+}
+
+/*
+ * Whether the store holds a record this node wrote: its name, and our
+ * term or one of its recent writes.
+ */
+static int
+store_is_ours(const struct world *w, const struct node *nd)
+{
+	const struct elector	*e = &nd->e;
+	unsigned		 k;
+
+	if (!w->exists || strcmp(w->store.holder, e->conf.identity) != 0)
+		return 0;
+	if (e->have_term && w->store.acquire_us == e->term_acquire_us &&
+	    w->store.transitions == e->term_transitions)
+		return 1;
+	for (k = 0; k < ELECTOR_SENDS && k < e->nsends; k++)
+		if (e->sends[k].renew_us == w->store.renew_us)
+			return 1;
+	return 0;
 }
 
 static void
@@ -345,6 +417,10 @@ feed(struct world *w, int i, enum elector_input_kind kind,
 	in.now_ms = w->now_ms;
 	in.wall_us = 1700000000000000LL + (int64_t)w->now_ms * 1000;
 	in.record = rec;
+	if (kind == ELECTOR_IN_STOP && nd->stop_in_ms == NEVER) {
+		in.until_ms = w->now_ms + nd->budget_ms;
+		nd->stop_in_ms = w->now_ms;
+	}
 	if (rec != NULL && kind != ELECTOR_IN_WATCHED)
 		snprintf(nd->rv, sizeof(nd->rv), "%s", rec->rv);
 	elector_step(&nd->e, &in, &act);
@@ -367,7 +443,23 @@ feed(struct world *w, int i, enum elector_input_kind kind,
 		    elector_state_name(nd->e.state), act.kind,
 		    act.record.holder, act.record.acquire_us / 1000 % 1000000,
 		    act.record.transitions, nd->e.lead_until_ms, act.wake_ms);
+	if (act.cancel)
+		abandon_request(w, i);
 	if (nd->e.state == ELECTOR_STOPPED) {
+		/*
+		 * A stop ends with our release written or its budget spent,
+		 * unless a write of ours landed only after the stop began
+		 * (then nobody can know it landed before it is answered).
+		 */
+		if (store_is_ours(w, nd) && w->store_ms < nd->stop_in_ms &&
+		    w->now_ms < nd->e.stop_until_ms) {
+			fprintf(stderr, "seed %" PRIu64 ": node %d (%s) stopped "
+			    "at %" PRIu64 " ms, before its budget (%" PRIu64
+			    " ms), with its record in the store\n", w->seed, i,
+			    identities[nd->identity], w->now_ms,
+			    nd->e.stop_until_ms);
+			exit(1);
+		}
 		nd->alive = 0;
 		nd->waiting = 0;
 		if (chance(&w->rng, 700))
@@ -492,6 +584,14 @@ run_due(struct world *w)
 		}
 		if (nd->stop_at == w->now_ms) {
 			nd->stop_at = NEVER;
+			feed(w, i, ELECTOR_IN_STOP, NULL);
+			continue;
+		}
+		if (w->faults && !w->deletes && nd->waiting &&
+		    nd->e.state == ELECTOR_LEADER &&
+		    nd->e.inflight == ELECTOR_DO_UPDATE &&
+		    chance(&w->rng, 4)) {
+			/* SIGTERM while a renew is out: it races the release. */
 			feed(w, i, ELECTOR_IN_STOP, NULL);
 			continue;
 		}
@@ -624,7 +724,16 @@ main(int argc, char *argv[])
 	printf("elector_sim: %" PRIu64 " schedules of %d s, %u leader "
 	    "transitions, %lu step-downs, a leader %.1f%% of the time\n", n,
 	    SIM_MS / 1000, transitions, step_downs, share * 100);
-	/* The step-downs must have been exercised. */
+	printf("elector_sim: abandoned writes: %lu landed before the "
+	    "release, %lu refused after it, %lu never landed\n", abandoned[0],
+	    abandoned[1], abandoned[2]);
+	/* The step-downs and every order of the races must have run. */
+	if (n >= 1000 && (abandoned[0] == 0 || abandoned[1] == 0 ||
+	    abandoned[2] == 0)) {
+		fprintf(stderr, "elector_sim: an order of abandoned writes and "
+		    "releases was never exercised\n");
+		return 1;
+	}
 	if (n >= 1000 && step_downs == 0) {
 		fprintf(stderr, "elector_sim: no step-down in %" PRIu64
 		    " schedules\n", n);

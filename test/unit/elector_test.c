@@ -43,6 +43,7 @@ struct step {
 	int			 leader;	/* is_leader(now_ms), or ANY */
 	unsigned		 events;	/* these must be set */
 	int64_t			 wake_ms;	/* exact, or ANY */
+	int			 cancel;	/* act.cancel, exactly */
 };
 
 struct elcase {
@@ -53,7 +54,10 @@ struct elcase {
 
 #define END	{ .in = (enum elector_input_kind)-1 }
 #define S(i, t, r, a, s, l, ev, w)	\
-	{ ELECTOR_IN_##i, t, r, a, s, l, ev, w }
+	{ ELECTOR_IN_##i, t, r, a, s, l, ev, w, 0 }
+/* The same, where the request in flight must be abandoned (act.cancel). */
+#define SC(i, t, r, a, s, l, ev, w)	\
+	{ ELECTOR_IN_##i, t, r, a, s, l, ev, w, 1 }
 
 #define GET	ELECTOR_DO_GET
 #define CREATE	ELECTOR_DO_CREATE
@@ -192,12 +196,54 @@ static const struct elcase cases[] = {
 	    S(WRITTEN, 510, R_ECHO, NOTHING, STOPD, 0, EV_REL | EV_STOP,
 		0),
 	    END } },
-	{ "SIGTERM while a renew is in flight: release after it lands", 1, {
+	{ "SIGTERM during a renew: abandon it, release at once", 1, {
 	    ACQUIRE,
 	    S(TICK, 2020, R_NONE, UPDATE, LEAD, 1, 0, ANY),
-	    S(STOP, 2025, R_NONE, NOTHING, STOPG, 0, EV_LOST, 7025),
-	    S(WRITTEN, 2030, R_ECHO, UPDATE, STOPG, 0, 0, ANY),
-	    S(WRITTEN, 2040, R_ECHO, NOTHING, STOPD, 0, EV_REL, ANY),
+	    SC(STOP, 2025, R_NONE, UPDATE, STOPG, 0, EV_LOST, 7025),
+	    /* The abandoned renew never landed: the release goes through. */
+	    S(WRITTEN, 2030, R_ECHO, NOTHING, STOPD, 0, EV_REL | EV_STOP, 0),
+	    END } },
+	{ "SIGTERM during a renew that landed: 409, read, release again", 1, {
+	    ACQUIRE,
+	    S(TICK, 2020, R_NONE, UPDATE, LEAD, 1, 0, ANY),
+	    SC(STOP, 2025, R_NONE, UPDATE, STOPG, 0, EV_LOST, ANY),
+	    S(CONFLICT, 2030, R_NONE, GET, STOPG, 0, 0, ANY),
+	    /* Our renew, as stored: still ours, so release it. */
+	    S(GOT, 2040, R_SENT1, UPDATE, STOPG, 0, 0, ANY),
+	    S(WRITTEN, 2050, R_ECHO, NOTHING, STOPD, 0, EV_REL | EV_STOP, 0),
+	    END } },
+	{ "SIGTERM during a renew, then another holder: stop, no write", 1, {
+	    ACQUIRE,
+	    S(TICK, 2020, R_NONE, UPDATE, LEAD, 1, 0, ANY),
+	    SC(STOP, 2025, R_NONE, UPDATE, STOPG, 0, EV_LOST, ANY),
+	    S(CONFLICT, 2030, R_NONE, GET, STOPG, 0, 0, ANY),
+	    S(GOT, 2040, R_FOREIGN, NOTHING, STOPD, 0, EV_STOP, 0),
+	    END } },
+	{ "SIGTERM during a takeover that landed: read, then release", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
+	    S(GOT, 10, R_FREE, UPDATE, CAND, 0, 0, ANY),
+	    SC(STOP, 15, R_NONE, GET, STOPG, 0, 0, ANY),
+	    S(GOT, 30, R_SENT0, UPDATE, STOPG, 0, 0, ANY),
+	    S(WRITTEN, 40, R_ECHO, NOTHING, STOPD, 0, EV_REL | EV_STOP, 0),
+	    END } },
+	{ "SIGTERM during a takeover that did not land: stop, no write", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
+	    S(GOT, 10, R_FREE, UPDATE, CAND, 0, 0, ANY),
+	    SC(STOP, 15, R_NONE, GET, STOPG, 0, 0, ANY),
+	    S(GOT, 30, R_FREE, NOTHING, STOPD, 0, EV_STOP, 0),
+	    END } },
+	{ "SIGTERM after a takeover timed out: read, then release", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
+	    S(GOT, 10, R_FREE, UPDATE, CAND, 0, 0, ANY),
+	    S(FAILED, 5010, R_NONE, NOTHING, CAND, 0, 0, ANY),
+	    S(STOP, 5020, R_NONE, GET, STOPG, 0, 0, ANY),
+	    S(GOT, 5030, R_SENT0, UPDATE, STOPG, 0, 0, ANY),
+	    S(WRITTEN, 5040, R_ECHO, NOTHING, STOPD, 0, EV_REL | EV_STOP, 0),
+	    END } },
+	{ "SIGTERM during a follower's read: stop at once", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
+	    SC(STOP, 5, R_NONE, NOTHING, STOPD, 0, EV_STOP, 0),
+	    S(GOT, 10, R_FOREIGN, NOTHING, STOPD, 0, 0, 0),
 	    END } },
 	{ "release refused (409) and someone else holds it: no write", 1, {
 	    ACQUIRE,
@@ -253,12 +299,19 @@ static const struct elcase cases[] = {
 	    S(GOT, 16020, R_FREE, UPDATE, CAND, 0, 0, ANY),
 	    S(WRITTEN, 16030, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, ANY),
 	    END } },
-	{ "a step-down during a renew releases after its answer", 1, {
+	{ "a step-down during a renew abandons it and releases at once", 1, {
 	    ACQUIRE,
 	    S(TICK, 2020, R_NONE, UPDATE, LEAD, 1, 0, ANY),
-	    S(STEP_DOWN, 2025, R_NONE, NOTHING, FOLL, 0, EV_LOST, ANY),
-	    S(WRITTEN, 2030, R_ECHO, UPDATE, FOLL, 0, 0, ANY),
-	    S(WRITTEN, 2040, R_ECHO, NOTHING, FOLL, 0, EV_REL, ANY),
+	    SC(STEP_DOWN, 2025, R_NONE, UPDATE, FOLL, 0, EV_LOST, ANY),
+	    S(WRITTEN, 2030, R_ECHO, NOTHING, FOLL, 0, EV_REL, ANY),
+	    END } },
+	{ "a step-down during a renew that landed: 409, read, release", 1, {
+	    ACQUIRE,
+	    S(TICK, 2020, R_NONE, UPDATE, LEAD, 1, 0, ANY),
+	    SC(STEP_DOWN, 2025, R_NONE, UPDATE, FOLL, 0, EV_LOST, ANY),
+	    S(CONFLICT, 2030, R_NONE, GET, FOLL, 0, 0, ANY),
+	    S(GOT, 2040, R_SENT1, UPDATE, FOLL, 0, 0, ANY),
+	    S(WRITTEN, 2050, R_ECHO, NOTHING, FOLL, 0, EV_REL, ANY),
 	    END } },
 	{ "a step-down's failed release is retried after a read", 1, {
 	    ACQUIRE,
@@ -286,10 +339,10 @@ static const struct elcase cases[] = {
 	    S(TICK, 15010, R_NONE, GET, FOLL, 0, 0, ANY),
 	    S(GOT, 15020, R_FOREIGN, UPDATE, CAND, 0, 0, ANY),
 	    END } },
-	{ "a stop during a step-down's release ends on its answer", 1, {
+	{ "a stop during a step-down's release sends it again at once", 1, {
 	    ACQUIRE,
 	    S(STEP_DOWN, 1000, R_NONE, UPDATE, FOLL, 0, EV_LOST, ANY),
-	    S(STOP, 1005, R_NONE, NOTHING, STOPG, 0, 0, ANY),
+	    SC(STOP, 1005, R_NONE, UPDATE, STOPG, 0, 0, ANY),
 	    S(WRITTEN, 1010, R_ECHO, NOTHING, STOPD, 0, EV_REL | EV_STOP,
 		ANY),
 	    END } },
@@ -403,6 +456,7 @@ run_case(const struct elcase *c)
 		assert_int_equal(act.events & s->events, s->events);
 		if (s->wake_ms != ANY)
 			assert_int_equal(act.wake_ms, s->wake_ms);
+		assert_int_equal(act.cancel, s->cancel);
 		if (act.kind == CREATE || act.kind == UPDATE) {
 			if (nsent < 2)
 				sent[nsent++] = act.record;
@@ -527,23 +581,41 @@ test_records(void **state)
 	stored = act.record;
 	strcpy(stored.rv, "11");
 
-	/* Release: holder "", 1 s, times now, transitions kept. */
+	/*
+	 * Release: holder "", 1 s, times now, transitions kept; sent at once
+	 * with the renew in flight abandoned, bounded by the budget.
+	 */
 	in.kind = ELECTOR_IN_STOP;
 	in.now_ms = 11001;
-	elector_step(&e, &in, &act);
-	assert_int_equal(act.kind, ELECTOR_DO_NOTHING);	/* renew in flight */
-	in.kind = ELECTOR_IN_WRITTEN;
-	in.now_ms = 11002;
 	in.wall_us = WALL0 + 6 * US;
-	in.record = &stored;
+	in.until_ms = 11001 + 3000;
 	elector_step(&e, &in, &act);
+	assert_int_equal(act.cancel, 1);
 	assert_int_equal(act.kind, UPDATE);
 	assert_string_equal(act.record.holder, "");
 	assert_int_equal(act.record.duration_s, 1);
 	assert_int_equal(act.record.transitions, 4);
 	assert_int_equal(act.record.acquire_us, WALL0 + 6 * US);
 	assert_int_equal(act.record.renew_us, WALL0 + 6 * US);
-	assert_true(act.timeout_ms <= 5000);
+	assert_int_equal(act.timeout_ms, 3000);
+	assert_int_equal(act.wake_ms, 14001);
+	/* A failed release is retried within the budget, then given up. */
+	in.kind = ELECTOR_IN_FAILED;
+	in.now_ms = 11500;
+	in.until_ms = 0;
+	elector_step(&e, &in, &act);
+	assert_int_equal(act.wake_ms, 11750);
+	in.kind = ELECTOR_IN_TICK;
+	in.now_ms = 11750;
+	elector_step(&e, &in, &act);
+	assert_int_equal(act.kind, UPDATE);
+	assert_string_equal(act.record.holder, "");
+	assert_int_equal(act.timeout_ms, 14001 - 11750);
+	in.now_ms = 14001;
+	elector_step(&e, &in, &act);
+	assert_int_equal(e.state, ELECTOR_STOPPED);
+	assert_true(act.events & ELECTOR_EV_STOPPED);
+	assert_false(act.events & ELECTOR_EV_RELEASED);
 }
 
 /*
