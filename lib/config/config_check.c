@@ -1,6 +1,6 @@
 /*
- * config_check.c -- config_validate and config_dump: the rules that
- * span keys, and the effective configuration as YAML.
+ * config_check.c -- config_validate: the rules that span keys, each
+ * error with the origin (file:line:col or flag) of the value it names.
  */
 
 #include <sys/socket.h>
@@ -10,11 +10,9 @@
 
 #include <ctype.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "base/duration.h"
 #include "config/config.h"
@@ -490,186 +488,4 @@ config_validate(const struct config *c, char *err, size_t errlen)
 		config_errs_add(&e, ORIGIN(c, CONFIG_LOG_FORMAT), "log.format "
 		    "\"%s\" is not text or json", c->log_format);
 	return e.n == 0 ? 0 : -1;
-}
-
-/* Output being built in a caller's buffer. */
-struct out {
-	char	*buf;
-	size_t	 len;
-	size_t	 used;
-};
-
-static void __attribute__((format(printf, 2, 3)))
-out_add(struct out *o, const char *fmt, ...)
-{
-	va_list	 ap;
-	int	 n;
-
-	if (o->used + 1 >= o->len)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->used, o->len - o->used, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->used += (size_t)n;
-	if (o->used >= o->len)
-		o->used = o->len - 1;
-}
-
-/* Whether s must be quoted to read back as the same string. */
-static int
-needs_quotes(const char *s)
-{
-	static const char *const words[] = { "~", "null", "true", "false",
-	    "yes", "no", "on", "off", "y", "n" };
-	const char	*p;
-	char		*end;
-	size_t		 i;
-
-	if (*s == '\0' || strchr("-?:,[]{}#&*!|>'\"%@` ", *s) != NULL)
-		return 1;
-	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (strcasecmp(s, words[i]) == 0)
-			return 1;
-	for (p = s; *p != '\0'; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '"' ||
-		    *p == '\\' ||
-		    (*p == ':' && (p[1] == ' ' || p[1] == '\0')) ||
-		    (*p == ' ' && (p[1] == '#' || p[1] == '\0')))
-			return 1;
-	(void)strtod(s, &end);
-	return *end == '\0';
-}
-
-/* A string value; '$' is doubled so the dump reads back unchanged. */
-static void
-out_str(struct out *o, const char *s)
-{
-	int	 q = needs_quotes(s);
-
-	if (q)
-		out_add(o, "\"");
-	for (; *s != '\0'; s++) {
-		if (*s == '$')
-			out_add(o, "$$");
-		else if (q && (*s == '"' || *s == '\\'))
-			out_add(o, "\\%c", *s);
-		else if (q && ((unsigned char)*s < 0x20 || *s == 0x7f))
-			out_add(o, "\\x%02x", (unsigned char)*s);
-		else
-			out_add(o, "%c", *s);
-	}
-	if (q)
-		out_add(o, "\"");
-}
-
-/* The length of k's top section ("actions" of "actions.label.key"). */
-static size_t
-section_len(const struct config_keydef *k)
-{
-	const char	*dot = strchr(k->path, '.');
-
-	return dot != NULL ? (size_t)(dot - k->path) : 0;
-}
-
-static int
-same_section(const struct config_keydef *a, const struct config_keydef *b)
-{
-	size_t	 n = section_len(a);
-
-	return n > 0 && n == section_len(b) &&
-	    strncmp(a->path, b->path, n) == 0;
-}
-
-/* A value and its origin, to the end of the line. */
-static void
-dump_value(struct out *o, const struct config *c, const struct config_keydef *k)
-{
-	const struct config_origin *org;
-	char		 d[32];
-
-	switch (k->type) {
-	case CONFIG_T_STR:
-		out_str(o, (const char *)c + k->off);
-		break;
-	case CONFIG_T_DUR:
-		duration_format(*(const uint64_t *)(const void *)
-		    ((const char *)c + k->off), d, sizeof(d));
-		out_add(o, "%s", d);
-		break;
-	case CONFIG_T_BOOL:
-		out_add(o, "%s", *(const int *)(const void *)
-		    ((const char *)c + k->off) ? "true" : "false");
-		break;
-	case CONFIG_T_INT:
-		out_add(o, "%d", *(const int *)(const void *)
-		    ((const char *)c + k->off));
-		break;
-	}
-	org = &c->origin[k->key];
-	if (org->src[0] != '\0' && org->line > 0)
-		out_add(o, "  # %s:%d:%d", org->src, org->line, org->col);
-	else if (org->src[0] != '\0')
-		out_add(o, "  # %s", org->src);
-	out_add(o, "\n");
-}
-
-/*
- * Keys in table order, each top section once, at its first key (keys
- * added to the end of the table may belong to a section listed
- * earlier), nested sections two spaces deeper.
- */
-size_t
-config_dump(const struct config *c, char *buf, size_t len)
-{
-	struct out	 o = { buf, len, 0 };
-	const struct config_keydef *k;
-	const char	*dot, *p, *section = "";
-	size_t		 order[CONFIG_NKEYS], no = 0, i, j, n, depth;
-	size_t		 seclen = 0;
-
-	if (len == 0)
-		return 0;
-	buf[0] = '\0';
-	for (i = 0; i < CONFIG_NKEYS; i++) {
-		if (section_len(&config_keys[i]) == 0) {
-			order[no++] = i;
-			continue;
-		}
-		for (j = 0; j < i; j++)
-			if (same_section(&config_keys[j], &config_keys[i]))
-				break;
-		if (j < i)
-			continue;	/* placed with its section already */
-		for (j = i; j < CONFIG_NKEYS; j++)
-			if (same_section(&config_keys[j], &config_keys[i]))
-				order[no++] = j;
-	}
-	for (i = 0; i < no; i++) {
-		k = &config_keys[order[i]];
-		/*
-		 * Open the sections of this key that the previous key did not
-		 * share ("actions.label.key" after "run.grace": actions:,
-		 * then label:), each nested two spaces deeper.
-		 */
-		dot = strrchr(k->path, '.');
-		n = dot != NULL ? (size_t)(dot - k->path) : 0;
-		for (p = k->path, depth = 0; dot != NULL && p < dot; depth++) {
-			const char *end = strchr(p, '.');
-			size_t	 upto = (size_t)(end - k->path);
-
-			if (upto > seclen ||
-			    strncmp(section, k->path, upto) != 0 ||
-			    (upto < seclen && section[upto] != '.'))
-				out_add(&o, "%*s%.*s:\n", (int)(2 * depth), "",
-				    (int)(end - p), p);
-			p = end + 1;
-		}
-		section = k->path;
-		seclen = n;
-		out_add(&o, "%*s%s: ", (int)(2 * depth), "",
-		    dot != NULL ? dot + 1 : k->path);
-		dump_value(&o, c, k);
-	}
-	return o.used;
 }
