@@ -50,59 +50,11 @@
 
 #include "api/kube.h"
 #include "api/lock.h"
+#include "api/lock_int.h"
 #include "base/clock.h"
 #include "base/xmalloc.h"
-#include "codec/apiobj.h"
 #include "codec/lease.h"
 #include "codec/legacy.h"
-
-enum obj_kind {
-	OBJ_LEASE,
-	OBJ_ENDPOINTS,
-	OBJ_CONFIGMAP
-};
-
-enum lock_op {
-	OP_NONE,
-	OP_GET,
-	OP_CREATE,
-	OP_UPDATE
-};
-
-struct lock_obj {
-	enum obj_kind	 kind;
-	char		*body;		/* last body the server returned */
-	size_t		 len;		/* its length */
-	struct lease	 last;		/* its record, rv and uid */
-	int		 missing;	/* the last read found no object */
-	uint64_t	 changed_ms;	/* when its resourceVersion last changed */
-};
-
-struct lock {
-	struct kube	*k;		/* borrowed */
-	char		 type[32];	/* "leases", "endpointsleases", ... */
-	char		*ns;		/* the lock's namespace */
-	char		*name;		/* the name of its object(s) */
-	char		*describe;	/* "type/ns/name" */
-	char		*identity;	/* ours, never reported as a holder */
-	struct lock_obj	 obj[2];	/* primary, then secondary */
-	int		 nobj;		/* 1, or 2 for a MultiLock */
-	enum lock_op	 op;		/* running operation */
-	int		 stage;		/* request of it in flight */
-	int		 cur;		/* the object that request is on */
-	struct lease	 rec;		/* the record being written */
-	struct lease	 prim;		/* primary's record, this operation */
-	struct lease	 sec_term;	/* secondary before a release's 409 */
-	uint64_t	 deadline_ms;	/* monotonic end of the operation */
-	lock_done_cb	 cb;		/* the operation's callback */
-	void		*arg;		/* its argument */
-	char		 warning[256];	/* first Warning header seen */
-	struct kube	*event_kube;	/* Events client, borrowed */
-	char		*event_next;	/* the Event about the secondary, due */
-	uint64_t	 event_timeout_ms; /* bound of each Event */
-	kube_done_cb	 event_done;	/* called for each Event */
-	void		*event_arg;	/* its argument */
-};
 
 static const struct {
 	const char	*type;
@@ -126,8 +78,8 @@ static const struct {
 
 static void	kube_cb(const struct kube_result *, void *);
 
-static const char *
-kind_name(enum obj_kind kind)
+const char *
+lock_kind_name(enum obj_kind kind)
 {
 	return kind == OBJ_ENDPOINTS ? "Endpoints" : kind == OBJ_CONFIGMAP ?
 	    "ConfigMap" : "Lease";
@@ -228,7 +180,8 @@ decode(const struct lock_obj *o, const char *body, size_t len,
 {
 	if (o->kind == OBJ_LEASE)
 		return lease_decode(body, len, rec, err, errlen);
-	return legacy_decode(kind_name(o->kind), body, len, rec, err, errlen);
+	return legacy_decode(lock_kind_name(o->kind), body, len, rec, err,
+	    errlen);
 }
 
 /* Time left for the operation; 0 when it is used up. */
@@ -262,8 +215,8 @@ obj_request(struct lock *l, int i, enum lock_op what, uint64_t timeout_ms)
 			rv = kube_lease_create(l->k, l->ns, body, timeout_ms,
 			    kube_cb, l);
 		} else {
-			body = legacy_encode_create(kind_name(o->kind), l->ns,
-			    l->name, &l->rec);
+			body = legacy_encode_create(lock_kind_name(o->kind),
+			    l->ns, l->name, &l->rec);
 			rv = kube_core_create(l->k, resource(o->kind), l->ns,
 			    body, timeout_ms, kube_cb, l);
 		}
@@ -276,7 +229,7 @@ obj_request(struct lock *l, int i, enum lock_op what, uint64_t timeout_ms)
 		body = lease_encode_update(o->body, o->len, &l->rec, err,
 		    sizeof(err));
 	else
-		body = legacy_encode_update(kind_name(o->kind), o->body,
+		body = legacy_encode_update(lock_kind_name(o->kind), o->body,
 		    o->len, &l->rec, err, sizeof(err));
 	if (body == NULL)
 		return -1;
@@ -401,7 +354,7 @@ kube_cb(const struct kube_result *res, void *arg)
 			snprintf(bad.reason, sizeof(bad.reason), "%s",
 			    o->kind == OBJ_LEASE ? "BadLease" : "BadRecord");
 			snprintf(bad.message, sizeof(bad.message), "%s %.64s: "
-			    "%.400s", kind_name(o->kind), l->name, err);
+			    "%.400s", lock_kind_name(o->kind), l->name, err);
 			finish(l, &bad, NULL);
 			return;
 		}
@@ -531,60 +484,6 @@ lock_update(struct lock *l, const struct lease *rec, uint64_t timeout_ms,
     lock_done_cb cb, void *arg)
 {
 	return begin(l, OP_UPDATE, rec, timeout_ms, cb, arg);
-}
-
-/* The Event about object i, as client-go's recorder writes it. */
-static char *
-event_body(const struct lock *l, int i, const char *message, int64_t now_us)
-{
-	const struct lock_obj	*o = &l->obj[i];
-
-	if (o->kind == OBJ_LEASE)
-		return apiobj_encode_event(l->ns, l->name, &o->last,
-		    l->identity, message, now_us);
-	return apiobj_encode_event_on("v1", kind_name(o->kind), l->ns,
-	    l->name, &o->last, l->identity, message, now_us);
-}
-
-/* An Event was answered: report it, then send the next one if any. */
-static void
-event_cb(const struct kube_result *res, void *arg)
-{
-	struct lock	*l = arg;
-	char		*body = l->event_next;
-
-	l->event_next = NULL;
-	l->event_done(res, l->event_arg);
-	if (body != NULL && kube_event_create(l->event_kube, l->ns, body,
-	    l->event_timeout_ms, event_cb, l) == -1)
-		l->event_done = NULL;
-	free(body);
-}
-
-int
-lock_record_event(struct lock *l, struct kube *ev, const char *message,
-    int64_t now_us, uint64_t timeout_ms, kube_done_cb cb, void *arg)
-{
-	char	*body;
-	int	 rv;
-
-	free(l->event_next);
-	l->event_next = NULL;
-	l->event_kube = ev;
-	l->event_timeout_ms = timeout_ms;
-	l->event_done = cb;
-	l->event_arg = arg;
-	body = event_body(l, 0, message, now_us);
-	/* Its own name: Events are named after the object and the time. */
-	if (l->nobj == 2)
-		l->event_next = event_body(l, 1, message, now_us + 1);
-	if ((rv = kube_event_create(ev, l->ns, body, timeout_ms, event_cb,
-	    l)) == -1) {
-		free(l->event_next);
-		l->event_next = NULL;
-	}
-	free(body);
-	return rv;
 }
 
 void
