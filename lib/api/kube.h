@@ -7,6 +7,9 @@
  * answer, including transport errors and the API server's Status message,
  * comes back to the caller in struct kube_result, and the caller decides
  * what is worth a log line.  Bearer tokens never appear in results.
+ *
+ * kube.c is the request engine, kube_rest.c the requests below, kube_tls.c
+ * how a client reaches its server.
  */
 
 #ifndef KUBE_H
@@ -15,8 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "api/curlev.h"
 #include "config/kubeconfig.h"
+
+struct curlev;
 
 enum kube_outcome {
 	KUBE_OK,		/* 200 or 201 */
