@@ -5,9 +5,8 @@
  * ref/reliability-performance.md a.3 (every request bounded by its own
  * timeout, and no reuse of a connection after a timeout or a transport
  * error, so a half-open socket cannot eat the next renew), the bearer
- * token re-read from its file like client-go's cached file token source
- * (ref/clientgo-leaderelection.md 6.1), and the mapping of an answer to
- * a struct kube_result.  The verbs and their URLs are in
+ * token of the shared struct token (token.c), and the mapping of an
+ * answer to a struct kube_result.  The verbs and their URLs are in
  * kube_rest.c, TLS and the proxy in kube_tls.c.
  */
 
@@ -19,20 +18,11 @@
 #include <time.h>
 
 #include "api/kube_int.h"
+#include "api/token.h"
 #include "base/xmalloc.h"
 #include "codec/lease.h"
 
-#define TOKEN_MAX_AGE_MS	60000	/* re-read the token file this often */
 #define CONNECT_TIMEOUT_MS	5000	/* upper bound of the connect phase */
-
-static uint64_t
-mono_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static uint64_t
 mono_us(void)
@@ -47,15 +37,6 @@ static char *
 dup_or_null(const char *s)
 {
 	return s != NULL ? xstrdup(s) : NULL;
-}
-
-static void
-wipe_free(char *s)
-{
-	if (s != NULL) {
-		explicit_bzero(s, strlen(s));
-		free(s);
-	}
 }
 
 /* The names of the curl errors a Lease request can meet. */
@@ -247,7 +228,7 @@ setup_easy(struct kube *k, const char *user_agent)
 
 struct kube *
 kube_new(struct curlev *cv, const struct kube_creds *creds,
-    const char *user_agent, char *err, size_t errlen)
+    struct token *token, const char *user_agent, char *err, size_t errlen)
 {
 	struct kube		*k;
 	struct kube_creds	*c;
@@ -258,6 +239,7 @@ kube_new(struct curlev *cv, const struct kube_creds *creds,
 	}
 	k = xcalloc(1, sizeof(*k));
 	k->cv = cv;
+	k->token = token;
 	c = &k->creds;
 	c->server = xstrdup(creds->server);
 	/* "https://host/" would give "//apis/..." paths. */
@@ -270,19 +252,9 @@ kube_new(struct curlev *cv, const struct kube_creds *creds,
 	c->cert_pem = dup_or_null(creds->cert_pem);
 	c->key_file = dup_or_null(creds->key_file);
 	c->key_pem = dup_or_null(creds->key_pem);
-	c->token = dup_or_null(creds->token);
-	c->token_file = dup_or_null(creds->token_file);
 	c->tls_server_name = dup_or_null(creds->tls_server_name);
 	c->namespace = dup_or_null(creds->namespace);
 	c->insecure = creds->insecure;
-
-	if (c->token_file != NULL) {
-		if ((k->token = kubeconfig_read_token(c->token_file, err,
-		    errlen)) == NULL)
-			goto fail;
-		k->token_ms = mono_ms();
-	} else if (c->token != NULL)
-		k->token = xstrdup(c->token);
 
 	if ((k->easy = curl_easy_init()) == NULL) {
 		snprintf(err, errlen, "curl_easy_init failed");
@@ -295,33 +267,6 @@ kube_new(struct curlev *cv, const struct kube_creds *creds,
 fail:
 	kube_free(k);
 	return NULL;
-}
-
-/*
- * Re-read the token file when it is a minute old or after a 401, as
- * client-go does; if that fails, keep the token we have ("Unable to
- * rotate token") and try again next time.
- */
-static void
-refresh_token(struct kube *k)
-{
-	char		 err[256];
-	char		*tok;
-	uint64_t	 now_ms = mono_ms();
-
-	if (k->token_from != NULL)
-		k = k->token_from;
-	if (k->creds.token_file == NULL)
-		return;
-	if (!k->token_stale && now_ms - k->token_ms < TOKEN_MAX_AGE_MS)
-		return;
-	if ((tok = kubeconfig_read_token(k->creds.token_file, err,
-	    sizeof(err))) == NULL)
-		return;
-	wipe_free(k->token);
-	k->token = tok;
-	k->token_ms = now_ms;
-	k->token_stale = 0;
 }
 
 static struct curl_slist *
@@ -340,6 +285,7 @@ static struct curl_slist *
 make_headers(struct kube *k, int with_body)
 {
 	struct curl_slist	*h;
+	const char		*tok;
 	char			*auth;
 
 	if ((h = add_header(NULL, "Accept: application/json")) == NULL)
@@ -352,12 +298,11 @@ make_headers(struct kube *k, int with_body)
 	/* No 100-continue round trip (curl asks for it on big bodies). */
 	if ((h = add_header(h, "Expect:")) == NULL)
 		return NULL;
-	if (k->token_from != NULL)
-		k = k->token_from;
-	if (k->token != NULL && k->token[0] != '\0') {
-		xasprintf(&auth, "Authorization: Bearer %s", k->token);
+	tok = token_get(k->token);
+	if (tok != NULL && tok[0] != '\0') {
+		xasprintf(&auth, "Authorization: Bearer %s", tok);
 		h = add_header(h, auth);
-		wipe_free(auth);
+		token_wipe_free(auth);
 	}
 	return h;
 }
@@ -499,7 +444,6 @@ kube_request(struct kube *k, const char *method, char *url, const char *body,
 		    strcmp(method, "PUT") == 0 ? "update" :
 		    strcmp(method, "PATCH") == 0 ? "patch" : "other";
 	k->start_us = mono_us();
-	refresh_token(k);
 	k->url = url;
 	if ((k->headers = make_headers(k, body != NULL)) == NULL) {
 		request_end(k);
@@ -573,15 +517,7 @@ kube_busy(const struct kube *k)
 void
 kube_token_stale(struct kube *k)
 {
-	if (k->token_from != NULL)
-		k = k->token_from;
-	k->token_stale = 1;
-}
-
-void
-kube_share_token(struct kube *k, struct kube *owner)
-{
-	k->token_from = owner->token_from != NULL ? owner->token_from : owner;
+	token_stale(k->token);
 }
 
 void
@@ -600,12 +536,10 @@ kube_free(struct kube *k)
 	curl_slist_free_all(k->connect_list);
 	free(k->connect_to);
 	free(k->server);
-	wipe_free(k->token);
 	free(k->body);
-	/* Scrub the secrets in our copy of the credentials. */
-	wipe_free(k->creds.token);
-	wipe_free(k->creds.key_pem);
-	k->creds.token = k->creds.key_pem = NULL;
+	/* Scrub the secret in our copy of the credentials. */
+	token_wipe_free(k->creds.key_pem);
+	k->creds.key_pem = NULL;
 	kubeconfig_free(&k->creds);
 	free(k);
 }

@@ -19,14 +19,11 @@
 struct kube {
 	struct curlev		*cv;
 	CURL			*easy;		/* reused for every request */
-	struct kube_creds	 creds;		/* our copy */
+	struct kube_creds	 creds;		/* our copy, but the token */
 	char			*server;	/* URL prefix to use */
 	char			*connect_to;	/* tls_server_name mapping */
 	struct curl_slist	*connect_list;	/* CURLOPT_CONNECT_TO */
-	char			*token;		/* current bearer token */
-	uint64_t		 token_ms;	/* when it was read, monotonic */
-	int			 token_stale;	/* re-read before next request */
-	struct kube		*token_from;	/* share this client's token */
+	struct token		*token;		/* borrowed, shared */
 	struct curl_slist	*headers;	/* of the running request */
 	char			*url;		/* of the running request */
 	char			*body;		/* response body; NUL-terminated */
