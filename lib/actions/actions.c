@@ -179,9 +179,9 @@ command_exit_cb(int status, int stopped, void *arg)
 
 struct actions *
 actions_new(struct ev_loop *loop, struct curlev *cv,
-    const struct kube_creds *creds, const char *user_agent,
-    const struct config *c, char *const *cmd, actions_quit_cb quit_cb,
-    void *arg, char *err, size_t errlen)
+    const struct kube_creds *creds, struct token *token,
+    const char *user_agent, const struct config *c, char *const *cmd,
+    actions_quit_cb quit_cb, void *arg, char *err, size_t errlen)
 {
 	struct actions	*a;
 
@@ -197,8 +197,8 @@ actions_new(struct ev_loop *loop, struct curlev *cv,
 	ev_init(&a->restart, restart_cb);
 	a->restart.data = a;
 	if (c->label_enabled) {
-		if ((a->label = label_new(loop, cv, creds, user_agent, c, err,
-		    errlen)) == NULL) {
+		if ((a->label = label_new(loop, cv, creds, token, user_agent,
+		    c, err, errlen)) == NULL) {
 			free(a);
 			return NULL;
 		}

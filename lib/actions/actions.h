@@ -33,16 +33,17 @@ struct actions;
 
 /*
  * Actions for c (borrowed): cmd (borrowed, NULL-ended; NULL when not in
- * run mode) and the label when c->label_enabled.  loop must be the
+ * run mode) and the label when c->label_enabled, whose API client sends
+ * token (borrowed; it must outlive the actions).  loop must be the
  * default loop.  quit_cb(arg) runs from the loop when the command exits
  * by itself while leading under run.restart never.  Returns NULL with err
  * on failure.
  */
 struct actions	*actions_new(struct ev_loop *loop, struct curlev *cv,
-		    const struct kube_creds *creds, const char *user_agent,
-		    const struct config *c, char *const *cmd,
-		    actions_quit_cb quit_cb, void *arg, char *err,
-		    size_t errlen);
+		    const struct kube_creds *creds, struct token *token,
+		    const char *user_agent, const struct config *c,
+		    char *const *cmd, actions_quit_cb quit_cb, void *arg,
+		    char *err, size_t errlen);
 
 /*
  * Leadership as of now_ms: lead_until_ms is when the claim ends (0: not

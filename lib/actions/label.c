@@ -158,8 +158,9 @@ retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 struct label *
 label_new(struct ev_loop *loop, struct curlev *cv,
-    const struct kube_creds *creds, const char *user_agent,
-    const struct config *c, char *err, size_t errlen)
+    const struct kube_creds *creds, struct token *token,
+    const char *user_agent, const struct config *c, char *err,
+    size_t errlen)
 {
 	struct label	*l;
 
@@ -169,7 +170,8 @@ label_new(struct ev_loop *loop, struct curlev *cv,
 	l->ns = c->label_namespace[0] != '\0' ? c->label_namespace :
 	    c->lock_namespace;
 	l->inflight = -1;
-	if ((l->kube = kube_new(cv, creds, user_agent, err, errlen)) == NULL) {
+	if ((l->kube = kube_new(cv, creds, token, user_agent, err,
+	    errlen)) == NULL) {
 		free(l);
 		return NULL;
 	}

@@ -28,11 +28,14 @@ struct label;
 /*
  * A label keeper for the pod and key in c (borrowed); the namespace is
  * actions.label.namespace, else the lock's.  Requests are bounded by
- * c->request_timeout_ms.  Returns NULL with err on failure.
+ * c->request_timeout_ms and carry token (borrowed, shared with the
+ * daemon's other clients; it must outlive l).  Returns NULL with err on
+ * failure.
  */
 struct label	*label_new(struct ev_loop *loop, struct curlev *cv,
-		    const struct kube_creds *creds, const char *user_agent,
-		    const struct config *c, char *err, size_t errlen);
+		    const struct kube_creds *creds, struct token *token,
+		    const char *user_agent, const struct config *c,
+		    char *err, size_t errlen);
 
 /* Want the label to say leader (1) or standby (0); PATCH it (again). */
 void		 label_set(struct label *l, int leader);

@@ -1,12 +1,13 @@
 /*
- * kube.c -- Lease requests to the Kubernetes API server through one
- * reused libcurl easy handle (so the connection, TLS session included,
- * is kept alive between requests), with the bearer token re-read from
- * its file like client-go's cached file token source
- * (ref/clientgo-leaderelection.md 6.1) and the safety rules of
- * ref/reliability-performance.md a.3: every request bounded by its own
+ * kube.c -- the request engine of the Kubernetes API client: one reused
+ * libcurl easy handle per client (so the connection, TLS session
+ * included, is kept alive between requests), the safety rules of
+ * ref/reliability-performance.md a.3 (every request bounded by its own
  * timeout, and no reuse of a connection after a timeout or a transport
- * error, so a half-open socket cannot eat the next renew.
+ * error, so a half-open socket cannot eat the next renew), the bearer
+ * token of the shared struct token (token.c), and the mapping of an
+ * answer to a struct kube_result.  The verbs and their URLs are in
+ * kube_rest.c, TLS and the proxy in kube_tls.c.
  */
 
 #include <limits.h>
@@ -16,57 +17,12 @@
 #include <strings.h>
 #include <time.h>
 
-#include "api/kube.h"
-#include "api/proxy.h"
+#include "api/kube_int.h"
+#include "api/token.h"
 #include "base/xmalloc.h"
 #include "codec/apiobj.h"
 
-#define TOKEN_MAX_AGE_MS	60000	/* re-read the token file this often */
 #define CONNECT_TIMEOUT_MS	5000	/* upper bound of the connect phase */
-
-struct kube {
-	struct curlev		*cv;
-	CURL			*easy;		/* reused for every request */
-	struct kube_creds	 creds;		/* our copy */
-	char			*server;	/* URL prefix to use */
-	char			*connect_to;	/* tls_server_name mapping */
-	struct curl_slist	*connect_list;	/* CURLOPT_CONNECT_TO */
-	char			*token;		/* current bearer token */
-	uint64_t		 token_ms;	/* when it was read, monotonic */
-	int			 token_stale;	/* re-read before next request */
-	struct kube		*token_from;	/* share this client's token */
-	struct curl_slist	*headers;	/* of the running request */
-	char			*url;		/* of the running request */
-	char			*body;		/* response body; NUL-terminated */
-	size_t			 len;
-	size_t			 cap;
-	int			 too_large;	/* body passed LEASE_BODY_MAX */
-	kube_line_cb		 line_cb;	/* a watch: lines go here */
-	int			 streaming;	/* the watch answered 200 */
-	int			 line_abort;	/* line_cb asked to stop */
-	int			 fresh;		/* next request on a new connection */
-	int			 busy;
-	kube_done_cb		 done_cb;
-	void			*arg;
-	int			 in_cb;		/* inside done_cb */
-	int			 dead;		/* kube_free ran inside done_cb */
-	const char		*ctype;		/* body type; NULL: JSON */
-	const char		*verb;		/* of the running request */
-	uint64_t		 start_us;	/* when it started, monotonic */
-	kube_observe_cb		 obs_cb;	/* metrics hook, or NULL */
-	void			*obs_arg;	/* its argument */
-	char			 errbuf[CURL_ERROR_SIZE];
-	char			 warning[256];	/* first Warning header */
-};
-
-static uint64_t
-mono_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static uint64_t
 mono_us(void)
@@ -81,15 +37,6 @@ static char *
 dup_or_null(const char *s)
 {
 	return s != NULL ? xstrdup(s) : NULL;
-}
-
-static void
-wipe_free(char *s)
-{
-	if (s != NULL) {
-		explicit_bzero(s, strlen(s));
-		free(s);
-	}
 }
 
 /* The names of the curl errors a Lease request can meet. */
@@ -260,82 +207,13 @@ header_cb(char *data, size_t size, size_t nmemb, void *arg)
 }
 
 /*
- * With tls_server_name, the URL names that host (it is sent as SNI and
- * the certificate is checked against it) and CURLOPT_CONNECT_TO sends
- * the connection to the real server.  The Host header carries the name
- * too, which the API server does not check.
+ * The options that stay the same for every request, but for the server's
+ * (kube_tls.c).
  */
-static int
-setup_server_name(struct kube *k, char *err, size_t errlen)
-{
-	const char	*s = k->creds.server, *host, *hend, *p, *rest;
-	const char	*name = k->creds.tls_server_name;
-	char		 port[8];
-	size_t		 plen;
-
-	if (name == NULL || name[0] == '\0') {
-		k->server = xstrdup(s);
-		return 0;
-	}
-	if (strncmp(s, "https://", 8) != 0) {
-		snprintf(err, errlen, "tls-server-name needs an https server, "
-		    "not %s", s);
-		return -1;
-	}
-	host = s + 8;
-	if (*host == '[') {
-		if ((hend = strchr(host, ']')) == NULL)
-			goto bad;
-		hend++;
-	} else
-		hend = host + strcspn(host, ":/");
-	if (hend == host)
-		goto bad;
-	rest = hend;
-	if (*hend == ':') {
-		p = hend + 1;
-		plen = strspn(p, "0123456789");
-		if (plen == 0 || plen >= sizeof(port))
-			goto bad;
-		memcpy(port, p, plen);
-		port[plen] = '\0';
-		rest = p + plen;
-	} else
-		snprintf(port, sizeof(port), "443");
-	if (*rest != '\0' && *rest != '/')
-		goto bad;
-	xasprintf(&k->server, "https://%s:%s%s", name, port, rest);
-	xasprintf(&k->connect_to, "%s:%s:%.*s:%s", name, port,
-	    (int)(hend - host), host, port);
-	k->connect_list = curl_slist_append(NULL, k->connect_to);
-	if (k->connect_list == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	return 0;
-bad:
-	snprintf(err, errlen, "cannot parse server URL %s", s);
-	return -1;
-}
-
-static int
-set_blob(CURL *easy, CURLoption opt, const char *pem)
-{
-	struct curl_blob	 blob;
-
-	blob.data = (void *)(uintptr_t)pem;
-	blob.len = strlen(pem);
-	blob.flags = CURL_BLOB_COPY;
-	return curl_easy_setopt(easy, opt, &blob) == CURLE_OK ? 0 : -1;
-}
-
-/* The options that stay the same for every request. */
-static int
-setup_easy(struct kube *k, const char *user_agent, char *err, size_t errlen)
+static void
+setup_easy(struct kube *k, const char *user_agent)
 {
 	CURL			*e = k->easy;
-	const struct kube_creds	*c = &k->creds;
-	char			 px[1024];
 
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, k->errbuf);
@@ -346,59 +224,11 @@ setup_easy(struct kube *k, const char *user_agent, char *err, size_t errlen)
 	curl_easy_setopt(e, CURLOPT_USERAGENT, user_agent);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-	/* One request at a time on one kept-alive connection. */
-	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
-	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 15L);
-	curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 5L);
-	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-	if (c->insecure) {
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-	} else {
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-	}
-	if (c->ca_pem != NULL) {
-		if (set_blob(e, CURLOPT_CAINFO_BLOB, c->ca_pem) == -1)
-			goto blob;
-	} else if (c->ca_file != NULL)
-		curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
-	if (c->cert_pem != NULL) {
-		if (set_blob(e, CURLOPT_SSLCERT_BLOB, c->cert_pem) == -1)
-			goto blob;
-	} else if (c->cert_file != NULL)
-		curl_easy_setopt(e, CURLOPT_SSLCERT, c->cert_file);
-	if (c->cert_pem != NULL || c->cert_file != NULL)
-		curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
-	if (c->key_pem != NULL) {
-		if (set_blob(e, CURLOPT_SSLKEY_BLOB, c->key_pem) == -1)
-			goto blob;
-	} else if (c->key_file != NULL)
-		curl_easy_setopt(e, CURLOPT_SSLKEY, c->key_file);
-	if (c->key_pem != NULL || c->key_file != NULL)
-		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
-	if (k->connect_list != NULL)
-		curl_easy_setopt(e, CURLOPT_CONNECT_TO, k->connect_list);
-	/*
-	 * The proxy is chosen here by Go's rules (proxy.h), never by
-	 * libcurl from the environment: it would honour ALL_PROXY and its
-	 * own NO_PROXY syntax.  "" means a direct connection.
-	 */
-	if (proxy_for(c->server, px, sizeof(px), err, errlen) == -1)
-		return -1;
-	curl_easy_setopt(e, CURLOPT_PROXY, px);
-	curl_easy_setopt(e, CURLOPT_NOPROXY, "");
-	return 0;
-blob:
-	snprintf(err, errlen, "this libcurl cannot take PEM data in memory "
-	    "(needs 7.77 or later with OpenSSL)");
-	return -1;
 }
 
 struct kube *
 kube_new(struct curlev *cv, const struct kube_creds *creds,
-    const char *user_agent, char *err, size_t errlen)
+    struct token *token, const char *user_agent, char *err, size_t errlen)
 {
 	struct kube		*k;
 	struct kube_creds	*c;
@@ -409,6 +239,7 @@ kube_new(struct curlev *cv, const struct kube_creds *creds,
 	}
 	k = xcalloc(1, sizeof(*k));
 	k->cv = cv;
+	k->token = token;
 	c = &k->creds;
 	c->server = xstrdup(creds->server);
 	/* "https://host/" would give "//apis/..." paths. */
@@ -421,59 +252,21 @@ kube_new(struct curlev *cv, const struct kube_creds *creds,
 	c->cert_pem = dup_or_null(creds->cert_pem);
 	c->key_file = dup_or_null(creds->key_file);
 	c->key_pem = dup_or_null(creds->key_pem);
-	c->token = dup_or_null(creds->token);
-	c->token_file = dup_or_null(creds->token_file);
 	c->tls_server_name = dup_or_null(creds->tls_server_name);
 	c->namespace = dup_or_null(creds->namespace);
 	c->insecure = creds->insecure;
 
-	if (c->token_file != NULL) {
-		if ((k->token = creds_read_token(c->token_file, err,
-		    errlen)) == NULL)
-			goto fail;
-		k->token_ms = mono_ms();
-	} else if (c->token != NULL)
-		k->token = xstrdup(c->token);
-
-	if (setup_server_name(k, err, errlen) == -1)
-		goto fail;
 	if ((k->easy = curl_easy_init()) == NULL) {
 		snprintf(err, errlen, "curl_easy_init failed");
 		goto fail;
 	}
-	if (setup_easy(k, user_agent, err, errlen) == -1)
+	setup_easy(k, user_agent);
+	if (kube_tls_setup(k, err, errlen) == -1)
 		goto fail;
 	return k;
 fail:
 	kube_free(k);
 	return NULL;
-}
-
-/*
- * Re-read the token file when it is a minute old or after a 401, as
- * client-go does; if that fails, keep the token we have ("Unable to
- * rotate token") and try again next time.
- */
-static void
-refresh_token(struct kube *k)
-{
-	char		 err[256];
-	char		*tok;
-	uint64_t	 now_ms = mono_ms();
-
-	if (k->token_from != NULL)
-		k = k->token_from;
-	if (k->creds.token_file == NULL)
-		return;
-	if (!k->token_stale && now_ms - k->token_ms < TOKEN_MAX_AGE_MS)
-		return;
-	if ((tok = creds_read_token(k->creds.token_file, err,
-	    sizeof(err))) == NULL)
-		return;
-	wipe_free(k->token);
-	k->token = tok;
-	k->token_ms = now_ms;
-	k->token_stale = 0;
 }
 
 static struct curl_slist *
@@ -492,6 +285,7 @@ static struct curl_slist *
 make_headers(struct kube *k, int with_body)
 {
 	struct curl_slist	*h;
+	const char		*tok;
 	char			*auth;
 
 	if ((h = add_header(NULL, "Accept: application/json")) == NULL)
@@ -504,12 +298,11 @@ make_headers(struct kube *k, int with_body)
 	/* No 100-continue round trip (curl asks for it on big bodies). */
 	if ((h = add_header(h, "Expect:")) == NULL)
 		return NULL;
-	if (k->token_from != NULL)
-		k = k->token_from;
-	if (k->token != NULL && k->token[0] != '\0') {
-		xasprintf(&auth, "Authorization: Bearer %s", k->token);
+	tok = token_get(k->token);
+	if (tok != NULL && tok[0] != '\0') {
+		xasprintf(&auth, "Authorization: Bearer %s", tok);
 		h = add_header(h, auth);
-		wipe_free(auth);
+		token_wipe_free(auth);
 	}
 	return h;
 }
@@ -631,41 +424,8 @@ done_cb(CURL *easy, CURLcode rc, void *arg)
 		kube_free(k);
 }
 
-/*
- * The URL of resource ns/name under the API path group ("/api/v1",
- * "/apis/coordination.k8s.io/v1"), or of its collection (name NULL).
- */
-static char *
-object_url(struct kube *k, const char *group, const char *resource,
-    const char *ns, const char *name)
-{
-	char	*ens, *ename = NULL, *url = NULL;
-
-	if ((ens = curl_easy_escape(k->easy, ns, 0)) == NULL)
-		return NULL;
-	if (name != NULL &&
-	    (ename = curl_easy_escape(k->easy, name, 0)) == NULL) {
-		curl_free(ens);
-		return NULL;
-	}
-	xasprintf(&url, "%s%s/namespaces/%s/%s%s%s", k->server, group, ens,
-	    resource, name != NULL ? "/" : "", name != NULL ? ename : "");
-	curl_free(ens);
-	curl_free(ename);
-	return url;
-}
-
-/* The URL of the Lease ns/name, or of the Lease collection (name NULL). */
-static char *
-lease_url(struct kube *k, const char *ns, const char *name)
-{
-	return object_url(k, "/apis/coordination.k8s.io/v1", "leases", ns,
-	    name);
-}
-
-/* Start method on url (steals it). */
-static int
-start(struct kube *k, const char *method, char *url, const char *body,
+int
+kube_request(struct kube *k, const char *method, char *url, const char *body,
     uint64_t timeout_ms, kube_done_cb cb, void *arg)
 {
 	CURL	*e = k->easy;
@@ -684,7 +444,6 @@ start(struct kube *k, const char *method, char *url, const char *body,
 		    strcmp(method, "PUT") == 0 ? "update" :
 		    strcmp(method, "PATCH") == 0 ? "patch" : "other";
 	k->start_us = mono_us();
-	refresh_token(k);
 	k->url = url;
 	if ((k->headers = make_headers(k, body != NULL)) == NULL) {
 		request_end(k);
@@ -731,138 +490,6 @@ start(struct kube *k, const char *method, char *url, const char *body,
 	return 0;
 }
 
-int
-kube_lease_get(struct kube *k, const char *ns, const char *name,
-    uint64_t timeout_ms, kube_done_cb cb, void *arg)
-{
-	return start(k, "GET", lease_url(k, ns, name), NULL, timeout_ms, cb,
-	    arg);
-}
-
-int
-kube_lease_create(struct kube *k, const char *ns, const char *body,
-    uint64_t timeout_ms, kube_done_cb cb, void *arg)
-{
-	return start(k, "POST", lease_url(k, ns, NULL), body, timeout_ms, cb,
-	    arg);
-}
-
-int
-kube_event_create(struct kube *k, const char *ns, const char *body,
-    uint64_t timeout_ms, kube_done_cb cb, void *arg)
-{
-	char	*ens, *url;
-
-	if ((ens = curl_easy_escape(k->easy, ns, 0)) == NULL)
-		return -1;
-	xasprintf(&url, "%s/api/v1/namespaces/%s/events", k->server, ens);
-	curl_free(ens);
-	if (!k->busy)
-		k->verb = "event";
-	return start(k, "POST", url, body, timeout_ms, cb, arg);
-}
-
-int
-kube_lease_update(struct kube *k, const char *ns, const char *name,
-    const char *body, uint64_t timeout_ms, kube_done_cb cb, void *arg)
-{
-	return start(k, "PUT", lease_url(k, ns, name), body, timeout_ms, cb,
-	    arg);
-}
-
-int
-kube_lease_watch(struct kube *k, const char *ns, const char *name,
-    const char *rv, unsigned timeout_s, uint64_t limit_ms,
-    kube_line_cb line_cb, kube_done_cb cb, void *arg)
-{
-	char	*base, *sel, *erv = NULL, *url;
-	int	 rc;
-
-	if ((base = lease_url(k, ns, NULL)) == NULL)
-		return -1;
-	xasprintf(&sel, "metadata.name=%s", name);
-	url = curl_easy_escape(k->easy, sel, 0);
-	free(sel);
-	if (url == NULL || (rv[0] != '\0' &&
-	    (erv = curl_easy_escape(k->easy, rv, 0)) == NULL)) {
-		curl_free(url);
-		free(base);
-		return -1;
-	}
-	xasprintf(&sel, "%s?watch=1&fieldSelector=%s&allowWatchBookmarks=true"
-	    "&timeoutSeconds=%u%s%s", base, url, timeout_s,
-	    erv != NULL ? "&resourceVersion=" : "", erv != NULL ? erv : "");
-	curl_free(url);
-	curl_free(erv);
-	free(base);
-	if (!k->busy)
-		k->verb = "watch";
-	if ((rc = start(k, "GET", sel, NULL, limit_ms, cb, arg)) == 0)
-		k->line_cb = line_cb;
-	return rc;
-}
-
-/*
- * Pods: a JSON merge patch (RFC 7386) on pods/NAME, for the leader
- * label.  Its own function so the Content-Type stays with it.
- */
-int
-kube_pod_patch(struct kube *k, const char *ns, const char *name,
-    const char *body, uint64_t timeout_ms, kube_done_cb cb, void *arg)
-{
-	char	*ens, *ename, *url;
-	int	 rv;
-
-	ens = curl_easy_escape(k->easy, ns, 0);
-	ename = curl_easy_escape(k->easy, name, 0);
-	if (ens == NULL || ename == NULL) {
-		curl_free(ens);
-		curl_free(ename);
-		return -1;
-	}
-	xasprintf(&url, "%s/api/v1/namespaces/%s/pods/%s", k->server, ens,
-	    ename);
-	curl_free(ens);
-	curl_free(ename);
-	k->ctype = "Content-Type: application/merge-patch+json";
-	rv = start(k, "PATCH", url, body, timeout_ms, cb, arg);
-	k->ctype = NULL;
-	return rv;
-}
-
-/* The URL of core/v1 resource ns/name, or of the collection (name NULL). */
-static char *
-core_url(struct kube *k, const char *resource, const char *ns,
-    const char *name)
-{
-	return object_url(k, "/api/v1", resource, ns, name);
-}
-
-int
-kube_core_get(struct kube *k, const char *resource, const char *ns,
-    const char *name, uint64_t timeout_ms, kube_done_cb cb, void *arg)
-{
-	return start(k, "GET", core_url(k, resource, ns, name), NULL,
-	    timeout_ms, cb, arg);
-}
-
-int
-kube_core_create(struct kube *k, const char *resource, const char *ns,
-    const char *body, uint64_t timeout_ms, kube_done_cb cb, void *arg)
-{
-	return start(k, "POST", core_url(k, resource, ns, NULL), body,
-	    timeout_ms, cb, arg);
-}
-
-int
-kube_core_update(struct kube *k, const char *resource, const char *ns,
-    const char *name, const char *body, uint64_t timeout_ms,
-    kube_done_cb cb, void *arg)
-{
-	return start(k, "PUT", core_url(k, resource, ns, name), body,
-	    timeout_ms, cb, arg);
-}
-
 void
 kube_set_observer(struct kube *k, kube_observe_cb cb, void *arg)
 {
@@ -890,15 +517,7 @@ kube_busy(const struct kube *k)
 void
 kube_token_stale(struct kube *k)
 {
-	if (k->token_from != NULL)
-		k = k->token_from;
-	k->token_stale = 1;
-}
-
-void
-kube_share_token(struct kube *k, struct kube *owner)
-{
-	k->token_from = owner->token_from != NULL ? owner->token_from : owner;
+	token_stale(k->token);
 }
 
 void
@@ -917,12 +536,10 @@ kube_free(struct kube *k)
 	curl_slist_free_all(k->connect_list);
 	free(k->connect_to);
 	free(k->server);
-	wipe_free(k->token);
 	free(k->body);
-	/* Scrub the secrets in our copy of the credentials. */
-	wipe_free(k->creds.token);
-	wipe_free(k->creds.key_pem);
-	k->creds.token = k->creds.key_pem = NULL;
+	/* Scrub the secret in our copy of the credentials. */
+	token_wipe_free(k->creds.key_pem);
+	k->creds.key_pem = NULL;
 	creds_clear(&k->creds);
 	free(k);
 }

@@ -7,6 +7,10 @@
  * answer, including transport errors and the API server's Status message,
  * comes back to the caller in struct kube_result, and the caller decides
  * what is worth a log line.  Bearer tokens never appear in results.
+ *
+ * kube.c is the request engine, kube_rest.c the requests below, kube_tls.c
+ * how a client reaches its server; the bearer token is a struct token
+ * (token.h) that all the clients of one daemon share.
  */
 
 #ifndef KUBE_H
@@ -15,8 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "api/curlev.h"
 #include "config/creds.h"
+
+struct curlev;
+struct token;
 
 enum kube_outcome {
 	KUBE_OK,		/* 200 or 201 */
@@ -41,12 +47,14 @@ typedef void (*kube_done_cb)(const struct kube_result *res, void *arg);
 struct kube;
 
 /*
- * A client for the server in creds (copied).  user_agent is sent on every
- * request.  Returns NULL with err on failure (for instance a token file
- * that cannot be read).
+ * A client for the server in creds (copied, but for its token), sending
+ * the bearer token of token (borrowed: it must outlive k; see token.h)
+ * and user_agent on every request.  Returns NULL with err on failure (for
+ * instance a tls-server-name with a server URL it cannot rewrite).
  */
 struct kube	*kube_new(struct curlev *cv, const struct kube_creds *creds,
-	    const char *user_agent, char *err, size_t errlen);
+	    struct token *token, const char *user_agent, char *err,
+	    size_t errlen);
 
 /*
  * The Lease ns/name: GET it, POST body to create it, PUT body over it.
@@ -136,17 +144,10 @@ void	kube_cancel(struct kube *k);
 int	kube_busy(const struct kube *k);
 
 /*
- * Re-read the token file on the next request (the caller does this after
- * a 401; kube.c also does it by itself about once a minute).
+ * Re-read the token file on the next request of any client that shares
+ * k's token (token_stale; kube.c does it by itself after a 401).
  */
 void	kube_token_stale(struct kube *k);
-
-/*
- * Send owner's bearer token from now on, re-read when owner re-reads it,
- * so that every client of one daemon switches to a rotated token at
- * once.  owner must outlive k.
- */
-void	kube_share_token(struct kube *k, struct kube *owner);
 
 /* Cancel what runs and free k. */
 void	kube_free(struct kube *k);

@@ -19,6 +19,7 @@
 #include "actions/actions.h"
 #include "api/kube.h"
 #include "api/lock.h"
+#include "api/token.h"
 #include "api/watch.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -43,6 +44,7 @@ struct daemon {
 	const struct config	*conf;
 	struct elector		 el;
 	struct curlev		*cv;
+	struct token		*token;		/* shared by every client */
 	struct kube		*kube;
 	struct kube		*events;	/* a second client, for Events */
 	struct watch		*watch;		/* the Lease watch, or NULL */
@@ -837,17 +839,21 @@ daemon_setup(struct daemon *d, const struct config *c,
 		return -1;
 	}
 	snprintf(ua, sizeof(ua), "leaderd/%s", LEADERD_VERSION);
-	if ((d->kube = kube_new(d->cv, creds, ua, err, sizeof(err))) ==
-	    NULL) {
+	/* One token for the four clients: a rotation reaches them all. */
+	if ((d->token = token_new(creds, err, sizeof(err))) == NULL) {
 		log_warnx("%s", err);
 		return -1;
 	}
-	if ((d->events = kube_new(d->cv, creds, ua, err, sizeof(err))) ==
-	    NULL) {
+	if ((d->kube = kube_new(d->cv, creds, d->token, ua, err,
+	    sizeof(err))) == NULL) {
 		log_warnx("%s", err);
 		return -1;
 	}
-	kube_share_token(d->events, d->kube);
+	if ((d->events = kube_new(d->cv, creds, d->token, ua, err,
+	    sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return -1;
+	}
 	kube_set_observer(d->kube, api_observe_cb, d);
 	kube_set_observer(d->events, api_observe_cb, d);
 	if ((d->lk = lock_new(d->kube, c->lock_type, c->lock_namespace,
@@ -861,20 +867,19 @@ daemon_setup(struct daemon *d, const struct config *c,
 					    watch_reread_cb, watch_health_cb };
 		struct kube		*wk;
 
-		if ((wk = kube_new(d->cv, creds, ua, err, sizeof(err))) ==
-		    NULL) {
+		if ((wk = kube_new(d->cv, creds, d->token, ua, err,
+		    sizeof(err))) == NULL) {
 			log_warnx("%s", err);
 			return -1;
 		}
-		kube_share_token(wk, d->kube);
 		kube_set_observer(wk, api_observe_cb, d);
 		d->watch = watch_new(d->loop, wk, c->lock_namespace,
 		    c->lock_name, c->watch_timeout_ms, c->request_timeout_ms,
 		    &cbs, d);
 	}
 	if ((d->cmd != NULL || c->label_enabled) && (d->act = actions_new(
-	    d->loop, d->cv, creds, ua, c, d->cmd, command_quit_cb, d, err,
-	    sizeof(err))) == NULL) {
+	    d->loop, d->cv, creds, d->token, ua, c, d->cmd, command_quit_cb, d,
+	    err, sizeof(err))) == NULL) {
 		log_warnx("%s", err);
 		return -1;
 	}
@@ -959,7 +964,6 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 	}
 	if (d.httpd != NULL)
 		httpd_free(d.httpd);
-	/* The clients that share d.kube's token go first. */
 	watch_free(d.watch);
 	free(d.pend_obj);
 	lock_free(d.lk);
@@ -967,6 +971,8 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 		kube_free(d.events);
 	if (d.kube != NULL)
 		kube_free(d.kube);
+	/* After every client that borrows it, the label's included. */
+	token_free(d.token);
 	if (d.cv != NULL)
 		curlev_free(d.cv);
 	ev_signal_stop(d.loop, &d.sigterm);

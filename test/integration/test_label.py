@@ -2,11 +2,13 @@
 says leaderd.io/role=leader, the others standby; standby is written
 before the release and as soon as the claim ends, leader only once the
 Lease is ours; a failing PATCH is retried with backoff, a label edited by
-hand is put back at the next renew.  Timings as in harness.py."""
+hand is put back at the next renew; the label's client sends the token the
+daemon's other clients send.  Timings as in harness.py."""
 
 import time
 
-from harness import (LEASE_DURATION as LD, RETRY_PERIOD as RP, wait_until)
+from harness import (LEASE_DURATION as LD, RENEW_DEADLINE as RD,
+                     RETRY_PERIOD as RP, wait_until)
 
 KEY = "leaderd.io/role"
 NS = "default"
@@ -157,6 +159,76 @@ def test_label_pod_missing_and_custom_key(api, cluster):
                "leader", 1 + 2 + 4 + SLACK, what="custom label set")
     assert KEY not in api.pod_labels(NS, "pod-la")
     assert a.log_count("failed: 404") == 1
+
+
+def test_rotated_token_reaches_all_four_clients(api, cluster):
+    """The daemon's four API clients (the lock's, the watch's, the
+    Events' and the label's) share one token.  The refresh rule: the
+    token file is re-read a minute after the last read, or after a 401
+    on any of the clients.  The token file is rewritten; the old token
+    stays good for pods and Events (a kubelet rotation leaves it valid
+    until it expires) but the Lease API answers it 401.  That 401 makes
+    every client switch: each kind of request carries the new token, and
+    after the first request that carried it none carries the old one."""
+    api.create_pod(NS, "pod-rt")
+    a = labelled(cluster, "rt").start()
+    wait_until(lambda: a.is_leader() and role(api, "pod-rt") == "leader"
+               and api.watches(token=a.token), JITTER * RP + SLACK + 2.0,
+               what="rt to lead, label its pod and watch")
+    time.sleep(2 * RP)
+    old, new = a.token, a.token + "-rotated"
+    t_rot = time.monotonic()
+    api.add_token(new)
+    a.write_token(new)
+    api.fault("status", token=old, status=401,
+              path_prefix="/apis/coordination.k8s.io/",
+              message="Unauthorized")
+    # The watch sends nothing while its stream is open: end it, as the
+    # API server does at its timeout, so the next one opens now.
+    api.watch_end_open()
+
+    kinds = {
+        "lock": lambda e: e["path"].startswith("/apis/coordination.k8s.io/")
+        and e["method"] in ("GET", "PUT", "POST"),
+        "watch": lambda e: e["method"] == "WATCH",
+        "event": lambda e: e["method"] == "POST"
+        and e["path"].endswith("/events"),
+        "label": lambda e: e["method"] == "PATCH"
+        and e["path"].startswith(PODS),
+    }
+
+    def answered(token):
+        """The kinds whose requests with token since t_rot succeeded."""
+        return {k for k, is_kind in kinds.items()
+                for e in api.requests(token=token, since=t_rot)
+                if is_kind(e) and e["code"] in (200, 201)}
+
+    # The leader renews and re-asserts its label with the new token, and
+    # the watch reopens with it (after a 401 on the lock or the watch).
+    want = {"lock", "watch", "label"}
+    try:
+        wait_until(lambda: want <= answered(new), RD + JITTER * RP + SLACK)
+    except AssertionError:
+        pass
+    assert want <= answered(new), "no %s request with the new token" % \
+        " or ".join(sorted(want - answered(new)))
+    # An Event: step down ("stopped leading"), then lead again after the
+    # cooldown ("became leader").
+    st, _, _ = a.request("/leader/release", method="POST", timeout=6.0)
+    assert st == 200
+    wait_until(lambda: "event" in answered(new), 2.0,
+               what="an Event POST with the new token")
+    wait_until(lambda: a.is_leader() and role(api, "pod-rt") == "leader",
+               LD + JITTER * RP + SLACK + 2.0, what="rt to lead again")
+    assert answered(new) == set(kinds)
+
+    first_new = min(e["t_recv"] for e in api.requests(token=new,
+                                                      since=t_rot))
+    stale = [(e["method"], e["path"], e["code"])
+             for e in api.requests(token=old, since=first_new)]
+    assert stale == [], "the old token after the new one: %s" % stale[:4]
+    assert old not in a.log() and new not in a.log(), \
+        "a token appears in the log"
 
 
 def test_label_needs_a_pod_name(cluster):

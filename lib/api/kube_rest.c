@@ -1,0 +1,177 @@
+/*
+ * kube_rest.c -- the requests leaderd makes, as URLs and methods on the
+ * request engine (kube_request, kube.c): the Lease (GET, POST, PUT and
+ * its watch), the core/v1 Endpoints and ConfigMap locks, the Events, and
+ * the merge PATCH of the pod label.  Path segments are URL-escaped here.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/kube_int.h"
+#include "base/xmalloc.h"
+
+/*
+ * The URL of resource ns/name under the API path group ("/api/v1",
+ * "/apis/coordination.k8s.io/v1"), or of its collection (name NULL).
+ */
+static char *
+object_url(struct kube *k, const char *group, const char *resource,
+    const char *ns, const char *name)
+{
+	char	*ens, *ename = NULL, *url = NULL;
+
+	if ((ens = curl_easy_escape(k->easy, ns, 0)) == NULL)
+		return NULL;
+	if (name != NULL &&
+	    (ename = curl_easy_escape(k->easy, name, 0)) == NULL) {
+		curl_free(ens);
+		return NULL;
+	}
+	xasprintf(&url, "%s%s/namespaces/%s/%s%s%s", k->server, group, ens,
+	    resource, name != NULL ? "/" : "", name != NULL ? ename : "");
+	curl_free(ens);
+	curl_free(ename);
+	return url;
+}
+
+/* The URL of the Lease ns/name, or of the Lease collection (name NULL). */
+static char *
+lease_url(struct kube *k, const char *ns, const char *name)
+{
+	return object_url(k, "/apis/coordination.k8s.io/v1", "leases", ns,
+	    name);
+}
+
+int
+kube_lease_get(struct kube *k, const char *ns, const char *name,
+    uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return kube_request(k, "GET", lease_url(k, ns, name), NULL,
+	    timeout_ms, cb, arg);
+}
+
+int
+kube_lease_create(struct kube *k, const char *ns, const char *body,
+    uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return kube_request(k, "POST", lease_url(k, ns, NULL), body,
+	    timeout_ms, cb, arg);
+}
+
+int
+kube_event_create(struct kube *k, const char *ns, const char *body,
+    uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	char	*ens, *url;
+
+	if ((ens = curl_easy_escape(k->easy, ns, 0)) == NULL)
+		return -1;
+	xasprintf(&url, "%s/api/v1/namespaces/%s/events", k->server, ens);
+	curl_free(ens);
+	if (!k->busy)
+		k->verb = "event";
+	return kube_request(k, "POST", url, body, timeout_ms, cb, arg);
+}
+
+int
+kube_lease_update(struct kube *k, const char *ns, const char *name,
+    const char *body, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return kube_request(k, "PUT", lease_url(k, ns, name), body,
+	    timeout_ms, cb, arg);
+}
+
+int
+kube_lease_watch(struct kube *k, const char *ns, const char *name,
+    const char *rv, unsigned timeout_s, uint64_t limit_ms,
+    kube_line_cb line_cb, kube_done_cb cb, void *arg)
+{
+	char	*base, *sel, *erv = NULL, *url;
+	int	 rc;
+
+	if ((base = lease_url(k, ns, NULL)) == NULL)
+		return -1;
+	xasprintf(&sel, "metadata.name=%s", name);
+	url = curl_easy_escape(k->easy, sel, 0);
+	free(sel);
+	if (url == NULL || (rv[0] != '\0' &&
+	    (erv = curl_easy_escape(k->easy, rv, 0)) == NULL)) {
+		curl_free(url);
+		free(base);
+		return -1;
+	}
+	xasprintf(&sel, "%s?watch=1&fieldSelector=%s&allowWatchBookmarks=true"
+	    "&timeoutSeconds=%u%s%s", base, url, timeout_s,
+	    erv != NULL ? "&resourceVersion=" : "", erv != NULL ? erv : "");
+	curl_free(url);
+	curl_free(erv);
+	free(base);
+	if (!k->busy)
+		k->verb = "watch";
+	if ((rc = kube_request(k, "GET", sel, NULL, limit_ms, cb, arg)) == 0)
+		k->line_cb = line_cb;
+	return rc;
+}
+
+/*
+ * Pods: a JSON merge patch (RFC 7386) on pods/NAME, for the leader
+ * label.  Its own function so the Content-Type stays with it.
+ */
+int
+kube_pod_patch(struct kube *k, const char *ns, const char *name,
+    const char *body, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	char	*ens, *ename, *url;
+	int	 rv;
+
+	ens = curl_easy_escape(k->easy, ns, 0);
+	ename = curl_easy_escape(k->easy, name, 0);
+	if (ens == NULL || ename == NULL) {
+		curl_free(ens);
+		curl_free(ename);
+		return -1;
+	}
+	xasprintf(&url, "%s/api/v1/namespaces/%s/pods/%s", k->server, ens,
+	    ename);
+	curl_free(ens);
+	curl_free(ename);
+	k->ctype = "Content-Type: application/merge-patch+json";
+	rv = kube_request(k, "PATCH", url, body, timeout_ms, cb, arg);
+	k->ctype = NULL;
+	return rv;
+}
+
+/* The URL of core/v1 resource ns/name, or of the collection (name NULL). */
+static char *
+core_url(struct kube *k, const char *resource, const char *ns,
+    const char *name)
+{
+	return object_url(k, "/api/v1", resource, ns, name);
+}
+
+int
+kube_core_get(struct kube *k, const char *resource, const char *ns,
+    const char *name, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return kube_request(k, "GET", core_url(k, resource, ns, name), NULL,
+	    timeout_ms, cb, arg);
+}
+
+int
+kube_core_create(struct kube *k, const char *resource, const char *ns,
+    const char *body, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return kube_request(k, "POST", core_url(k, resource, ns, NULL), body,
+	    timeout_ms, cb, arg);
+}
+
+int
+kube_core_update(struct kube *k, const char *resource, const char *ns,
+    const char *name, const char *body, uint64_t timeout_ms,
+    kube_done_cb cb, void *arg)
+{
+	return kube_request(k, "PUT", core_url(k, resource, ns, name), body,
+	    timeout_ms, cb, arg);
+}

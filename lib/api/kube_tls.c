@@ -1,0 +1,144 @@
+/*
+ * kube_tls.c -- how an API client reaches its server: the TLS
+ * verification, CA and client certificate of its credentials (PEM data
+ * in memory or files), tls-server-name by CURLOPT_CONNECT_TO, the proxy
+ * by Go's rules (proxy.c), and the kept-alive HTTP/1.1 connection.
+ * These options are set once, when the client is made (kube_new).
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/kube_int.h"
+#include "api/proxy.h"
+#include "base/xmalloc.h"
+
+/*
+ * With tls_server_name, the URL names that host (it is sent as SNI and
+ * the certificate is checked against it) and CURLOPT_CONNECT_TO sends
+ * the connection to the real server.  The Host header carries the name
+ * too, which the API server does not check.
+ */
+static int
+setup_server_name(struct kube *k, char *err, size_t errlen)
+{
+	const char	*s = k->creds.server, *host, *hend, *p, *rest;
+	const char	*name = k->creds.tls_server_name;
+	char		 port[8];
+	size_t		 plen;
+
+	if (name == NULL || name[0] == '\0') {
+		k->server = xstrdup(s);
+		return 0;
+	}
+	if (strncmp(s, "https://", 8) != 0) {
+		snprintf(err, errlen, "tls-server-name needs an https server, "
+		    "not %s", s);
+		return -1;
+	}
+	host = s + 8;
+	if (*host == '[') {
+		if ((hend = strchr(host, ']')) == NULL)
+			goto bad;
+		hend++;
+	} else
+		hend = host + strcspn(host, ":/");
+	if (hend == host)
+		goto bad;
+	rest = hend;
+	if (*hend == ':') {
+		p = hend + 1;
+		plen = strspn(p, "0123456789");
+		if (plen == 0 || plen >= sizeof(port))
+			goto bad;
+		memcpy(port, p, plen);
+		port[plen] = '\0';
+		rest = p + plen;
+	} else
+		snprintf(port, sizeof(port), "443");
+	if (*rest != '\0' && *rest != '/')
+		goto bad;
+	xasprintf(&k->server, "https://%s:%s%s", name, port, rest);
+	xasprintf(&k->connect_to, "%s:%s:%.*s:%s", name, port,
+	    (int)(hend - host), host, port);
+	k->connect_list = curl_slist_append(NULL, k->connect_to);
+	if (k->connect_list == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+bad:
+	snprintf(err, errlen, "cannot parse server URL %s", s);
+	return -1;
+}
+
+static int
+set_blob(CURL *easy, CURLoption opt, const char *pem)
+{
+	struct curl_blob	 blob;
+
+	blob.data = (void *)(uintptr_t)pem;
+	blob.len = strlen(pem);
+	blob.flags = CURL_BLOB_COPY;
+	return curl_easy_setopt(easy, opt, &blob) == CURLE_OK ? 0 : -1;
+}
+
+int
+kube_tls_setup(struct kube *k, char *err, size_t errlen)
+{
+	CURL			*e = k->easy;
+	const struct kube_creds	*c = &k->creds;
+	char			 px[1024];
+
+	if (setup_server_name(k, err, errlen) == -1)
+		return -1;
+	/* One request at a time on one kept-alive connection. */
+	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 15L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 5L);
+	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+	if (c->insecure) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	} else {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	}
+	if (c->ca_pem != NULL) {
+		if (set_blob(e, CURLOPT_CAINFO_BLOB, c->ca_pem) == -1)
+			goto blob;
+	} else if (c->ca_file != NULL)
+		curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
+	if (c->cert_pem != NULL) {
+		if (set_blob(e, CURLOPT_SSLCERT_BLOB, c->cert_pem) == -1)
+			goto blob;
+	} else if (c->cert_file != NULL)
+		curl_easy_setopt(e, CURLOPT_SSLCERT, c->cert_file);
+	if (c->cert_pem != NULL || c->cert_file != NULL)
+		curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+	if (c->key_pem != NULL) {
+		if (set_blob(e, CURLOPT_SSLKEY_BLOB, c->key_pem) == -1)
+			goto blob;
+	} else if (c->key_file != NULL)
+		curl_easy_setopt(e, CURLOPT_SSLKEY, c->key_file);
+	if (c->key_pem != NULL || c->key_file != NULL)
+		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+	if (k->connect_list != NULL)
+		curl_easy_setopt(e, CURLOPT_CONNECT_TO, k->connect_list);
+	/*
+	 * The proxy is chosen here by Go's rules (proxy.h), never by
+	 * libcurl from the environment: it would honour ALL_PROXY and its
+	 * own NO_PROXY syntax.  "" means a direct connection.
+	 */
+	if (proxy_for(c->server, px, sizeof(px), err, errlen) == -1)
+		return -1;
+	curl_easy_setopt(e, CURLOPT_PROXY, px);
+	curl_easy_setopt(e, CURLOPT_NOPROXY, "");
+	return 0;
+blob:
+	snprintf(err, errlen, "this libcurl cannot take PEM data in memory "
+	    "(needs 7.77 or later with OpenSSL)");
+	return -1;
+}
