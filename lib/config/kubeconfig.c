@@ -404,7 +404,7 @@ load_user(struct kc *kc, const char *name, yaml_node_t *u,
 	if (get_str(kc, u, "tokenFile", &s, &file_n) == -1)
 		return -1;
 	if (s != NULL && *s != '\0') {
-		/* Read now so a bad file fails at start; api/token.c re-reads. */
+		/* Read now so a bad file fails at start; token.c re-reads. */
 		c->token_file = resolve(kc, s);
 		if ((tok = creds_read_token(c->token_file, terr,
 		    sizeof(terr))) == NULL)
