@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
+#include "clock.h"
 #include "kube.h"
 #include "proxy.h"
 #include "lease.h"
@@ -32,7 +32,7 @@ struct kube {
 	char			*connect_to;	/* tls_server_name mapping */
 	struct curl_slist	*connect_list;	/* CURLOPT_CONNECT_TO */
 	char			*token;		/* current bearer token */
-	uint64_t		 token_ms;	/* when it was read, monotonic */
+	uint64_t		 token_ms;	/* when it was read, clock_raw_ms */
 	int			 token_stale;	/* re-read before next request */
 	struct kube		*token_from;	/* share this client's token */
 	struct curl_slist	*headers;	/* of the running request */
@@ -52,30 +52,12 @@ struct kube {
 	int			 dead;		/* kube_free ran inside done_cb */
 	const char		*ctype;		/* body type; NULL: JSON */
 	const char		*verb;		/* of the running request */
-	uint64_t		 start_us;	/* when it started, monotonic */
+	uint64_t		 start_us;	/* when it started, clock_raw_us */
 	kube_observe_cb		 obs_cb;	/* metrics hook, or NULL */
 	void			*obs_arg;	/* its argument */
 	char			 errbuf[CURL_ERROR_SIZE];
 	char			 warning[256];	/* first Warning header */
 };
-
-static uint64_t
-mono_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static uint64_t
-mono_us(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 static char *
 dup_or_null(const char *s)
@@ -431,7 +413,7 @@ kube_new(struct curlev *cv, const struct kube_creds *creds,
 		if ((k->token = kubeconfig_read_token(c->token_file, err,
 		    errlen)) == NULL)
 			goto fail;
-		k->token_ms = mono_ms();
+		k->token_ms = clock_raw_ms();
 	} else if (c->token != NULL)
 		k->token = xstrdup(c->token);
 
@@ -459,7 +441,7 @@ refresh_token(struct kube *k)
 {
 	char		 err[256];
 	char		*tok;
-	uint64_t	 now_ms = mono_ms();
+	uint64_t	 now_ms = clock_raw_ms();
 
 	if (k->token_from != NULL)
 		k = k->token_from;
@@ -612,7 +594,7 @@ done_cb(CURL *easy, CURLcode rc, void *arg)
 	fill_result(k, rc, &res);
 	if (k->obs_cb != NULL && k->verb != NULL)
 		k->obs_cb(k->verb, res.status,
-		    (double)(mono_us() - k->start_us) / 1e6, k->obs_arg);
+		    (double)(clock_raw_us() - k->start_us) / 1e6, k->obs_arg);
 	/*
 	 * After a timeout or any transport error, the connection is not
 	 * trusted again (a.3 item 9); a 401 means the token may have been
@@ -683,7 +665,7 @@ start(struct kube *k, const char *method, char *url, const char *body,
 		    strcmp(method, "POST") == 0 ? "create" :
 		    strcmp(method, "PUT") == 0 ? "update" :
 		    strcmp(method, "PATCH") == 0 ? "patch" : "other";
-	k->start_us = mono_us();
+	k->start_us = clock_raw_us();
 	refresh_token(k);
 	k->url = url;
 	if ((k->headers = make_headers(k, body != NULL)) == NULL) {
