@@ -700,6 +700,7 @@ release_reply(struct daemon *d, const struct http_request *req,
 {
 	uint64_t	 now_ms = clock_mono_ms();
 	int		 state = d->release_state;
+	char		 v[64];
 
 	if (strcmp(req->method, "POST") != 0) {
 		reply->allow = "POST";
@@ -715,8 +716,9 @@ release_reply(struct daemon *d, const struct http_request *req,
 	}
 	if (req->query[0] != '\0') {
 		reply_json_text(reply, 400, "{\"error\":\"%s\","
-		    "\"status\":400}\n", strncmp(req->query, "handover", 8) ==
-		    0 ? "handover to a chosen identity is not supported" :
+		    "\"status\":400}\n", http_query_get(req->query, "handover",
+		    v, sizeof(v)) != 0 ? "handover to a chosen identity "
+		    "is not supported" :
 		    "POST /leader/release takes no parameters");
 		return;
 	}

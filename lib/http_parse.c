@@ -586,3 +586,75 @@ http_host_check(const struct http_request *req, const char *local_ip,
 	}
 	return 0;
 }
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Percent-decode s[0..len) into out (outlen bytes); -1 if bad or long. */
+static int
+query_value(const char *s, size_t len, char *out, size_t outlen)
+{
+	size_t	 i, o = 0;
+	int	 hi, lo;
+
+	for (i = 0; i < len; i++) {
+		if (o + 1 >= outlen)
+			return -1;
+		if (s[i] == '+')
+			out[o++] = ' ';
+		else if (s[i] != '%')
+			out[o++] = s[i];
+		else {
+			if (i + 2 >= len)
+				return -1;
+			hi = hexval(s[i + 1]);
+			lo = hexval(s[i + 2]);
+			if (hi < 0 || lo < 0)
+				return -1;
+			if (hi == 0 && lo == 0)
+				return -1;
+			out[o++] = (char)(hi << 4 | lo);
+			i += 2;
+		}
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+int
+http_query_get(const char *query, const char *key, char *out, size_t outlen)
+{
+	const char	*p = query, *amp, *eq, *first = NULL, *first_end = NULL;
+	size_t		 klen = strlen(key);
+	int		 n = 0;
+
+	if (outlen > 0)
+		out[0] = '\0';
+	while (*p != '\0') {
+		if ((amp = strchr(p, '&')) == NULL)
+			amp = p + strlen(p);
+		eq = memchr(p, '=', (size_t)(amp - p));
+		if ((size_t)((eq != NULL ? eq : amp) - p) == klen &&
+		    memcmp(p, key, klen) == 0 && n++ == 0) {
+			first = eq;
+			first_end = amp;
+		}
+		p = *amp == '&' ? amp + 1 : amp;
+	}
+	if (n > 0 && (first == NULL || query_value(first + 1,
+	    (size_t)(first_end - first - 1), out, outlen) == -1)) {
+		if (outlen > 0)
+			out[0] = '\0';
+		return -1;
+	}
+	return n;
+}
