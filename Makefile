@@ -123,24 +123,25 @@ deps:
 # what it needs.
 UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child \
 	     metrics \
-	     proxy log sock legacy
+	     proxy log sock legacy text
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
 
-test_deps_duration	= duration
+test_deps_duration	= duration text
 test_deps_config	= config config_yaml config_check duration elector lease \
-			  cfgfile
-test_deps_lease		= lease
-test_deps_legacy	= legacy lease
-test_deps_elector	= elector lease
-test_deps_http_parse	= http_parse
-test_deps_kubeconfig	= kubeconfig cfgfile
-test_deps_localapi	= localapi elector lease duration http_parse
-test_deps_child		= child clock
-test_deps_proxy		= proxy
-test_deps_log		=
-test_deps_sock		= sock
-test_deps_metrics	= metrics
-test_deps_elector_sim	= elector lease
+			  cfgfile text
+test_deps_lease		= lease text
+test_deps_legacy	= legacy lease text
+test_deps_elector	= elector lease text
+test_deps_http_parse	= http_parse text
+test_deps_kubeconfig	= kubeconfig cfgfile text
+test_deps_localapi	= localapi elector lease duration http_parse text
+test_deps_child		= child clock text
+test_deps_proxy		= proxy text
+test_deps_log		= text
+test_deps_sock		= sock text
+test_deps_metrics	= metrics text
+test_deps_elector_sim	= elector lease text
+test_deps_text		= text
 
 .SECONDEXPANSION:
 $(BUILD)/test/%: test/unit/%.c $$(addprefix $(BUILD)/lib/,$$(addsuffix .o,$$(test_deps_$$(subst _test,,$$*)) xmalloc log buf)) lib/*.h
@@ -160,11 +161,11 @@ unit: $(UNIT_BINS)
 # Fuzz targets: replayed over their corpora under the normal compiler by
 # `make test`; run for real with libFuzzer by `make fuzz`.
 FUZZ_TARGETS	 = lease config kubeconfig http_parse legacy
-fuzz_deps_lease		= lease xmalloc log
-fuzz_deps_legacy	= legacy lease buf xmalloc log
+fuzz_deps_lease		= lease xmalloc log text
+fuzz_deps_legacy	= legacy lease buf xmalloc log text
 fuzz_deps_config	= config config_yaml config_check duration elector lease xmalloc log \
-			  cfgfile
-fuzz_deps_kubeconfig	= kubeconfig xmalloc log cfgfile
+			  cfgfile text
+fuzz_deps_kubeconfig	= kubeconfig xmalloc log cfgfile text
 fuzz_deps_http_parse	= http_parse
 FUZZ_SECONDS	?= 60
 FUZZ_CC		?= clang

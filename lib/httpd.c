@@ -44,6 +44,7 @@
 #include "httpd.h"
 #include "log.h"
 #include "sock.h"
+#include "text.h"
 #include "xmalloc.h"
 
 #define LISTEN_MAX		4	/* listeners per server */
@@ -247,16 +248,9 @@ static void
 queue_error(struct httpd_conn *c, int status, const char *why)
 {
 	char	 body[256], esc[128];
-	size_t	 i, n = 0;
 	int	 len;
 
-	for (i = 0; why[i] != '\0' && n + 2 < sizeof(esc); i++) {
-		unsigned char ch = (unsigned char)why[i];
-		if (ch == '"' || ch == '\\')
-			esc[n++] = '\\';
-		esc[n++] = ch < 0x20 ? ' ' : (char)ch;
-	}
-	esc[n] = '\0';
+	text_json_escape(esc, sizeof(esc), &why);
 	len = snprintf(body, sizeof(body), "{\"error\":\"%s\",\"status\":%d}\n",
 	    esc, status);
 	queue_reply(c, status, "application/json", NULL, NULL, body,

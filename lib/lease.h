@@ -129,13 +129,6 @@ int	lease_parse_time(const char *s, int64_t *us);
 int	lease_status(const char *buf, size_t len, char *reason,
 	    size_t reasonlen, char *message, size_t messagelen);
 
-/*
- * Length of the well-formed UTF-8 sequence at p (no overlong forms, no
- * surrogates, at most U+10FFFF, as Go's utf8.DecodeRuneInString), or 0.
- * p must hold at least one byte; a NUL ends any sequence.
- */
-size_t	lease_utf8_seq(const unsigned char *p);
-
 /* The types of a watch event (the "type" of a watch.Event). */
 enum lease_event_type {
 	LEASE_EV_ADDED,

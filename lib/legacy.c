@@ -21,6 +21,7 @@
 #include "buf.h"
 #include "lease.h"
 #include "legacy.h"
+#include "text.h"
 
 #define US_PER_S	INT64_C(1000000)
 
@@ -73,7 +74,7 @@ go_quote(struct buf *b, const char *s)
 			p++;
 			continue;
 		}
-		if ((n = lease_utf8_seq(p)) == 0) {
+		if ((n = text_utf8_len(p)) == 0) {
 			buf_add(b, "\\ufffd", 6);
 			p++;
 			continue;

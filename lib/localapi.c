@@ -14,7 +14,7 @@
 #include "duration.h"
 #include "http_parse.h"
 #include "localapi.h"
-#include "log.h"
+#include "text.h"
 #include "xmalloc.h"
 
 #define STUCK_SLACK_MS	5000	/* a timer this late means a stuck loop */
@@ -169,7 +169,7 @@ reply_leader(const struct localapi_state *d, const struct http_request *req,
 		size_t	 n = strlen(elector_holder(d->el)) * 4 + 8;
 		char	*esc = xmalloc(n);
 
-		log_text_escape(esc, n, elector_holder(d->el));
+		text_escape(esc, n, elector_holder(d->el));
 		buf_printf(&b, "%s\n", esc);
 		free(esc);
 		reply->status = 200;
