@@ -123,25 +123,27 @@ deps:
 # what it needs.
 UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child \
 	     metrics \
-	     proxy log sock legacy text
+	     proxy log sock legacy text netaddr
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
 
 test_deps_duration	= duration text
 test_deps_config	= config config_yaml config_check duration elector lease \
-			  cfgfile text
+			  cfgfile text netaddr
 test_deps_lease		= lease text
 test_deps_legacy	= legacy lease text
 test_deps_elector	= elector lease text
-test_deps_http_parse	= http_parse text
+test_deps_http_parse	= http_parse text netaddr
 test_deps_kubeconfig	= kubeconfig cfgfile text
-test_deps_localapi	= localapi elector lease duration http_parse text
+test_deps_localapi	= localapi elector lease duration http_parse text \
+			  netaddr
 test_deps_child		= child clock text
-test_deps_proxy		= proxy text
+test_deps_proxy		= proxy text netaddr
 test_deps_log		= text
-test_deps_sock		= sock text
+test_deps_sock		= sock text netaddr
 test_deps_metrics	= metrics text
 test_deps_elector_sim	= elector lease text
 test_deps_text		= text
+test_deps_netaddr	= netaddr text
 
 .SECONDEXPANSION:
 $(BUILD)/test/%: test/unit/%.c $$(addprefix $(BUILD)/lib/,$$(addsuffix .o,$$(test_deps_$$(subst _test,,$$*)) xmalloc log buf)) lib/*.h
@@ -164,9 +166,9 @@ FUZZ_TARGETS	 = lease config kubeconfig http_parse legacy
 fuzz_deps_lease		= lease xmalloc log text
 fuzz_deps_legacy	= legacy lease buf xmalloc log text
 fuzz_deps_config	= config config_yaml config_check duration elector lease xmalloc log \
-			  cfgfile text
+			  cfgfile text netaddr
 fuzz_deps_kubeconfig	= kubeconfig xmalloc log cfgfile text
-fuzz_deps_http_parse	= http_parse
+fuzz_deps_http_parse	= http_parse netaddr
 FUZZ_SECONDS	?= 60
 FUZZ_CC		?= clang
 

@@ -12,7 +12,6 @@
  * obs-fold, no Transfer-Encoding, a single Content-Length.
  */
 
-#include <arpa/inet.h>
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include <strings.h>
 
 #include "http_parse.h"
+#include "netaddr.h"
 
 /* Parser states, in the low bits of p->state. */
 #define S_LINE		0	/* before or in the request line */
@@ -522,53 +522,38 @@ http_parse_feed(struct http_parser *p, const char *buf, size_t len,
 	}
 }
 
-/* Whether the IP literal s is loopback or the same address as local. */
+/*
+ * Whether the IP literal s is loopback (netaddr.h) or the same address
+ * as local.
+ */
 static int
 ip_ok(const char *s, const char *local)
 {
-	unsigned char	 a[16], b[16];
-	static const unsigned char one[16] = { [15] = 1 };
+	struct netaddr_ip	 a, b;
 
-	if (inet_pton(AF_INET, s, a) == 1)
-		return a[0] == 127 || (local != NULL &&
-		    inet_pton(AF_INET, local, b) == 1 && memcmp(a, b, 4) == 0);
-	if (inet_pton(AF_INET6, s, a) == 1)
-		return memcmp(a, one, 16) == 0 || (local != NULL &&
-		    inet_pton(AF_INET6, local, b) == 1 &&
-		    memcmp(a, b, 16) == 0);
-	return 0;
+	if (netaddr_ip_parse(s, &a) == -1)
+		return 0;
+	return netaddr_ip_loopback(&a) || (local != NULL &&
+	    netaddr_ip_parse(local, &b) == 0 && netaddr_ip_equal(&a, &b));
 }
 
 int
 http_host_check(const struct http_request *req, const char *local_ip,
     int local_port, const char *listen_host)
 {
-	char		 name[256];
-	const char	*h = req->host, *port = NULL, *end;
-	size_t		 n;
-	long		 pn;
-	char		*ep;
+	char		 name[256], port[16], why[64];
+	const char	*h = req->host;
+	int		 has_port;
 
 	if (!req->has_host)
 		return req->minor == 0 ? 0 : 400;
+	if ((has_port = netaddr_split(h, NETADDR_PORT_OPTIONAL, name,
+	    sizeof(name), port, sizeof(port), why, sizeof(why))) == -1)
+		return 421;
 	if (h[0] == '[') {
-		if ((end = strchr(h, ']')) == NULL)
-			return 421;
-		n = (size_t)(end - h - 1);
-		memcpy(name, h + 1, n);
-		name[n] = '\0';
-		if (end[1] == ':')
-			port = end + 2;
-		else if (end[1] != '\0')
-			return 421;
 		if (strchr(name, ':') == NULL || !ip_ok(name, local_ip))
 			return 421;
 	} else {
-		n = strcspn(h, ":");
-		memcpy(name, h, n);
-		name[n] = '\0';
-		if (h[n] == ':')
-			port = h + n + 1;
 		/* A configured name; a configured address is local_ip. */
 		if (strcasecmp(name, "localhost") != 0 &&
 		    !ip_ok(name, local_ip) && (listen_host == NULL ||
@@ -577,13 +562,9 @@ http_host_check(const struct http_request *req, const char *local_ip,
 		    strlen(listen_host) || strcasecmp(name, listen_host) != 0))
 			return 421;
 	}
-	if (port != NULL) {
-		if (*port < '0' || *port > '9')
-			return 421;
-		pn = strtol(port, &ep, 10);
-		if (*ep != '\0' || pn != local_port)
-			return 421;
-	}
+	/* A port, if any (an empty one too), must be ours. */
+	if (has_port && netaddr_port(port) != local_port)
+		return 421;
 	return 0;
 }
 

@@ -672,6 +672,20 @@ test_host_check(void **state)
 		    "127.0.0.1", "127.0.0.1", 421 },
 		{ "GET / HTTP/1.1\r\nHost: localhost.evil.example\r\n\r\n",
 		    "127.0.0.1", "127.0.0.1", 421 },
+		/* IPv4-mapped loopback is loopback (netaddr.h); no other. */
+		{ "GET / HTTP/1.1\r\nHost: [::ffff:127.0.0.1]:4040\r\n\r\n",
+		    "::1", "[::1]", 0 },
+		{ "GET / HTTP/1.1\r\nHost: [::ffff:10.0.0.1]:4040\r\n\r\n",
+		    "::1", "[::1]", 421 },
+		{ "GET / HTTP/1.1\r\nHost: [0:0:0:0:0:0:0:1]\r\n\r\n",
+		    "::1", "", 0 },
+		/* An IPv4 literal is not written in brackets. */
+		{ "GET / HTTP/1.1\r\nHost: [127.0.0.1]:4040\r\n\r\n",
+		    "127.0.0.1", "", 421 },
+		{ "GET / HTTP/1.1\r\nHost: ::1:4040\r\n\r\n",
+		    "::1", "", 421 },
+		{ "GET / HTTP/1.1\r\nHost: localhost:99999\r\n\r\n",
+		    "127.0.0.1", "127.0.0.1", 421 },
 	};
 	struct http_parser	 p;
 	const struct http_request *req;
