@@ -15,23 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "api/kube_int.h"
 #include "api/token.h"
+#include "base/clock.h"
 #include "base/xmalloc.h"
 #include "codec/apiobj.h"
 
 #define CONNECT_TIMEOUT_MS	5000	/* upper bound of the connect phase */
-
-static uint64_t
-mono_us(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 static char *
 dup_or_null(const char *s)
@@ -405,7 +396,7 @@ done_cb(CURL *easy, CURLcode rc, void *arg)
 	fill_result(k, rc, &res);
 	if (k->obs_cb != NULL && k->verb != NULL)
 		k->obs_cb(k->verb, res.status,
-		    (double)(mono_us() - k->start_us) / 1e6, k->obs_arg);
+		    (double)(clock_raw_us() - k->start_us) / 1e6, k->obs_arg);
 	/*
 	 * After a timeout or any transport error, the connection is not
 	 * trusted again (a.3 item 9); a 401 means the token may have been
@@ -443,7 +434,7 @@ kube_request(struct kube *k, const char *method, char *url, const char *body,
 		    strcmp(method, "POST") == 0 ? "create" :
 		    strcmp(method, "PUT") == 0 ? "update" :
 		    strcmp(method, "PATCH") == 0 ? "patch" : "other";
-	k->start_us = mono_us();
+	k->start_us = clock_raw_us();
 	k->url = url;
 	if ((k->headers = make_headers(k, body != NULL)) == NULL) {
 		request_end(k);

@@ -41,7 +41,7 @@ struct kube {
 	int			 dead;		/* kube_free ran inside done_cb */
 	const char		*ctype;		/* body type; NULL: JSON */
 	const char		*verb;		/* of the running request */
-	uint64_t		 start_us;	/* when it started, monotonic */
+	uint64_t		 start_us;	/* when it started, clock_raw_us */
 	kube_observe_cb		 obs_cb;	/* metrics hook, or NULL */
 	void			*obs_arg;	/* its argument */
 	char			 errbuf[CURL_ERROR_SIZE];

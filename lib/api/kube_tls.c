@@ -12,6 +12,7 @@
 
 #include "api/kube_int.h"
 #include "api/proxy.h"
+#include "base/netaddr.h"
 #include "base/xmalloc.h"
 
 /*
@@ -23,10 +24,10 @@
 static int
 setup_server_name(struct kube *k, char *err, size_t errlen)
 {
-	const char	*s = k->creds.server, *host, *hend, *p, *rest;
+	const char	*s = k->creds.server, *auth, *rest;
 	const char	*name = k->creds.tls_server_name;
-	char		 port[8];
-	size_t		 plen;
+	char		 authority[256], host[256], port[8], why[64];
+	int		 has_port, v6;
 
 	if (name == NULL || name[0] == '\0') {
 		k->server = xstrdup(s);
@@ -37,31 +38,23 @@ setup_server_name(struct kube *k, char *err, size_t errlen)
 		    "not %s", s);
 		return -1;
 	}
-	host = s + 8;
-	if (*host == '[') {
-		if ((hend = strchr(host, ']')) == NULL)
-			goto bad;
-		hend++;
-	} else
-		hend = host + strcspn(host, ":/");
-	if (hend == host)
+	/* The authority is up to the path; the host keeps no brackets. */
+	auth = s + 8;
+	rest = auth + strcspn(auth, "/");
+	if ((size_t)(rest - auth) >= sizeof(authority))
 		goto bad;
-	rest = hend;
-	if (*hend == ':') {
-		p = hend + 1;
-		plen = strspn(p, "0123456789");
-		if (plen == 0 || plen >= sizeof(port))
-			goto bad;
-		memcpy(port, p, plen);
-		port[plen] = '\0';
-		rest = p + plen;
-	} else
+	memcpy(authority, auth, (size_t)(rest - auth));
+	authority[rest - auth] = '\0';
+	if ((has_port = netaddr_split(authority, NETADDR_PORT_OPTIONAL, host,
+	    sizeof(host), port, sizeof(port), why, sizeof(why))) == -1 ||
+	    host[0] == '\0' || (has_port && netaddr_port(port) == -1))
+		goto bad;
+	if (!has_port)
 		snprintf(port, sizeof(port), "443");
-	if (*rest != '\0' && *rest != '/')
-		goto bad;
 	xasprintf(&k->server, "https://%s:%s%s", name, port, rest);
-	xasprintf(&k->connect_to, "%s:%s:%.*s:%s", name, port,
-	    (int)(hend - host), host, port);
+	v6 = strchr(host, ':') != NULL;
+	xasprintf(&k->connect_to, "%s:%s:%s%s%s:%s", name, port,
+	    v6 ? "[" : "", host, v6 ? "]" : "", port);
 	k->connect_list = curl_slist_append(NULL, k->connect_to);
 	if (k->connect_list == NULL) {
 		snprintf(err, errlen, "out of memory");

@@ -4,9 +4,6 @@
  * useProxy).
  */
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,14 +11,9 @@
 #include <strings.h>
 
 #include "api/proxy.h"
+#include "base/netaddr.h"
 
 #define HOST_MAX	256	/* a host name or address, with NUL */
-
-/* One parsed IP address. */
-struct ip {
-	int		 family;	/* AF_INET or AF_INET6 */
-	unsigned char	 a[16];		/* IPv4 in the first 4 bytes */
-};
 
 /* The first non-empty variable of the two, as Go's getEnvAny. */
 static const char *
@@ -36,48 +28,21 @@ env_any(const char *a, const char *b)
 	return NULL;
 }
 
-/* Parse an IPv4 or IPv6 literal; IPv4-mapped IPv6 becomes IPv4. */
+/*
+ * Whether ip lies in the prefix net/bits, both IPv4 (IPv4-mapped counts
+ * as IPv4) or both IPv6, as Go's IPNet.Contains.
+ */
 static int
-ip_parse(const char *s, struct ip *ip)
+ip_in(const struct netaddr_ip *ip, const struct netaddr_ip *net, int bits)
 {
-	static const unsigned char mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	    0, 0xff, 0xff };
+	int	 i, full, rest, v4 = netaddr_ip_is_v4(net);
 
-	memset(ip, 0, sizeof(*ip));
-	if (inet_pton(AF_INET, s, ip->a) == 1) {
-		ip->family = AF_INET;
+	if (netaddr_ip_is_v4(ip) != v4)
 		return 0;
-	}
-	if (inet_pton(AF_INET6, s, ip->a) == 1) {
-		ip->family = AF_INET6;
-		if (memcmp(ip->a, mapped, 12) == 0) {
-			memmove(ip->a, ip->a + 12, 4);
-			memset(ip->a + 4, 0, 12);
-			ip->family = AF_INET;
-		}
-		return 0;
-	}
-	return -1;
-}
-
-static int
-ip_loopback(const struct ip *ip)
-{
-	static const unsigned char one[16] = { [15] = 1 };
-
-	if (ip->family == AF_INET)
-		return ip->a[0] == 127;
-	return memcmp(ip->a, one, 16) == 0;
-}
-
-/* Whether ip lies in the prefix net/bits of the same family. */
-static int
-ip_in(const struct ip *ip, const struct ip *net, int bits)
-{
-	int	 i, full = bits / 8, rest = bits % 8;
-
-	if (ip->family != net->family)
-		return 0;
+	if (v4)
+		bits += 96;
+	full = bits / 8;
+	rest = bits % 8;
 	for (i = 0; i < full; i++)
 		if (ip->a[i] != net->a[i])
 			return 0;
@@ -85,30 +50,6 @@ ip_in(const struct ip *ip, const struct ip *net, int bits)
 	    (0xff << (8 - rest)) & 0xff) != 0)
 		return 0;
 	return 1;
-}
-
-/*
- * Go's net.SplitHostPort, loosely: "[v6]:port", "host:port" with one
- * colon, or (returning -1) anything else.
- */
-static int
-split_host_port(const char *s, char *host, size_t hostlen, char *port,
-    size_t portlen)
-{
-	const char	*c, *e;
-
-	if (s[0] == '[') {
-		if ((e = strchr(s, ']')) == NULL || e[1] != ':')
-			return -1;
-		snprintf(host, hostlen, "%.*s", (int)(e - s - 1), s + 1);
-		snprintf(port, portlen, "%s", e + 2);
-		return 0;
-	}
-	if ((c = strchr(s, ':')) == NULL || strchr(c + 1, ':') != NULL)
-		return -1;
-	snprintf(host, hostlen, "%.*s", (int)(c - s), s);
-	snprintf(port, portlen, "%s", c + 1);
-	return 0;
 }
 
 /* Whether s ends with suffix. */
@@ -122,11 +63,11 @@ ends_with(const char *s, const char *suffix)
 
 /* One NO_PROXY entry p (trimmed, lower case) against host and port. */
 static int
-entry_matches(const char *p, const char *host, const struct ip *hip,
+entry_matches(const char *p, const char *host, const struct netaddr_ip *hip,
     const char *port)
 {
-	struct ip	 net;
-	char		 buf[HOST_MAX], phost[HOST_MAX], pport[16];
+	struct netaddr_ip net;
+	char		 buf[HOST_MAX], phost[HOST_MAX], pport[16], why[64];
 	char		 dom[HOST_MAX + 1];
 	const char	*slash, *h;
 	char		*end;
@@ -136,21 +77,21 @@ entry_matches(const char *p, const char *host, const struct ip *hip,
 	if ((slash = strchr(p, '/')) != NULL) {
 		snprintf(buf, sizeof(buf), "%.*s", (int)(slash - p), p);
 		bits = strtol(slash + 1, &end, 10);
-		if (ip_parse(buf, &net) == -1 || *end != '\0' ||
+		if (netaddr_ip_parse(buf, &net) == -1 || *end != '\0' ||
 		    !isdigit((unsigned char)slash[1]) || bits < 0 ||
-		    bits > (net.family == AF_INET ? 32 : 128))
+		    bits > (netaddr_ip_is_v4(&net) ? 32 : 128))
 			return 0;	/* Go ignores it; so do we */
 		return hip != NULL && ip_in(hip, &net, (int)bits);
 	}
 	/* IPv4:port, [IPv6]:port, name:port. */
 	pport[0] = '\0';
-	if (split_host_port(p, phost, sizeof(phost), pport,
-	    sizeof(pport)) == -1)
+	if (netaddr_split(p, 0, phost, sizeof(phost), pport, sizeof(pport),
+	    why, sizeof(why)) == -1)
 		snprintf(phost, sizeof(phost), "%s", p);
 	else if (phost[0] == '\0')
 		return 0;
-	if (ip_parse(phost, &net) == 0)
-		return hip != NULL && memcmp(hip, &net, sizeof(net)) == 0 &&
+	if (netaddr_ip_parse(phost, &net) == 0)
+		return hip != NULL && netaddr_ip_equal(hip, &net) &&
 		    (pport[0] == '\0' || strcmp(pport, port) == 0);
 	if (phost[0] == '\0')
 		return 0;
@@ -170,15 +111,15 @@ entry_matches(const char *p, const char *host, const struct ip *hip,
 int
 proxy_exempt(const char *no_proxy, const char *host, const char *port)
 {
-	struct ip	 ip, *hip = NULL;
+	struct netaddr_ip ip, *hip = NULL;
 	char		 lhost[HOST_MAX], p[HOST_MAX];
 	const char	*s, *e, *b;
 	size_t		 i, n;
 
 	if (strcmp(host, "localhost") == 0)
 		return 1;
-	if (ip_parse(host, &ip) == 0) {
-		if (ip_loopback(&ip))
+	if (netaddr_ip_parse(host, &ip) == 0) {
+		if (netaddr_ip_loopback(&ip))
 			return 1;
 		hip = &ip;
 	}
@@ -215,6 +156,7 @@ proxy_for(const char *server, char *out, size_t outlen, char *err,
 	static const char *const schemes[] = { "http://", "https://",
 	    "socks5://", "socks5h://", NULL };
 	char		 hostport[HOST_MAX + 16], host[HOST_MAX + 16], port[16];
+	char		 why[64];
 	const char	*rest, *e, *px;
 	int		 https, i;
 
@@ -236,16 +178,14 @@ proxy_for(const char *server, char *out, size_t outlen, char *err,
 		return -1;
 	}
 	snprintf(hostport, sizeof(hostport), "%.*s", (int)(e - rest), rest);
-	if (split_host_port(hostport, host, sizeof(host), port,
-	    sizeof(port)) == -1) {
-		/* No port: the scheme's ("canonicalAddr"). */
-		if (hostport[0] == '[')
-			snprintf(host, sizeof(host), "%.*s",
-			    (int)strcspn(hostport + 1, "]"), hostport + 1);
-		else
-			snprintf(host, sizeof(host), "%s", hostport);
-		snprintf(port, sizeof(port), "%s", https ? "443" : "80");
+	if (netaddr_split(hostport, NETADDR_PORT_OPTIONAL, host,
+	    sizeof(host), port, sizeof(port), why, sizeof(why)) == -1) {
+		snprintf(host, sizeof(host), "%s", hostport);
+		port[0] = '\0';
 	}
+	/* No port, or an empty one: the scheme's ("canonicalAddr"). */
+	if (port[0] == '\0')
+		snprintf(port, sizeof(port), "%s", https ? "443" : "80");
 	px = https ? env_any("HTTPS_PROXY", "https_proxy") :
 	    env_any("HTTP_PROXY", "http_proxy");
 	/* Go ignores HTTP_PROXY in a CGI environment (httpoxy). */

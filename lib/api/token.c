@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "api/token.h"
+#include "base/clock.h"
 #include "base/xmalloc.h"
 
 #define TOKEN_MAX_AGE_MS	60000	/* re-read the token file this often */
@@ -21,18 +21,9 @@
 struct token {
 	char		*file;		/* re-read from this file, or NULL */
 	char		*token;		/* current bearer token, or NULL */
-	uint64_t	 token_ms;	/* when it was read, monotonic */
+	uint64_t	 token_ms;	/* when it was read, clock_raw_ms */
 	int		 token_stale;	/* re-read before next request */
 };
-
-static uint64_t
-mono_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 void
 token_wipe_free(char *s)
@@ -56,7 +47,7 @@ token_new(const struct kube_creds *creds, char *err, size_t errlen)
 			token_free(t);
 			return NULL;
 		}
-		t->token_ms = mono_ms();
+		t->token_ms = clock_raw_ms();
 	} else if (creds->token != NULL)
 		t->token = xstrdup(creds->token);
 	return t;
@@ -72,7 +63,7 @@ refresh_token(struct token *t)
 {
 	char		 err[256];
 	char		*tok;
-	uint64_t	 now_ms = mono_ms();
+	uint64_t	 now_ms = clock_raw_ms();
 
 	if (t->file == NULL)
 		return;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/text.h"
 #include "base/xmalloc.h"
 
 static void
@@ -54,22 +55,13 @@ buf_printf(struct buf *b, const char *fmt, ...)
 void
 buf_json_str(struct buf *b, const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned char	 c;
-	char		 esc[6] = { '\\', 'u', '0', '0', 0, 0 };
+	char	 chunk[256];
+	size_t	 n;
 
 	buf_add(b, "\"", 1);
-	for (; *s != '\0'; s++) {
-		c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			buf_add(b, "\\", 1);
-			buf_add(b, s, 1);
-		} else if (c < 0x20 || c == 0x7f) {
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 0xf];
-			buf_add(b, esc, sizeof(esc));
-		} else
-			buf_add(b, s, 1);
+	while (*s != '\0') {
+		n = text_json_escape(chunk, sizeof(chunk), &s);
+		buf_add(b, chunk, n);
 	}
 	buf_add(b, "\"", 1);
 }

@@ -20,7 +20,10 @@ void	buf_add(struct buf *b, const void *p, size_t len);
 /* Append a formatted string. */
 void	buf_printf(struct buf *b, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
-/* Append s as a quoted JSON string, escaping what JSON requires. */
+/*
+ * Append s as a quoted JSON string, escaped as text_json_escape does
+ * (bytes that are not UTF-8 become U+FFFD).
+ */
 void	buf_json_str(struct buf *b, const char *s);
 /* Give the data to the caller (who frees it) and reset b. */
 char	*buf_steal(struct buf *b, size_t *len);

@@ -10,6 +10,24 @@
 
 #include "base/clock.h"
 
+uint64_t
+clock_raw_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t
+clock_raw_us(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 #ifdef LEADERD_TEST_HOOKS
 /*
  * Test builds only (make build/leaderd-testhooks): the file named by
@@ -28,15 +46,6 @@ static struct {
 	uint64_t	 base_ms;	/* scaled time at that moment */
 	struct timespec	 mtime;		/* of the file when last read */
 } hook = { 1.0, 0, 0, 0, { 0, 0 } };
-
-static uint64_t
-raw_mono_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static uint64_t
 hook_scaled(uint64_t raw_ms)
@@ -62,7 +71,7 @@ hook_reload(void)
 	if ((f = fopen(path, "r")) == NULL)
 		return;
 	if (fscanf(f, "%lf %lf", &rate, &off) == 2 && rate > 0) {
-		raw = raw_mono_ms();
+		raw = clock_raw_ms();
 		if (hook.raw_base_ms == 0)
 			hook.base_ms = hook.raw_base_ms = raw;
 		hook.base_ms = hook_scaled(raw);
@@ -76,7 +85,7 @@ hook_reload(void)
 uint64_t
 clock_mono_ms(void)
 {
-	uint64_t	 raw = raw_mono_ms();
+	uint64_t	 raw = clock_raw_ms();
 
 	hook_reload();
 	if (hook.raw_base_ms == 0)
@@ -93,10 +102,7 @@ clock_timer_seconds(uint64_t ms)
 uint64_t
 clock_mono_ms(void)
 {
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return clock_raw_ms();
 }
 
 double

@@ -13,6 +13,16 @@
 /* Monotonic milliseconds. */
 uint64_t	clock_mono_ms(void);
 
+/*
+ * The real monotonic clock in ms and in us, never bent by the test hook:
+ * for what must follow real time even when the daemon's deadlines are
+ * scaled, such as the duration of an API request (the server and the
+ * metrics count real seconds) or the age of a token file (the kubelet
+ * rotates it on real time).
+ */
+uint64_t	clock_raw_ms(void);
+uint64_t	clock_raw_us(void);
+
 /* Wall-clock microseconds since the Unix epoch. */
 int64_t		clock_wall_us(void);
 

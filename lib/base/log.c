@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "base/text.h"
 
 static enum log_level	 log_level = LOG_LEVEL_INFO;
 static enum log_format	 log_format = LOG_FORMAT_TEXT;
@@ -56,122 +57,11 @@ log_level_name(enum log_level level)
 	return level_names[level];
 }
 
-/*
- * The length of the well-formed UTF-8 sequence at s (1 to 4), or 0 if
- * the byte at s does not start one (a stray continuation byte, an
- * overlong form, a surrogate, past U+10FFFF, or cut short).
- */
-static size_t
-utf8_len(const unsigned char *s)
-{
-	size_t	 n, i;
-	unsigned int cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		n = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		n = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		n = 4;
-		cp = s[0] & 0x07;
-	} else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;	/* also stops at the NUL */
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-/*
- * Append s to the buffer as the body of a JSON string: quote, backslash,
- * control characters and DEL escaped, bytes that are not well-formed
- * UTF-8 replaced by U+FFFD, one each.
- */
-static size_t
-json_escape(char *dst, size_t len, size_t off, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s;
-	size_t		 n;
-
-	while (*p != '\0' && off + 7 < len) {
-		if (*p == '"' || *p == '\\') {
-			dst[off++] = '\\';
-			dst[off++] = (char)*p++;
-		} else if (*p < 0x20 || *p == 0x7f) {
-			dst[off++] = '\\';
-			dst[off++] = 'u';
-			dst[off++] = '0';
-			dst[off++] = '0';
-			dst[off++] = hex[*p >> 4];
-			dst[off++] = hex[*p & 0xf];
-			p++;
-		} else if ((n = utf8_len(p)) == 0) {
-			memcpy(dst + off, "\xef\xbf\xbd", 3);
-			off += 3;
-			p++;
-		} else {
-			memcpy(dst + off, p, n);
-			off += n;
-			p += n;
-		}
-	}
-	dst[off] = '\0';
-	return off;
-}
-
-size_t
-log_text_escape(char *dst, size_t len, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s;
-	size_t		 off = 0, n, i;
-
-	if (len == 0)
-		return 0;
-	while (*p != '\0' && off + 5 < len) {
-		n = utf8_len(p);
-		/* C1 controls (U+0080 to U+009F) are escaped like C0. */
-		if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)
-			n = 0;
-		if (n == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\') {
-			dst[off++] = (char)*p++;
-			continue;
-		}
-		if (n > 1) {
-			for (i = 0; i < n; i++)
-				dst[off++] = (char)*p++;
-			continue;
-		}
-		if (*p == '\\') {
-			dst[off++] = '\\';
-			dst[off++] = '\\';
-			p++;
-			continue;
-		}
-		dst[off++] = '\\';
-		dst[off++] = 'x';
-		dst[off++] = hex[*p >> 4];
-		dst[off++] = hex[*p & 0xf];
-		p++;
-	}
-	dst[off] = '\0';
-	return off;
-}
-
 static void
 vlog(enum log_level level, const char *errstr, const char *fmt, va_list ap)
 {
 	char		 msg[2048], line[8256], ts[40];
+	const char	*p;
 	struct timespec	 tv;
 	struct tm	 tm;
 	size_t		 n;
@@ -193,11 +83,12 @@ vlog(enum log_level level, const char *errstr, const char *fmt, va_list ap)
 		n = (size_t)snprintf(line, sizeof(line),
 		    "{\"ts\":\"%s\",\"level\":\"%s\",\"msg\":\"", ts,
 		    level_names[level]);
-		n = json_escape(line, sizeof(line), n, msg);
+		p = msg;
+		text_json_escape(line + n, sizeof(line) - n, &p);
 		fprintf(stderr, "%s\"}\n", line);
 	} else {
 		/* Lease and API text must not forge lines or drive a tty. */
-		log_text_escape(line, sizeof(line), msg);
+		text_escape(line, sizeof(line), msg);
 		fprintf(stderr, "%s %s %s\n", ts, level_names[level], line);
 	}
 	fflush(stderr);

@@ -21,17 +21,6 @@ int	log_level_parse(const char *, enum log_level *);
 int	log_format_parse(const char *, enum log_format *);
 const char *log_level_name(enum log_level);
 
-/*
- * Copy s into dst (len bytes, always NUL-terminated) so that it prints
- * on one line and sends a terminal nothing it would act on: bytes below
- * 0x20, DEL, C1 controls and bytes that are not well-formed UTF-8 become
- * "\xNN", a backslash becomes "\\"; well-formed UTF-8 is kept.  Stops
- * at a character that would not fit.  Returns the length written.
- * Text log lines go through it; so does any text/plain answer that
- * carries data from the API (holderIdentity).
- */
-size_t	log_text_escape(char *dst, size_t len, const char *s);
-
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_error(const char *, ...) __attribute__((format(printf, 1, 2)));

@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <netinet/in.h>
-#include <arpa/inet.h>
 
 #include <errno.h>
 #include <netdb.h>
@@ -15,37 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/netaddr.h"
 #include "base/sock.h"
-
-/* Split "host:port" or "[v6]:port" into its parts. */
-static int
-split_hostport(const char *hp, char *host, size_t hostlen, char *port,
-    size_t portlen)
-{
-	const char	*colon, *end;
-	size_t		 plen;
-
-	if (hp[0] == '[') {
-		if ((end = strchr(hp, ']')) == NULL || end[1] != ':')
-			return -1;
-		hp++;
-		colon = end + 1;
-	} else {
-		if ((colon = strrchr(hp, ':')) == NULL ||
-		    memchr(hp, ':', (size_t)(colon - hp)) != NULL)
-			return -1;	/* IPv6 needs brackets */
-		end = colon;
-	}
-	plen = strlen(colon + 1);
-	if ((size_t)(end - hp) >= hostlen || plen == 0 || plen >= portlen ||
-	    strspn(colon + 1, "0123456789") != plen ||
-	    strtol(colon + 1, NULL, 10) > 65535)
-		return -1;
-	memcpy(host, hp, (size_t)(end - hp));
-	host[end - hp] = '\0';
-	memcpy(port, colon + 1, plen + 1);
-	return 0;
-}
 
 /* Bind and listen on the first address of res that works. */
 static int
@@ -88,13 +58,18 @@ sock_listen_tcp(const char *hostport, char *name, size_t namelen, int *port,
 	struct sockaddr_storage	 ss;
 	socklen_t		 sslen = sizeof(ss);
 	char			 host[256], serv[8], addr[INET6_ADDRSTRLEN];
+	char			 why[128];
 	const char		*what;
 	int			 fd, rc;
 
-	if (split_hostport(hostport, host, sizeof(host), serv,
-	    sizeof(serv)) == -1) {
-		snprintf(err, errlen, "%s: not host:port (IPv6 as [::1]:4040)",
-		    hostport);
+	if (netaddr_split(hostport, 0, host, sizeof(host), serv,
+	    sizeof(serv), why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "%s: %s", hostport, why);
+		return -1;
+	}
+	if (netaddr_port(serv) == -1) {
+		snprintf(err, errlen, "%s: the port must be a number from 0 "
+		    "to 65535", hostport);
 		return -1;
 	}
 	memset(&hints, 0, sizeof(hints));
@@ -119,19 +94,10 @@ sock_listen_tcp(const char *hostport, char *name, size_t namelen, int *port,
 		close(fd);
 		return -1;
 	}
-	if (ss.ss_family == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-
-		inet_ntop(AF_INET6, &s6->sin6_addr, addr, sizeof(addr));
-		*port = ntohs(s6->sin6_port);
-		snprintf(name, namelen, "[%s]:%d", addr, *port);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-
-		inet_ntop(AF_INET, &s4->sin_addr, addr, sizeof(addr));
-		*port = ntohs(s4->sin_port);
-		snprintf(name, namelen, "%s:%d", addr, *port);
-	}
+	netaddr_sockaddr_text((struct sockaddr *)&ss, addr, sizeof(addr),
+	    port);
+	snprintf(name, namelen, strchr(addr, ':') != NULL ? "[%s]:%d" :
+	    "%s:%d", addr, *port);
 	return fd;
 }
 

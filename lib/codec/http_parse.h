@@ -84,4 +84,17 @@ void	http_parse_reset(struct http_parser *p);
 int	http_host_check(const struct http_request *req, const char *local_ip,
 	    int local_port, const char *listen_host);
 
+/*
+ * Look key (not empty) up in an undecoded query string such as
+ * req->query ("wait=30s&index=7").  Keys are compared as sent, without
+ * decoding;
+ * empty elements ("&&") are skipped.  The value of key's first
+ * occurrence is decoded ('+' is a space, %XX a byte) into out, outlen
+ * bytes with the NUL.  Returns how many times key occurs (0 when absent,
+ * out then ""), or -1 (out "") when its first occurrence has no '=', a
+ * bad or NUL escape, or a value that does not fit out.
+ */
+int	http_query_get(const char *query, const char *key, char *out,
+	    size_t outlen);
+
 #endif /* HTTP_PARSE_H */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "base/xmalloc.h"
 #include "codec/apitime.h"
 #include "codec/codec_int.h"
@@ -240,33 +241,6 @@ lease_decode(const char *buf, size_t len, struct lease *out, char *err,
 	return rc;
 }
 
-size_t
-lease_utf8_seq(const unsigned char *p)
-{
-	size_t n, i;
-	uint32_t c;
-
-	if (p[0] < 0x80)
-		return 1;
-	else if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, c = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, c = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, c = p[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (p[i] & 0x3f);
-	}
-	if ((n == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
-	    (n == 4 && (c < 0x10000 || c > 0x10ffff)))
-		return 0;
-	return n;
-}
-
 /*
  * A JSON string.  Invalid UTF-8 is replaced by U+FFFD, as Go's
  * encoding/json does, so that encoding never fails.
@@ -283,7 +257,7 @@ codec_jstring(const char *s)
 		return j;
 	fixed = q = xmalloc(strlen(s) * 3 + 1);
 	for (p = (const unsigned char *)s; *p != '\0'; p += n) {
-		if ((n = lease_utf8_seq(p)) == 0) {
+		if ((n = text_utf8_len(p)) == 0) {
 			memcpy(q, "\xef\xbf\xbd", 3);
 			q += 3;
 			n = 1;

@@ -88,11 +88,5 @@ int	lease_same_record(const struct lease *, const struct lease *);
  */
 void	lease_fencing_token(const struct lease *rec, char *buf, size_t len);
 
-/*
- * Length of the well-formed UTF-8 sequence at p (no overlong forms, no
- * surrogates, at most U+10FFFF, as Go's utf8.DecodeRuneInString), or 0.
- * p must hold at least one byte; a NUL ends any sequence.
- */
-size_t	lease_utf8_seq(const unsigned char *p);
 
 #endif /* LEASE_H */

@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "base/buf.h"
+#include "base/text.h"
 #include "codec/apitime.h"
 #include "codec/codec_int.h"
 #include "codec/lease.h"
@@ -73,7 +74,7 @@ go_quote(struct buf *b, const char *s)
 			p++;
 			continue;
 		}
-		if ((n = lease_utf8_seq(p)) == 0) {
+		if ((n = text_utf8_len(p)) == 0) {
 			buf_add(b, "\\ufffd", 6);
 			p++;
 			continue;

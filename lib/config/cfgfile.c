@@ -1,6 +1,7 @@
 /*
- * cfgfile.c -- bounded, non-blocking opening of operator-supplied files
- * and a YAML nesting bound (see cfgfile.h).
+ * cfgfile.c -- bounded, non-blocking opening of operator-supplied files,
+ * a YAML nesting bound, and the YAML helpers the config and kubeconfig
+ * loaders share (see cfgfile.h).
  */
 
 #include <sys/stat.h>
@@ -111,4 +112,71 @@ cfgfile_yaml_depth(FILE *f, int max, yaml_mark_t *mark)
 	yaml_parser_delete(&p);
 	rewind(f);
 	return rc;
+}
+
+int
+cfgfile_yaml_null(const yaml_node_t *n)
+{
+	const char	*v;
+
+	if (n == NULL || n->type != YAML_SCALAR_NODE ||
+	    n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return 0;
+	v = (const char *)n->data.scalar.value;
+	return (v[0] == '\0' || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 ||
+	    strcmp(v, "Null") == 0 || strcmp(v, "NULL") == 0);
+}
+
+/*
+ * The byte at line and column (0-based, counting bytes) of f, or -1.
+ * Also sets *line and *col from a byte offset when off is not -1.
+ */
+static int
+byte_at(FILE *f, long off, size_t *line, size_t *col)
+{
+	size_t	 l = 0, c = 0;
+	long	 i;
+	int	 ch;
+
+	rewind(f);
+	for (i = 0; (ch = getc(f)) != EOF; i++) {
+		if (off >= 0 ? i == off : (l == *line && c == *col))
+			break;
+		if (ch == '\n') {
+			l++;
+			c = 0;
+		} else
+			c++;
+	}
+	if (off >= 0) {
+		*line = l;
+		*col = c;
+	}
+	return ch;
+}
+
+void
+cfgfile_yaml_error(const yaml_parser_t *p, FILE *f, int *line, int *col,
+    char *msg, size_t msglen)
+{
+	size_t		 l, c;
+	const char	*hint = "";
+
+	l = p->problem_mark.line;
+	c = p->problem_mark.column;
+	if (p->error == YAML_READER_ERROR) {
+		/* The reader knows a byte offset, not a line. */
+		byte_at(f, (long)p->problem_offset, &l, &c);
+		hint = "; the file must be UTF-8";
+	} else if (byte_at(f, -1, &l, &c) == '\t')
+		hint = "; YAML is indented with spaces, not tabs";
+	*line = (int)l + 1;
+	*col = (int)c + 1;
+	if (p->context != NULL && p->error != YAML_READER_ERROR)
+		snprintf(msg, msglen, "YAML syntax error: %s (%s at line %d)%s",
+		    p->problem ? p->problem : "error", p->context,
+		    (int)p->context_mark.line + 1, hint);
+	else
+		snprintf(msg, msglen, "YAML syntax error: %s%s",
+		    p->problem ? p->problem : "error", hint);
 }

@@ -40,4 +40,20 @@ int	cfgfile_open(const char *path, size_t max, const char *what, char *err,
  */
 int	cfgfile_yaml_depth(FILE *f, int max, yaml_mark_t *mark);
 
+/*
+ * Whether n is a YAML null: a plain scalar "", "~", "null", "Null" or
+ * "NULL".  A NULL n is not.
+ */
+int	cfgfile_yaml_null(const yaml_node_t *n);
+
+/*
+ * Describe the failure of parser p, which read the open file f: sets
+ * *line and *col (1-based; a reader error, which libyaml gives as a byte
+ * offset, is turned into a line and column) and writes "YAML syntax
+ * error: PROBLEM (CONTEXT at line N)" into msg, with a hint when the
+ * file is not UTF-8 or is indented with a tab.  f is rewound and read.
+ */
+void	cfgfile_yaml_error(const yaml_parser_t *p, FILE *f, int *line,
+	    int *col, char *msg, size_t msglen);
+
 #endif /* CFGFILE_H */

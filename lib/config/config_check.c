@@ -6,8 +6,6 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include <arpa/inet.h>
-
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,6 +13,7 @@
 #include <string.h>
 
 #include "base/duration.h"
+#include "base/netaddr.h"
 #include "config/config.h"
 #include "config/config_int.h"
 #include "core/elector.h"
@@ -111,35 +110,23 @@ dns_subdomain(const char *s)
 	}
 }
 
-/* Check "host:port"; returns NULL or what is wrong. */
+/* Check "host:port"; returns NULL or what is wrong (in why). */
 static const char *
-check_hostport(const char *s)
+check_hostport(const char *s, char *why, size_t whylen)
 {
-	const char	*colon, *p;
-	char		 host[CONFIG_STR_MAX];
-	unsigned char	 addr[16];
-	unsigned long	 port;
-	size_t		 n;
-	int		 digits_dots = 1;
+	const char		*p;
+	char			 host[CONFIG_STR_MAX], port[CONFIG_STR_MAX];
+	struct netaddr_ip	 ip;
+	int			 digits_dots = 1;
 
+	if (netaddr_split(s, 0, host, sizeof(host), port, sizeof(port), why,
+	    whylen) == -1)
+		return why;
 	if (s[0] == '[') {
-		if ((p = strchr(s, ']')) == NULL || p[1] != ':')
-			return "an IPv6 address is written [addr]:port";
-		n = (size_t)(p - s - 1);
-		memcpy(host, s + 1, n);
-		host[n] = '\0';
-		if (inet_pton(AF_INET6, host, addr) != 1)
+		if (netaddr_ip_parse(host, &ip) == -1 ||
+		    ip.family != AF_INET6)
 			return "not a valid IPv6 address inside [ ]";
-		colon = p + 1;
 	} else {
-		if ((colon = strrchr(s, ':')) == NULL)
-			return "it must be host:port, such as 127.0.0.1:4040";
-		n = (size_t)(colon - s);
-		memcpy(host, s, n);
-		host[n] = '\0';
-		if (strchr(host, ':') != NULL)
-			return "an IPv6 address needs brackets, such as "
-			    "[::1]:4040";
 		for (p = host; *p != '\0'; p++) {
 			if (!((*p >= '0' && *p <= '9') || *p == '.'))
 				digits_dots = 0;
@@ -150,15 +137,11 @@ check_hostport(const char *s)
 				    "host name";
 		}
 		if (host[0] != '\0' && digits_dots &&
-		    inet_pton(AF_INET, host, addr) != 1)
+		    (netaddr_ip_parse(host, &ip) == -1 ||
+		    ip.family != AF_INET))
 			return "not a valid IPv4 address";
 	}
-	p = colon + 1;
-	if (*p == '\0' || strlen(p) > 5 || strspn(p, "0123456789") !=
-	    strlen(p))
-		return "the port must be a number from 0 to 65535";
-	port = strtoul(p, NULL, 10);
-	if (port > 65535)
+	if (netaddr_port(port) == -1)
 		return "the port must be a number from 0 to 65535";
 	return NULL;
 }
@@ -319,13 +302,15 @@ static void
 check_listen(const struct config *c, struct config_errs *e)
 {
 	const char	*why;
+	char		 buf[128];
 
 	if (c->listen_http[0] != '\0' &&
-	    (why = check_hostport(c->listen_http)) != NULL)
+	    (why = check_hostport(c->listen_http, buf, sizeof(buf))) != NULL)
 		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_HTTP), "listen.http "
 		    "\"%s\": %s (\"\" turns TCP off)", c->listen_http, why);
 	if (c->listen_probes[0] != '\0' &&
-	    (why = check_hostport(c->listen_probes)) != NULL)
+	    (why = check_hostport(c->listen_probes, buf,
+	    sizeof(buf))) != NULL)
 		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_PROBES),
 		    "listen.probes \"%s\": %s (\"\" turns it off)",
 		    c->listen_probes, why);

@@ -73,20 +73,6 @@ kind_name(const yaml_node_t *n)
 	}
 }
 
-/* Whether n is a plain null scalar ("", "~", "null"). */
-static int
-is_null(const yaml_node_t *n)
-{
-	const char	*v;
-
-	if (n->type != YAML_SCALAR_NODE ||
-	    n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-		return 0;
-	v = (const char *)n->data.scalar.value;
-	return (v[0] == '\0' || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 ||
-	    strcmp(v, "Null") == 0 || strcmp(v, "NULL") == 0);
-}
-
 /* Load one value node for key k. */
 static void
 load_value(struct load *l, const struct config_keydef *k, yaml_node_t *n)
@@ -100,7 +86,7 @@ load_value(struct load *l, const struct config_keydef *k, yaml_node_t *n)
 		    k->path, type_name(k->type), kind_name(n));
 		return;
 	}
-	if (is_null(n)) {
+	if (cfgfile_yaml_null(n)) {
 		config_errs_add(l->errs, &o, "%s has no value; give %s%s, or "
 		    "remove the key to use the default", k->path,
 		    type_name(k->type), k->type == CONFIG_T_STR ?
@@ -316,7 +302,7 @@ load_mapping(struct load *l, yaml_node_t *n, const char *section)
 			load_value(l, k, vn);
 			continue;
 		}
-		if (is_null(vn))
+		if (cfgfile_yaml_null(vn))
 			continue;	/* An empty section. */
 		if (vn->type != YAML_MAPPING_NODE) {
 			char allowed[128];
@@ -336,58 +322,17 @@ load_mapping(struct load *l, yaml_node_t *n, const char *section)
 	}
 }
 
-/*
- * The byte at line and column (0-based, counting bytes) of f, or -1.
- * Also sets *line and *col from a byte offset when off is not -1.
- */
-static int
-byte_at(FILE *f, long off, size_t *line, size_t *col)
-{
-	size_t	 l = 0, c = 0;
-	long	 i;
-	int	 ch;
-
-	rewind(f);
-	for (i = 0; (ch = getc(f)) != EOF; i++) {
-		if (off >= 0 ? i == off : (l == *line && c == *col))
-			break;
-		if (ch == '\n') {
-			l++;
-			c = 0;
-		} else
-			c++;
-	}
-	if (off >= 0) {
-		*line = l;
-		*col = c;
-	}
-	return ch;
-}
-
 /* Report libyaml's error, from the parser that read f. */
 static void
 yaml_error(struct load *l, const yaml_parser_t *p, FILE *f)
 {
 	struct config_origin	 o;
-	size_t			 line, col;
-	const char		*hint = "";
+	char			 msg[512];
+	int			 line, col;
 
-	line = p->problem_mark.line;
-	col = p->problem_mark.column;
-	if (p->error == YAML_READER_ERROR) {
-		/* The reader knows a byte offset, not a line. */
-		byte_at(f, (long)p->problem_offset, &line, &col);
-		hint = "; the file must be UTF-8";
-	} else if (byte_at(f, -1, &line, &col) == '\t')
-		hint = "; YAML is indented with spaces, not tabs";
-	config_origin_set(&o, l->path, (int)line + 1, (int)col + 1);
-	if (p->context != NULL && p->error != YAML_READER_ERROR)
-		config_errs_add(l->errs, &o, "YAML syntax error: %s (%s at "
-		    "line %d)%s", p->problem ? p->problem : "error",
-		    p->context, (int)p->context_mark.line + 1, hint);
-	else
-		config_errs_add(l->errs, &o, "YAML syntax error: %s%s",
-		    p->problem ? p->problem : "error", hint);
+	cfgfile_yaml_error(p, f, &line, &col, msg, sizeof(msg));
+	config_origin_set(&o, l->path, line, col);
+	config_errs_add(l->errs, &o, "%s", msg);
 }
 
 /* Parse the open file f; errors go to l->errs. */
@@ -414,7 +359,7 @@ load_file(struct load *l, FILE *f)
 	if ((root = yaml_document_get_root_node(&doc)) != NULL) {
 		if (root->type == YAML_MAPPING_NODE)
 			load_mapping(l, root, NULL);
-		else if (!is_null(root)) {
+		else if (!cfgfile_yaml_null(root)) {
 			origin_mark(l, &o, root);
 			config_errs_add(l->errs, &o, "the top level must be a "
 			    "mapping of keys such as identity and lock, not "

@@ -46,7 +46,6 @@ static int	 kc_err(struct kc *, yaml_node_t *, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
 static void	 kc_warn(struct kc *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
-static int	 is_null(const yaml_node_t *);
 static int	 map_get(struct kc *, yaml_node_t *, const char *,
 		    yaml_node_t **, yaml_node_t **);
 static int	 get_str(struct kc *, yaml_node_t *, const char *,
@@ -104,21 +103,6 @@ kc_warn(struct kc *kc, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* YAML null: an empty plain scalar, ~ or null. */
-static int
-is_null(const yaml_node_t *n)
-{
-	const char *v;
-
-	if (n == NULL || n->type != YAML_SCALAR_NODE ||
-	    n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-		return 0;
-	v = (const char *)n->data.scalar.value;
-	return strcmp(v, "") == 0 || strcmp(v, "~") == 0 ||
-	    strcmp(v, "null") == 0 || strcmp(v, "Null") == 0 ||
-	    strcmp(v, "NULL") == 0;
-}
-
 /*
  * The value of key in the mapping map (NULL if absent or null), and the
  * key node for messages.  A key given twice is an error.
@@ -146,7 +130,7 @@ map_get(struct kc *kc, yaml_node_t *map, const char *key,
 		if (keyp != NULL)
 			*keyp = k;
 	}
-	if (is_null(*valp))
+	if (cfgfile_yaml_null(*valp))
 		*valp = NULL;
 	return 0;
 }
@@ -495,10 +479,10 @@ kubeconfig_load(struct kube_creds *c, const char *path, char *err,
 	struct kc kc;
 	yaml_parser_t parser;
 	const char *slash;
-	char cwd[4096], why[256];
+	char cwd[4096], why[256], msg[512];
 	yaml_mark_t mark;
 	FILE *f;
-	int fd, rc;
+	int fd, rc, line, col;
 
 	memset(c, 0, sizeof(*c));
 	memset(&kc, 0, sizeof(kc));
@@ -548,12 +532,9 @@ kubeconfig_load(struct kube_creds *c, const char *path, char *err,
 	}
 	yaml_parser_set_input_file(&parser, f);
 	if (!yaml_parser_load(&parser, &kc.doc)) {
-		snprintf(err, errlen, "%s:%zu:%zu: %s%s%s", path,
-		    parser.problem_mark.line + 1,
-		    parser.problem_mark.column + 1,
-		    parser.problem != NULL ? parser.problem : "YAML error",
-		    parser.context != NULL ? " " : "",
-		    parser.context != NULL ? parser.context : "");
+		cfgfile_yaml_error(&parser, f, &line, &col, msg,
+		    sizeof(msg));
+		snprintf(err, errlen, "%s:%d:%d: %s", path, line, col, msg);
 		rc = -1;
 	} else {
 		rc = load_doc(&kc, c);

@@ -291,8 +291,8 @@ schedule(struct elector *e, enum elector_action_kind kind, uint64_t at_ms)
 }
 
 /* When a foreign record stops being live (2.4, DESIGN.md "Time"). */
-static uint64_t
-expiry(const struct elector *e)
+uint64_t
+elector_expires_ms(const struct elector *e)
 {
 	uint64_t	 d = e->conf.lease_duration_ms;
 
@@ -348,7 +348,7 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 		schedule(e, ELECTOR_DO_UPDATE, now_ms + spread(e));
 		return;
 	}
-	if (now_ms >= expiry(e)) {
+	if (now_ms >= elector_expires_ms(e)) {
 		e->state = ELECTOR_CANDIDATE;
 		schedule(e, ELECTOR_DO_UPDATE, now_ms + spread(e));
 		return;
@@ -362,8 +362,9 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 	 * means.
 	 */
 	at = now_ms + (e->watching ? e->watch_poll_ms : jitter(e));
-	if (expiry(e) <= at)
-		schedule(e, ELECTOR_DO_UPDATE, expiry(e) + spread(e));
+	if (elector_expires_ms(e) <= at)
+		schedule(e, ELECTOR_DO_UPDATE,
+		    elector_expires_ms(e) + spread(e));
 	else
 		schedule(e, ELECTOR_DO_GET, at);
 }

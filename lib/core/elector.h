@@ -219,6 +219,13 @@ void	elector_read_now(struct elector *e, uint64_t now_ms);
 /* Whether e leads at monotonic time now_ms (strictly before lead_until). */
 int	elector_is_leader(const struct elector *e, uint64_t now_ms);
 
+/*
+ * The monotonic ms at which the last observed record stops being live:
+ * its local observation time plus the larger of our lease_duration and
+ * its leaseDurationSeconds (2.4).  Meaningful only with have_observed.
+ */
+uint64_t	elector_expires_ms(const struct elector *e);
+
 /* The holder of the last record observed, "" if none. */
 const char *elector_holder(const struct elector *e);
 

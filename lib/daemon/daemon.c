@@ -680,7 +680,7 @@ metrics_reply(struct daemon *d, const struct http_request *req,
 {
 	struct metrics_gauges	 g;
 	const struct lease	*o = &d->el.observed;
-	uint64_t		 now_ms = clock_mono_ms(), dur, exp;
+	uint64_t		 now_ms = clock_mono_ms(), exp;
 
 	if (strcmp(req->method, "GET") != 0 &&
 	    strcmp(req->method, "HEAD") != 0) {
@@ -697,11 +697,7 @@ metrics_reply(struct daemon *d, const struct http_request *req,
 		    1000.0;
 	else if (d->el.have_observed && o->holder[0] != '\0' &&
 	    !d->el.ours) {
-		/* As elector.c's expiry: the longer duration wins. */
-		dur = (uint64_t)o->duration_s * 1000;
-		if (dur < d->conf->lease_duration_ms)
-			dur = d->conf->lease_duration_ms;
-		exp = d->el.observed_ms + dur;
+		exp = elector_expires_ms(&d->el);
 		g.expires_in_s = exp > now_ms ?
 		    (double)(exp - now_ms) / 1000.0 : 0;
 	}
@@ -745,6 +741,7 @@ release_reply(struct daemon *d, const struct http_request *req,
 {
 	uint64_t	 now_ms = clock_mono_ms();
 	int		 state = d->release_state;
+	char		 v[64];
 
 	if (strcmp(req->method, "POST") != 0) {
 		reply->allow = "POST";
@@ -760,8 +757,9 @@ release_reply(struct daemon *d, const struct http_request *req,
 	}
 	if (req->query[0] != '\0') {
 		reply_json_text(reply, 400, "{\"error\":\"%s\","
-		    "\"status\":400}\n", strncmp(req->query, "handover", 8) ==
-		    0 ? "handover to a chosen identity is not supported" :
+		    "\"status\":400}\n", http_query_get(req->query, "handover",
+		    v, sizeof(v)) != 0 ? "handover to a chosen identity "
+		    "is not supported" :
 		    "POST /leader/release takes no parameters");
 		return;
 	}

@@ -33,7 +33,6 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <arpa/inet.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -42,7 +41,9 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/netaddr.h"
 #include "base/sock.h"
+#include "base/text.h"
 #include "base/xmalloc.h"
 #include "server/httpd.h"
 
@@ -247,16 +248,9 @@ static void
 queue_error(struct httpd_conn *c, int status, const char *why)
 {
 	char	 body[256], esc[128];
-	size_t	 i, n = 0;
 	int	 len;
 
-	for (i = 0; why[i] != '\0' && n + 2 < sizeof(esc); i++) {
-		unsigned char ch = (unsigned char)why[i];
-		if (ch == '"' || ch == '\\')
-			esc[n++] = '\\';
-		esc[n++] = ch < 0x20 ? ' ' : (char)ch;
-	}
-	esc[n] = '\0';
+	text_json_escape(esc, sizeof(esc), &why);
 	len = snprintf(body, sizeof(body), "{\"error\":\"%s\",\"status\":%d}\n",
 	    esc, status);
 	queue_reply(c, status, "application/json", NULL, NULL, body,
@@ -278,19 +272,9 @@ host_refused(struct httpd_conn *c, const struct http_request *req)
 
 	if (c->l == NULL || c->l->is_unix)
 		return 0;
-	if (getsockname(c->fd, (struct sockaddr *)&ss, &sslen) == 0) {
-		if (ss.ss_family == AF_INET6) {
-			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-
-			inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip));
-			port = ntohs(s6->sin6_port);
-		} else if (ss.ss_family == AF_INET) {
-			struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-
-			inet_ntop(AF_INET, &s4->sin_addr, ip, sizeof(ip));
-			port = ntohs(s4->sin_port);
-		}
-	}
+	if (getsockname(c->fd, (struct sockaddr *)&ss, &sslen) == 0)
+		netaddr_sockaddr_text((struct sockaddr *)&ss, ip, sizeof(ip),
+		    &port);
 	if ((st = http_host_check(req, ip, port, c->l->host)) == 0)
 		return 0;
 	log_debug("http: %s %s: Host \"%s\" refused (%d)", req->method,
@@ -754,19 +738,16 @@ evict_oldest(struct httpd *h)
 	}
 }
 
+/* Whether ss is a loopback peer (netaddr.h); a unix socket peer is. */
 static int
 peer_is_loopback(const struct sockaddr_storage *ss)
 {
-	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+	struct netaddr_ip	 ip;
 
-	if (ss->ss_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr)
-		    >> 24) == 127;
-	if (ss->ss_family == AF_INET6)
-		return IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr) ||
-		    (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr) &&
-		    s6->sin6_addr.s6_addr[12] == 127);
-	return 1;
+	if (netaddr_from_sockaddr((const struct sockaddr *)ss, &ip,
+	    NULL) == -1)
+		return 1;
+	return netaddr_ip_loopback(&ip);
 }
 
 static int
@@ -979,7 +960,7 @@ listen_tcp(struct httpd *h, const char *hostport, int probes, char *err,
 {
 	struct sockaddr_storage	 ss;
 	socklen_t		 sslen = sizeof(ss);
-	char			 name[300];
+	char			 name[300], serv[16], why[128];
 	int			 fd, port;
 
 	if (h->nls >= LISTEN_MAX) {
@@ -998,9 +979,10 @@ listen_tcp(struct httpd *h, const char *hostport, int probes, char *err,
 	    &sslen) == 0 && (ss.ss_family == AF_INET ||
 	    ss.ss_family == AF_INET6) && peer_is_loopback(&ss);
 	/* The configured host, without port or brackets. */
-	snprintf(h->ls[h->nls - 1].host, sizeof(h->ls[0].host), "%.*s",
-	    (int)(strrchr(hostport, ':') != NULL ?
-	    strrchr(hostport, ':') - hostport : 0), hostport);
+	if (netaddr_split(hostport, 0, h->ls[h->nls - 1].host,
+	    sizeof(h->ls[0].host), serv, sizeof(serv), why,
+	    sizeof(why)) == -1)
+		h->ls[h->nls - 1].host[0] = '\0';
 	return 0;
 }
 

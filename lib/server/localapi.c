@@ -12,9 +12,10 @@
 
 #include "base/buf.h"
 #include "base/duration.h"
-#include "base/log.h"
+#include "base/text.h"
 #include "base/xmalloc.h"
 #include "codec/apitime.h"
+#include "codec/http_parse.h"
 #include "server/localapi.h"
 
 #define STUCK_SLACK_MS	5000	/* a timer this late means a stuck loop */
@@ -51,18 +52,6 @@ unhealthy(const struct localapi_state *d, uint64_t now_ms, char *why,
 		return why;
 	}
 	return NULL;
-}
-
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 static void
@@ -181,7 +170,7 @@ reply_leader(const struct localapi_state *d, const struct http_request *req,
 		size_t	 n = strlen(elector_holder(d->el)) * 4 + 8;
 		char	*esc = xmalloc(n);
 
-		log_text_escape(esc, n, elector_holder(d->el));
+		text_escape(esc, n, elector_holder(d->el));
 		buf_printf(&b, "%s\n", esc);
 		free(esc);
 		reply->status = 200;
@@ -240,123 +229,71 @@ localapi_event(const struct localapi_state *d, uint64_t now_ms, size_t *len)
 	return buf_steal(&b, len);
 }
 
-/* Percent-decode s[0..len) into out (outlen bytes); -1 if bad or long. */
-static int
-query_value(const char *s, size_t len, char *out, size_t outlen)
-{
-	size_t	 i, o = 0;
-	int	 hi, lo;
-
-	for (i = 0; i < len; i++) {
-		if (o + 1 >= outlen)
-			return -1;
-		if (s[i] == '+')
-			out[o++] = ' ';
-		else if (s[i] != '%')
-			out[o++] = s[i];
-		else {
-			if (i + 2 >= len)
-				return -1;
-			hi = hexval(s[i + 1]);
-			lo = hexval(s[i + 2]);
-			if (hi < 0 || lo < 0)
-				return -1;
-			if (hi == 0 && lo == 0)
-				return -1;
-			out[o++] = (char)(hi << 4 | lo);
-			i += 2;
-		}
-	}
-	out[o] = '\0';
-	return 0;
-}
-
 int
 localapi_parse_wait(const char *query, int *blocking, uint64_t *wait_ms,
     uint64_t *index, char *err, size_t errlen)
 {
-	const char	*p = query, *amp, *eq;
 	char		 v[64], derr[200];
-	size_t		 klen, i;
-	int		 have_wait = 0, have_index = 0;
-	uint64_t	 n, d;
+	size_t		 i;
+	int		 n;
+	uint64_t	 x, d;
 
 	*blocking = 0;
 	*wait_ms = LOCALAPI_WAIT_MAX_MS;
 	*index = 0;
-	while (*p != '\0') {
-		if ((amp = strchr(p, '&')) == NULL)
-			amp = p + strlen(p);
-		eq = memchr(p, '=', (size_t)(amp - p));
-		klen = (size_t)((eq != NULL ? eq : amp) - p);
-		if ((klen == 4 && memcmp(p, "wait", 4) == 0) ||
-		    (klen == 5 && memcmp(p, "index", 5) == 0)) {
-			if (eq == NULL || query_value(eq + 1,
-			    (size_t)(amp - eq - 1), v, sizeof(v)) == -1) {
-				snprintf(err, errlen, "%.*s: missing or "
-				    "malformed value", (int)klen, p);
-				return -1;
-			}
-			if (klen == 4) {
-				if (have_wait++) {
-					snprintf(err, errlen, "wait given "
-					    "twice");
-					return -1;
-				}
-				if (duration_parse(v, wait_ms, derr,
-				    sizeof(derr)) == -1) {
-					snprintf(err, errlen, "wait: %s", derr);
-					return -1;
-				}
-				if (*wait_ms > LOCALAPI_WAIT_MAX_MS)
-					*wait_ms = LOCALAPI_WAIT_MAX_MS;
-			} else {
-				if (have_index++) {
-					snprintf(err, errlen, "index given "
-					    "twice");
-					return -1;
-				}
-				n = 0;
-				for (i = 0; v[i] >= '0' && v[i] <= '9'; i++) {
-					d = (uint64_t)(v[i] - '0');
-					if (n > (UINT64_MAX - d) / 10)
-						break;
-					n = n * 10 + d;
-				}
-				if (i == 0 || v[i] != '\0') {
-					snprintf(err, errlen, "index \"%s\" is "
-					    "not a whole number below 2^64", v);
-					return -1;
-				}
-				*index = n;
-				*blocking = 1;
-			}
+	if ((n = http_query_get(query, "wait", v, sizeof(v))) > 0) {
+		if (n > 1) {
+			snprintf(err, errlen, "wait given twice");
+			return -1;
 		}
-		p = *amp == '&' ? amp + 1 : amp;
+		if (duration_parse(v, wait_ms, derr, sizeof(derr)) == -1) {
+			snprintf(err, errlen, "wait: %s", derr);
+			return -1;
+		}
+		if (*wait_ms > LOCALAPI_WAIT_MAX_MS)
+			*wait_ms = LOCALAPI_WAIT_MAX_MS;
+	} else if (n == -1) {
+		snprintf(err, errlen, "wait: missing or malformed value");
+		return -1;
 	}
+	if ((n = http_query_get(query, "index", v, sizeof(v))) == 0)
+		return 0;
+	if (n == -1) {
+		snprintf(err, errlen, "index: missing or malformed value");
+		return -1;
+	}
+	if (n > 1) {
+		snprintf(err, errlen, "index given twice");
+		return -1;
+	}
+	x = 0;
+	for (i = 0; v[i] >= '0' && v[i] <= '9'; i++) {
+		d = (uint64_t)(v[i] - '0');
+		if (x > (UINT64_MAX - d) / 10)
+			break;
+		x = x * 10 + d;
+	}
+	if (i == 0 || v[i] != '\0') {
+		snprintf(err, errlen, "index \"%s\" is not a whole number "
+		    "below 2^64", v);
+		return -1;
+	}
+	*index = x;
+	*blocking = 1;
 	return 0;
 }
 
 /*
- * Whether a /readyz query asks for leader-only readiness: leader=true
- * (or leader=1) anywhere in it.
+ * Whether a /readyz query asks for leader-only readiness: its leader
+ * key (the first, decoded) is "true" or "1".
  */
 static int
 query_leader(const char *query)
 {
-	const char	*p = query, *amp;
-	size_t		 n;
+	char	 v[8];
 
-	while (*p != '\0') {
-		if ((amp = strchr(p, '&')) == NULL)
-			amp = p + strlen(p);
-		n = (size_t)(amp - p);
-		if ((n == 11 && memcmp(p, "leader=true", 11) == 0) ||
-		    (n == 8 && memcmp(p, "leader=1", 8) == 0))
-			return 1;
-		p = *amp == '&' ? amp + 1 : amp;
-	}
-	return 0;
+	return http_query_get(query, "leader", v, sizeof(v)) > 0 &&
+	    (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
 }
 
 void

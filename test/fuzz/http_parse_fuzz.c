@@ -16,8 +16,9 @@ run(struct http_parser *p, const uint8_t *data, size_t size, size_t split,
 {
 	enum http_parse_status	 st = HTTP_PARSE_MORE;
 	size_t			 off = 0, used, n;
-	int			 done = 0;
+	int			 done = 0, qn;
 	const char		*q;
+	char			 v[8];
 
 	http_parse_init(p);
 	while (off < size) {
@@ -40,6 +41,12 @@ run(struct http_parser *p, const uint8_t *data, size_t size, size_t split,
 			for (; *q != '\0'; q++)
 				if ((unsigned char)*q <= ' ')
 					abort();
+			/* A lookup stays in its buffer and says what it did. */
+			qn = http_query_get(http_parse_request(p)->query,
+			    "wait", v, sizeof(v));
+			if (qn < -1 || memchr(v, '\0', sizeof(v)) == NULL ||
+			    (qn <= 0 && v[0] != '\0'))
+				abort();
 			done++;
 			http_parse_reset(p);
 		} else if (used < n)

@@ -3,6 +3,7 @@ against the real binary: cleartext credentials (L5), proxy variables
 (I4), attacker-controlled text in logs and answers (L1), the Host
 header (I3) and a connection flood under a low open-file limit (L2)."""
 
+import json
 import os
 import socket
 import subprocess
@@ -208,6 +209,32 @@ def test_proxy_env(leaderd_bin, tmp_path, env, proxied):
 # -- L1: Lease and API text in logs and text answers --------------------
 
 FORGED = "2030-01-01T00:00:00.000Z info became leader of lease default/x"
+
+
+@pytest.mark.parametrize("server,name,ok", [
+    ("https://127.0.0.1:%(p)d", "localhost", True),
+    ("https://127.0.0.1:%(p)d/", "wrong.example", False),
+    ("https://localhost:%(p)d", "localhost", True),
+], ids=["ip_port", "wrong_name", "name_port"])
+def test_tls_server_name(cluster, server, name, ok):
+    """kubeconfig tls-server-name: leaderd connects to the server URL's
+    host and port but checks the certificate against that name."""
+    a = cluster.new("a")
+    with open(a.kubeconfig) as f:
+        kc = f.read()
+    url = server % {"p": cluster.api.port}
+    kc = kc.replace("    server: %s" % json.dumps(cluster.api.url),
+                    "    server: %s\n    tls-server-name: %s"
+                    % (json.dumps(url), name))
+    assert "tls-server-name" in kc
+    with open(a.kubeconfig, "w") as f:
+        f.write(kc)
+    a.start()
+    if ok:
+        wait_until(a.is_leader, 5, what="a leads through tls-server-name")
+    else:
+        wait_until(lambda: name in a.log(), 5, what="the name refused")
+        assert not a.is_leader()
 
 
 def test_hostile_holder_and_status(cluster):

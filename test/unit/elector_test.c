@@ -855,6 +855,33 @@ test_watch_leader(void **state)
 }
 
 /*
+ * elector_expires_ms: a foreign record lives from its observation for
+ * the longer of our lease_duration (15 s) and its own duration.
+ */
+static void
+test_expires_ms(void **state)
+{
+	struct elector		 e;
+	struct elector_config	 conf = test_config(1);
+	struct elector_action	 act;
+	struct lease		 rec;
+	char			 err[128];
+
+	(void)state;
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
+	feed(&e, ELECTOR_IN_TICK, 0, NULL, &act);
+	fixed_record(R_FOREIGN60, &rec);
+	feed(&e, ELECTOR_IN_GOT, 100, &rec, &act);
+	assert_int_equal(elector_expires_ms(&e), 100 + 60000);
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
+	feed(&e, ELECTOR_IN_TICK, 0, NULL, &act);
+	fixed_record(R_FOREIGN, &rec);
+	rec.duration_s = 5;
+	feed(&e, ELECTOR_IN_GOT, 100, &rec, &act);
+	assert_int_equal(elector_expires_ms(&e), 100 + 15000);
+}
+
+/*
  * F6: a renew is given request_timeout (up to renew_deadline) whatever
  * the claim has left, and after a slow answer the next renew goes at
  * once rather than retry_period later.
@@ -942,6 +969,7 @@ main(void)
 		cmocka_unit_test(test_watch_release),
 		cmocka_unit_test(test_watch_inflight_and_off),
 		cmocka_unit_test(test_watch_leader),
+		cmocka_unit_test(test_expires_ms),
 		cmocka_unit_test(test_slow_renew),
 	};
 

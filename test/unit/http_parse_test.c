@@ -582,6 +582,47 @@ struct host_case {
 };
 
 /* The Host check against DNS rebinding (I3). */
+/* http_query_get: first occurrence decoded, occurrences counted. */
+static void
+test_query_get(void **state)
+{
+	static const struct {
+		const char	*query;
+		const char	*key;
+		int		 rv;
+		const char	*value;
+	} gc[] = {
+		{ "", "wait", 0, "" },
+		{ "wait=30s&index=7", "wait", 1, "30s" },
+		{ "wait=30s&index=7", "index", 1, "7" },
+		{ "waiting=1&xwait=2", "wait", 0, "" },
+		{ "&&wait=1s&&", "wait", 1, "1s" },
+		{ "wait=", "wait", 1, "" },
+		{ "wait", "wait", -1, "" },
+		{ "a=%33%30+s", "a", 1, "30 s" },
+		{ "a=%3", "a", -1, "" },
+		{ "a=%zz", "a", -1, "" },
+		{ "a=%00", "a", -1, "" },
+		{ "a=1&a=2", "a", 2, "1" },
+		{ "a&a=2", "a", -1, "" },
+		{ "a=1&a", "a", 2, "1" },
+		{ "%61=1", "a", 0, "" },
+		{ "a=12345678", "a", 1, "12345678" },
+		{ "a=123456789", "a", -1, "" },
+	};
+	char	 v[9];
+	size_t	 i;
+	int	 rv;
+
+	(void)state;
+	for (i = 0; i < sizeof(gc) / sizeof(gc[0]); i++) {
+		rv = http_query_get(gc[i].query, gc[i].key, v, sizeof(v));
+		if (rv != gc[i].rv || strcmp(v, gc[i].value) != 0)
+			fail_msg("\"%s\" %s: %d \"%s\"", gc[i].query,
+			    gc[i].key, rv, v);
+	}
+}
+
 static void
 test_host_check(void **state)
 {
@@ -630,6 +671,20 @@ test_host_check(void **state)
 		{ "GET / HTTP/1.1\r\nHost: \r\n\r\n",
 		    "127.0.0.1", "127.0.0.1", 421 },
 		{ "GET / HTTP/1.1\r\nHost: localhost.evil.example\r\n\r\n",
+		    "127.0.0.1", "127.0.0.1", 421 },
+		/* IPv4-mapped loopback is loopback (netaddr.h); no other. */
+		{ "GET / HTTP/1.1\r\nHost: [::ffff:127.0.0.1]:4040\r\n\r\n",
+		    "::1", "[::1]", 0 },
+		{ "GET / HTTP/1.1\r\nHost: [::ffff:10.0.0.1]:4040\r\n\r\n",
+		    "::1", "[::1]", 421 },
+		{ "GET / HTTP/1.1\r\nHost: [0:0:0:0:0:0:0:1]\r\n\r\n",
+		    "::1", "", 0 },
+		/* An IPv4 literal is not written in brackets. */
+		{ "GET / HTTP/1.1\r\nHost: [127.0.0.1]:4040\r\n\r\n",
+		    "127.0.0.1", "", 421 },
+		{ "GET / HTTP/1.1\r\nHost: ::1:4040\r\n\r\n",
+		    "::1", "", 421 },
+		{ "GET / HTTP/1.1\r\nHost: localhost:99999\r\n\r\n",
 		    "127.0.0.1", "127.0.0.1", 421 },
 	};
 	struct http_parser	 p;
@@ -749,6 +804,7 @@ main(void)
 		cmocka_unit_test(test_sticky),
 		cmocka_unit_test(test_noise),
 		cmocka_unit_test(test_query),
+		cmocka_unit_test(test_query_get),
 		cmocka_unit_test(test_host_check),
 	};
 

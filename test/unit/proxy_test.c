@@ -103,6 +103,12 @@ test_proxy_for(void **state)
 		    "http://p:1" },
 		{ "HTTPS_PROXY=http://p:1;NO_PROXY=[fd00::1]:443",
 		    "https://[fd00::1]", "" },
+		/* An empty port is no port ("canonicalAddr"). */
+		{ "HTTPS_PROXY=http://p:1;NO_PROXY=api:443", "https://api:",
+		    "" },
+		/* IPv4-mapped loopback is loopback. */
+		{ "HTTPS_PROXY=http://p:1", "https://[::ffff:127.0.0.1]:6443",
+		    "" },
 		{ "", "ftp://api", NULL },
 		{ "", "https://", NULL },
 	};

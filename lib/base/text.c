@@ -1,0 +1,115 @@
+/*
+ * text.c -- UTF-8 lengths, JSON string bodies and terminal-safe text
+ * (see text.h).  The UTF-8 rules are those of RFC 3629 and Go's
+ * unicode/utf8, as jansson's src/utf.c applies them.
+ */
+
+#include <stddef.h>
+#include <string.h>
+
+#include "base/text.h"
+
+static const char hex[] = "0123456789abcdef";
+
+size_t
+text_utf8_len(const unsigned char *s)
+{
+	size_t		 n, i;
+	unsigned int	 cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		n = 2;
+		cp = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		n = 3;
+		cp = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		n = 4;
+		cp = s[0] & 0x07;
+	} else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;	/* also stops at the NUL */
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+size_t
+text_json_escape(char *dst, size_t len, const char **s)
+{
+	const unsigned char *p = (const unsigned char *)*s;
+	size_t		 off = 0, n;
+
+	if (len == 0)
+		return 0;
+	while (*p != '\0' && off + 7 < len) {
+		if (*p == '"' || *p == '\\') {
+			dst[off++] = '\\';
+			dst[off++] = (char)*p++;
+		} else if (*p < 0x20 || *p == 0x7f) {
+			dst[off++] = '\\';
+			dst[off++] = 'u';
+			dst[off++] = '0';
+			dst[off++] = '0';
+			dst[off++] = hex[*p >> 4];
+			dst[off++] = hex[*p & 0xf];
+			p++;
+		} else if ((n = text_utf8_len(p)) == 0) {
+			memcpy(dst + off, "\xef\xbf\xbd", 3);
+			off += 3;
+			p++;
+		} else {
+			memcpy(dst + off, p, n);
+			off += n;
+			p += n;
+		}
+	}
+	dst[off] = '\0';
+	*s = (const char *)p;
+	return off;
+}
+
+size_t
+text_escape(char *dst, size_t len, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t		 off = 0, n, i;
+
+	if (len == 0)
+		return 0;
+	while (*p != '\0' && off + 5 < len) {
+		n = text_utf8_len(p);
+		/* C1 controls (U+0080 to U+009F) are escaped like C0. */
+		if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+			n = 0;
+		if (n == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\') {
+			dst[off++] = (char)*p++;
+			continue;
+		}
+		if (n > 1) {
+			for (i = 0; i < n; i++)
+				dst[off++] = (char)*p++;
+			continue;
+		}
+		if (*p == '\\') {
+			dst[off++] = '\\';
+			dst[off++] = '\\';
+			p++;
+			continue;
+		}
+		dst[off++] = '\\';
+		dst[off++] = 'x';
+		dst[off++] = hex[*p >> 4];
+		dst[off++] = hex[*p & 0xf];
+		p++;
+	}
+	dst[off] = '\0';
+	return off;
+}

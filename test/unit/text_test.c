@@ -1,0 +1,184 @@
+/*
+ * text_test.c -- text.c on its own: UTF-8 sequence lengths at the edges
+ * of each rule, JSON string bodies that are valid UTF-8 whatever the
+ * input and that resume where a full buffer stopped, and one-line
+ * terminal-safe text.
+ */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/buf.h"
+#include "base/text.h"
+
+static void
+test_utf8_len(void **state)
+{
+	static const struct {
+		const char	*s;
+		size_t		 len;
+	} cases[] = {
+		{ "", 1 },
+		{ "a", 1 },
+		{ "\x7f", 1 },
+		{ "\xc2\x80", 2 },		/* U+0080 */
+		{ "\xdf\xbf", 2 },		/* U+07FF */
+		{ "\xe0\xa0\x80", 3 },		/* U+0800 */
+		{ "\xed\x9f\xbf", 3 },		/* U+D7FF */
+		{ "\xee\x80\x80", 3 },		/* U+E000 */
+		{ "\xef\xbf\xbf", 3 },		/* U+FFFF */
+		{ "\xf0\x90\x80\x80", 4 },	/* U+10000 */
+		{ "\xf4\x8f\xbf\xbf", 4 },	/* U+10FFFF */
+		{ "\x80", 0 },			/* stray continuation */
+		{ "\xbf", 0 },
+		{ "\xc0\xaf", 0 },		/* overlong '/' */
+		{ "\xc1\xbf", 0 },
+		{ "\xe0\x9f\xbf", 0 },		/* overlong U+07FF */
+		{ "\xf0\x8f\xbf\xbf", 0 },	/* overlong U+FFFF */
+		{ "\xed\xa0\x80", 0 },		/* surrogate U+D800 */
+		{ "\xed\xbf\xbf", 0 },		/* surrogate U+DFFF */
+		{ "\xf4\x90\x80\x80", 0 },	/* U+110000 */
+		{ "\xf5\x80\x80\x80", 0 },
+		{ "\xff", 0 },
+		{ "\xe2\x82", 0 },		/* cut short by the NUL */
+		{ "\xe2\x82z", 0 },
+		{ "\xf0\x9f\x98", 0 },
+	};
+	size_t	 i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		n = text_utf8_len((const unsigned char *)cases[i].s);
+		if (n != cases[i].len)
+			fail_msg("case %zu: %zu, want %zu", i, n, cases[i].len);
+	}
+}
+
+struct esc_case {
+	const char	*in;
+	const char	*json;		/* text_json_escape */
+	const char	*text;		/* text_escape */
+};
+
+static const struct esc_case esc_cases[] = {
+	{ "plain", "plain", "plain" },
+	{ "a\"b\\c", "a\\\"b\\\\c", "a\"b\\\\c" },
+	{ "a\nb\r\x1b[31m\x7f\t", "a\\u000ab\\u000d\\u001b[31m\\u007f\\u0009",
+	    "a\\x0ab\\x0d\\x1b[31m\\x7f\\x09" },
+	{ "h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+	    "h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+	    "h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80" },
+	/* A C1 control is UTF-8, valid in JSON, escaped in text. */
+	{ "x\xc2\x9by", "x\xc2\x9by", "x\\xc2\\x9by" },
+	{ "a\x80z", "a\xef\xbf\xbdz", "a\\x80z" },
+	{ "a\xed\xa0\x80z", "a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdz",
+	    "a\\xed\\xa0\\x80z" },
+	{ "a\xe2\x82", "a\xef\xbf\xbd\xef\xbf\xbd", "a\\xe2\\x82" },
+};
+
+static void
+test_json_escape(void **state)
+{
+	char		 out[128];
+	const char	*p;
+	size_t		 i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(esc_cases) / sizeof(esc_cases[0]); i++) {
+		p = esc_cases[i].in;
+		n = text_json_escape(out, sizeof(out), &p);
+		if (strcmp(out, esc_cases[i].json) != 0 || *p != '\0' ||
+		    n != strlen(out))
+			fail_msg("case %zu: got \"%s\"", i, out);
+	}
+}
+
+/* A small buffer stops before a piece that might not fit, and resumes. */
+static void
+test_json_escape_resume(void **state)
+{
+	const char	*in = "ab\n\x80" "cd\"\xf0\x9f\x98\x80", *p = in;
+	char		 out[9], all[128] = "";
+	size_t		 n, rounds = 0;
+
+	(void)state;
+	while (*p != '\0') {
+		n = text_json_escape(out, sizeof(out), &p);
+		assert_true(n > 0);
+		assert_true(n < sizeof(out));
+		assert_int_equal(strlen(out), n);
+		strcat(all, out);
+		rounds++;
+	}
+	assert_string_equal(all, "ab\\u000a\xef\xbf\xbd" "cd\\\""
+	    "\xf0\x9f\x98\x80");
+	assert_true(rounds > 1);
+	/* No room at all: nothing written, nothing consumed. */
+	p = in;
+	assert_int_equal(text_json_escape(out, 0, &p), 0);
+	assert_ptr_equal(p, in);
+}
+
+static void
+test_text_escape(void **state)
+{
+	char	 out[128], small[8];
+	size_t	 i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(esc_cases) / sizeof(esc_cases[0]); i++) {
+		n = text_escape(out, sizeof(out), esc_cases[i].in);
+		if (strcmp(out, esc_cases[i].text) != 0 || n != strlen(out))
+			fail_msg("case %zu: got \"%s\"", i, out);
+	}
+	/* Cut before a character that would not fit, never inside it. */
+	n = text_escape(small, sizeof(small), "ab\n\n\n");
+	assert_string_equal(small, "ab\\x0a");
+	assert_int_equal(n, 6);
+	assert_int_equal(text_escape(small, 0, "x"), 0);
+}
+
+/* buf_json_str: the same escaping, quoted, across its chunks. */
+static void
+test_buf_json_str(void **state)
+{
+	struct buf	 b = { 0 };
+	char		 in[1001], want[3 * 1000 + 3];
+	size_t		 i;
+
+	(void)state;
+	buf_json_str(&b, "a\x80\"\n");
+	assert_string_equal(b.data, "\"a\xef\xbf\xbd\\\"\\u000a\"");
+	buf_free(&b);
+	/* Longer than buf.c's chunk, with no piece split between two. */
+	for (i = 0; i < 1000; i++)
+		in[i] = i % 2 ? 'x' : '\xff';
+	in[1000] = '\0';
+	strcpy(want, "\"");
+	for (i = 0; i < 1000; i++)
+		strcat(want, i % 2 ? "x" : "\xef\xbf\xbd");
+	strcat(want, "\"");
+	buf_json_str(&b, in);
+	assert_string_equal(b.data, want);
+	buf_free(&b);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_utf8_len),
+		cmocka_unit_test(test_json_escape),
+		cmocka_unit_test(test_json_escape_resume),
+		cmocka_unit_test(test_text_escape),
+		cmocka_unit_test(test_buf_json_str),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
