@@ -70,6 +70,13 @@ typedef void (*httpd_handler_cb)(const struct http_request *req,
 
 struct httpd;
 
+/*
+ * A server on loop that hands each complete request to handler with
+ * arg (borrowed; both must outlive it).  It listens nowhere until
+ * httpd_listen_* is called.  The connection cap is set here from
+ * RLIMIT_NOFILE (logged when lowered).  Never fails; free with
+ * httpd_free.
+ */
 struct httpd	*httpd_new(struct ev_loop *loop, httpd_handler_cb handler,
 	    void *arg);
 
