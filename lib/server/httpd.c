@@ -262,14 +262,13 @@ conn_cap(void)
 }
 
 struct httpd *
-httpd_new(struct ev_loop *loop, httpd_handler_cb handler, void *arg)
+httpd_new(struct ev_loop *loop, const struct httpd_route *routes)
 {
 	struct httpd	*h;
 
 	h = xcalloc(1, sizeof(*h));
 	h->loop = loop;
-	h->handler = handler;
-	h->arg = arg;
+	h->routes = routes;
 	h->tcp_port = -1;
 	h->max_conns = conn_cap();
 	ev_init(&h->retry, retry_cb);

@@ -26,10 +26,12 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "server/httpd_int.h"
@@ -116,36 +118,56 @@ conn_park(struct httpd_conn *c, uint64_t wait_ms)
 	ev_timer_start(loop, &c->timer);
 }
 
+/* Fill reply with the JSON error a route refusal answers. */
+static void
+route_refusal(struct httpd_reply *reply, int status, const char *why)
+{
+	char	 body[512];
+
+	snprintf(body, sizeof(body), "{\"error\":\"%s\",\"status\":%d}\n",
+	    why, status);
+	reply->status = status;
+	reply->content_type = "application/json";
+	reply->body = xstrdup(body);
+	reply->len = strlen(body);
+}
+
 /*
- * Answer the request the parser holds (again, if c waits).  Returns 1
- * if it waits on, 0 if it was answered (or refused).
+ * Answer the request the parser holds (again, if c waits): refused from
+ * the route table, or by its route's handler.  Returns 1 if it waits
+ * on, 0 if it was answered (or refused).
  */
 static int
 handle_request(struct httpd_conn *c, int wait_over)
 {
 	struct httpd			*h = c->h;
 	const struct http_request	*req = http_parse_request(&c->parser);
+	const struct httpd_route	*route;
 	struct httpd_reply		 reply;
-	int				 head, waiting = c->kind == CONN_WAIT;
+	char				 why[256];
+	int				 head, st, probes,
+					 waiting = c->kind == CONN_WAIT;
 
 	memset(&reply, 0, sizeof(reply));
 	if (host_refused(c, req))
 		return 0;
-	if (c->l != NULL && c->l->probes_only &&
-	    strcmp(req->path, "/healthz") != 0 &&
-	    strcmp(req->path, "/readyz") != 0 &&
-	    strcmp(req->path, "/metrics") != 0) {
-		httpd_queue_error(c, 404, "only /healthz, /readyz and /metrics "
-		    "are served here; the local API is on the loopback and unix "
-		    "listeners");
-		c->closing = 1;
-		return 0;
-	}
+	probes = c->l != NULL && c->l->probes_only;
 	reply.wait_over = wait_over;
 	reply.waited = waiting;
 	reply.local = c->l != NULL && !c->l->probes_only &&
 	    (c->l->is_unix || c->l->loopback);
-	h->handler(req, &reply, h->arg);
+	reply.now_ms = clock_mono_ms();
+	st = httpd_route_match(h->routes, req->method, req->path, probes,
+	    reply.local, &route, &reply.allow, why, sizeof(why));
+	if (st == 404 && probes) {
+		httpd_queue_error(c, 404, why);
+		c->closing = 1;
+		return 0;
+	}
+	if (st != 0)
+		route_refusal(&reply, st, why);
+	else
+		route->handler(req, &reply, route->arg);
 	if (reply.status < 100 || reply.status > 599)
 		reply.status = 500;
 	reply.headers[sizeof(reply.headers) - 1] = '\0';

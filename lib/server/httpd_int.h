@@ -36,7 +36,7 @@ struct httpd_listener {
 	int		 is_unix;
 	struct ev_io	 io;		/* io.data = this */
 	char		 host[256];	/* configured TCP host, for Host checks */
-	int		 probes_only;	/* /healthz, /readyz, /metrics only */
+	int		 probes_only;	/* the routes marked probes only */
 	int		 loopback;	/* TCP bound to a loopback address */
 };
 
@@ -71,8 +71,7 @@ struct httpd_conn {
 
 struct httpd {
 	struct ev_loop		*loop;
-	httpd_handler_cb	 handler;
-	void			*arg;
+	const struct httpd_route *routes;	/* borrowed */
 	struct httpd_listener	 ls[LISTEN_MAX];
 	int			 nls;
 	int			 tcp_port;	/* first TCP listener, or -1 */
