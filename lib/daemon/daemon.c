@@ -675,20 +675,15 @@ reply_json_text(struct httpd_reply *reply, int status, const char *fmt, ...)
 
 /* GET /metrics: the counters and the gauges of this moment. */
 static void
-metrics_reply(struct daemon *d, const struct http_request *req,
-    struct httpd_reply *reply)
+metrics_reply(const struct http_request *req, struct httpd_reply *reply,
+    void *arg)
 {
+	struct daemon		*d = arg;
 	struct metrics_gauges	 g;
 	const struct lease	*o = &d->el.observed;
 	uint64_t		 now_ms = clock_mono_ms(), exp;
 
-	if (strcmp(req->method, "GET") != 0 &&
-	    strcmp(req->method, "HEAD") != 0) {
-		reply->allow = "GET, HEAD";
-		reply_json_text(reply, 405, "{\"error\":\"method not "
-		    "allowed\",\"status\":405}\n");
-		return;
-	}
+	(void)req;
 	memset(&g, 0, sizeof(g));
 	g.master = !d->stopping && elector_is_leader(&d->el, now_ms);
 	g.connections = httpd_conns(d->httpd);
@@ -736,25 +731,14 @@ release_answer(struct daemon *d, struct httpd_reply *reply)
  * (listen.max_streams 0) the answer is 202 at once.
  */
 static void
-release_reply(struct daemon *d, const struct http_request *req,
-    struct httpd_reply *reply)
+release_reply(const struct http_request *req, struct httpd_reply *reply,
+    void *arg)
 {
+	struct daemon	*d = arg;
 	uint64_t	 now_ms = clock_mono_ms();
 	int		 state = d->release_state;
 	char		 v[64];
 
-	if (strcmp(req->method, "POST") != 0) {
-		reply->allow = "POST";
-		reply_json_text(reply, 405, "{\"error\":\"method not "
-		    "allowed; use POST\",\"status\":405}\n");
-		return;
-	}
-	if (!reply->local) {
-		reply_json_text(reply, 403, "{\"error\":\"step-down is "
-		    "served on the unix socket and on a loopback listener "
-		    "only\",\"status\":403}\n");
-		return;
-	}
 	if (req->query[0] != '\0') {
 		reply_json_text(reply, 400, "{\"error\":\"%s\","
 		    "\"status\":400}\n", http_query_get(req->query, "handover",
@@ -797,19 +781,6 @@ release_reply(struct daemon *d, const struct http_request *req,
 		return;
 	}
 	release_answer(d, reply);
-}
-
-static void
-http_cb(const struct http_request *req, struct httpd_reply *reply, void *arg)
-{
-	struct daemon	*d = arg;
-
-	if (strcmp(req->path, "/metrics") == 0)
-		metrics_reply(d, req, reply);
-	else if (strcmp(req->path, "/leader/release") == 0)
-		release_reply(d, req, reply);
-	else
-		localapi_reply(&d->st, req, clock_mono_ms(), reply);
 }
 
 static int
@@ -883,7 +854,8 @@ daemon_setup(struct daemon *d, const struct config *c,
 	}
 	if (d->act != NULL)
 		actions_set_observer(d->act, api_observe_cb, d);
-	d->httpd = httpd_new(d->loop, http_cb, d);
+	d->httpd = httpd_new(d->loop, localapi_routes(&d->st, metrics_reply,
+	    release_reply, d));
 	httpd_set_max_streams(d->httpd, c->listen_max_streams);
 	if (c->listen_http[0] != '\0' &&
 	    httpd_listen_tcp(d->httpd, c->listen_http, err, sizeof(err)) ==

@@ -6,8 +6,11 @@
  * lowered so that HTTPD_FD_RESERVE descriptors stay free under
  * RLIMIT_NOFILE; past it the oldest is closed; accept pauses on EMFILE),
  * an idle timeout, a cap on buffered output (a client that never reads
- * is dropped), and http_parse's size limits.  Routing is the caller's:
- * httpd calls the handler with each complete request.
+ * is dropped), and http_parse's size limits.  Routing is a table the
+ * caller gives (struct httpd_route): httpd answers from it a path it
+ * does not name (404), another method (405) and a local-only path asked
+ * from off the loopback (403), and calls the route's handler with every
+ * other complete request.
  *
  * Two kinds of long-lived replies, each under its own cap (see
  * httpd_set_max_streams), outside the request connections' cap and
@@ -57,6 +60,7 @@ struct httpd_reply {
 	int		 waited;	/* in: the request was waiting */
 	int		 local;		/* in: came over the unix socket or a
 					   TCP listener bound to loopback */
+	uint64_t	 now_ms;	/* in: clock_mono_ms() at the answer */
 };
 
 /*
@@ -68,10 +72,45 @@ struct httpd_reply {
 typedef void (*httpd_handler_cb)(const struct http_request *req,
 	    struct httpd_reply *reply, void *arg);
 
+/* One path of a route table; a table ends with a NULL path. */
+struct httpd_route {
+	const char	*path;		/* exact: "/leader" */
+	const char	*methods;	/* the Allow value: "GET, HEAD" */
+	int		 probes;	/* the probes listener serves it */
+	int		 local_only;	/* unix socket, loopback TCP only */
+	const char	*what;		/* names it in the 403 if local_only */
+	httpd_handler_cb handler;	/* answers what the table allows */
+	void		*arg;		/* the handler's */
+};
+
+/*
+ * The route of routes that answers a request for method and path on a
+ * listener that serves probes only (probes_only) or that is the unix
+ * socket or bound to loopback (local).  Returns 0 and sets *route, or
+ * the refusal's status (*route NULL) with its reason in why (whylen >
+ * 0; the text of a JSON error) and, for a 405, the Allow value in
+ * *allow (else NULL):
+ * 404 for a path the table does not name, or one the probes listener
+ * does not serve there (that reason names the ones it does); 405 for a
+ * method the route does not list; 403 for a local-only route asked
+ * over another listener.  Pure; never logs.
+ */
+int	httpd_route_match(const struct httpd_route *routes,
+	    const char *method, const char *path, int probes_only, int local,
+	    const struct httpd_route **route, const char **allow, char *why,
+	    size_t whylen);
+
 struct httpd;
 
-struct httpd	*httpd_new(struct ev_loop *loop, httpd_handler_cb handler,
-	    void *arg);
+/*
+ * A server on loop that answers each complete request from routes
+ * (borrowed; the table, its handlers' args and loop must outlive it).
+ * It listens nowhere until httpd_listen_* is called.  The connection
+ * cap is set here from RLIMIT_NOFILE (logged when lowered).  Never
+ * fails; free with httpd_free.
+ */
+struct httpd	*httpd_new(struct ev_loop *loop,
+	    const struct httpd_route *routes);
 
 /*
  * Listen on "host:port" ("[::1]:4040" for IPv6; port 0 picks one).
@@ -82,9 +121,10 @@ int	httpd_listen_tcp(struct httpd *h, const char *hostport, char *err,
 
 /*
  * Listen on "host:port" for the kubelet's probes and Prometheus only:
- * /healthz, /readyz and /metrics go to the handler; any other path gets
- * 404 there, so the application API (/leader, ...) stays on the
- * loopback and unix listeners.  Returns 0 or -1 with err.
+ * the routes marked probes (/healthz, /readyz and /metrics) are served
+ * there; any other path gets 404 and a close, so the application API
+ * (/leader, ...) stays on the loopback and unix listeners.  Requests
+ * there are never local.  Returns 0 or -1 with err.
  */
 int	httpd_listen_probes(struct httpd *h, const char *hostport, char *err,
 	    size_t errlen);

@@ -1,8 +1,10 @@
 /*
  * localapi.c -- the answers of the local API (DESIGN.md "The local API"):
- * who leads and whether it is us, health and readiness.  Leadership is
- * judged from the monotonic time of the request, never from a flag, so a
- * process that was paused does not answer "I lead" from stale state.
+ * who leads and whether it is us, health and readiness; and its one
+ * route table, which says where and how each path is served.
+ * Leadership is judged from the monotonic time of the request, never
+ * from a flag, so a process that was paused does not answer "I lead"
+ * from stale state.
  */
 
 #include <stdint.h>
@@ -137,14 +139,17 @@ reply_error(struct httpd_reply *reply, int status, const char *why)
 	reply_json(reply, status, &b);
 }
 
+/* GET /leader, blocking with wait and index. */
 static void
-reply_leader(const struct localapi_state *d, const struct http_request *req,
-    uint64_t now_ms, struct httpd_reply *reply)
+reply_leader(const struct http_request *req, struct httpd_reply *reply,
+    void *arg)
 {
-	struct buf	 b = { 0 };
-	char		 err[256], why[300], token[LEASE_TOKEN_MAX] = "";
-	uint64_t	 wait_ms, index;
-	int		 blocking;
+	const struct localapi_state	*d = arg;
+	uint64_t			 now_ms = reply->now_ms, wait_ms, index;
+	struct buf			 b = { 0 };
+	char				 err[256], why[300];
+	char				 token[LEASE_TOKEN_MAX] = "";
+	int				 blocking;
 
 	if (localapi_parse_wait(req->query, &blocking, &wait_ms, &index, err,
 	    sizeof(err)) == -1) {
@@ -184,9 +189,13 @@ reply_leader(const struct localapi_state *d, const struct http_request *req,
 
 /* GET /leader/watch, /sse: a stream of events, the first one now. */
 static void
-reply_watch(const struct localapi_state *d, uint64_t now_ms,
-    struct httpd_reply *reply)
+reply_watch(const struct http_request *req, struct httpd_reply *reply,
+    void *arg)
 {
+	const struct localapi_state	*d = arg;
+	uint64_t			 now_ms = reply->now_ms;
+
+	(void)req;
 	reply->status = 200;
 	reply->content_type = "text/event-stream";
 	reply->mode = HTTPD_REPLY_STREAM;
@@ -296,47 +305,75 @@ query_leader(const char *query)
 	    (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
 }
 
-void
-localapi_reply(const struct localapi_state *d, const struct http_request *req,
-    uint64_t now_ms, struct httpd_reply *reply)
+/* GET /: who leads, by name. */
+static void
+reply_root(const struct http_request *req, struct httpd_reply *reply,
+    void *arg)
 {
-	char		 why[1024];
-	struct buf	 b = { 0 };
+	const struct localapi_state	*d = arg;
 
-	if (strcmp(req->method, "GET") != 0 &&
-	    strcmp(req->method, "HEAD") != 0) {
-		reply->allow = "GET, HEAD";
-		buf_add(&b, "{\"error\":\"method not allowed\",\"status\":405}",
-		    43);
-		reply_json(reply, 405, &b);
-		return;
-	}
-	if (strcmp(req->path, "/leader") == 0)
-		reply_leader(d, req, now_ms, reply);
-	else if (strcmp(req->path, "/leader/watch") == 0 ||
-	    strcmp(req->path, "/sse") == 0)
-		reply_watch(d, now_ms, reply);
-	else if (strcmp(req->path, "/") == 0)
-		reply_status(reply, 200, "name", elector_holder(d->el), NULL);
-	else if (strcmp(req->path, "/healthz") == 0) {
-		if (unhealthy(d, now_ms, why, sizeof(why)) != NULL)
-			reply_status(reply, 503, "status", "unhealthy", why);
-		else
-			reply_status(reply, 200, "status", "ok", NULL);
-	} else if (strcmp(req->path, "/readyz") == 0) {
-		/* ?leader=true: 503 on followers, whatever the config. */
-		if (!d->ready)
-			reply_status(reply, 503, "status", "not ready",
-			    "the lease has not been read yet");
-		else if ((d->conf->readyz_leader_only ||
-		    query_leader(req->query)) && (d->stopping ||
-		    !elector_is_leader(d->el, now_ms)))
-			reply_status(reply, 503, "status", "not ready",
-			    "not the leader");
-		else
-			reply_status(reply, 200, "status", "ready", NULL);
-	} else {
-		buf_add(&b, "{\"error\":\"not found\",\"status\":404}", 34);
-		reply_json(reply, 404, &b);
-	}
+	(void)req;
+	reply_status(reply, 200, "name", elector_holder(d->el), NULL);
+}
+
+/* GET /healthz: the loop turns and a leader renews. */
+static void
+reply_healthz(const struct http_request *req, struct httpd_reply *reply,
+    void *arg)
+{
+	const struct localapi_state	*d = arg;
+	char				 why[1024];
+
+	(void)req;
+	if (unhealthy(d, reply->now_ms, why, sizeof(why)) != NULL)
+		reply_status(reply, 503, "status", "unhealthy", why);
+	else
+		reply_status(reply, 200, "status", "ok", NULL);
+}
+
+/* GET /readyz: the lease was read, and we lead if leader-only. */
+static void
+reply_readyz(const struct http_request *req, struct httpd_reply *reply,
+    void *arg)
+{
+	const struct localapi_state	*d = arg;
+
+	/* ?leader=true: 503 on followers, whatever the config. */
+	if (!d->ready)
+		reply_status(reply, 503, "status", "not ready",
+		    "the lease has not been read yet");
+	else if ((d->conf->readyz_leader_only ||
+	    query_leader(req->query)) && (d->stopping ||
+	    !elector_is_leader(d->el, reply->now_ms)))
+		reply_status(reply, 503, "status", "not ready",
+		    "not the leader");
+	else
+		reply_status(reply, 200, "status", "ready", NULL);
+}
+
+const struct httpd_route *
+localapi_routes(struct localapi_state *st, httpd_handler_cb metrics,
+    httpd_handler_cb release, void *arg)
+{
+	/*
+	 * The one route table of the local API.  httpd answers from it
+	 * alone 404 (other paths, and on the probes listener the paths
+	 * not marked probes), 405 with Allow (other methods) and 403 (a
+	 * local-only path over another listener).
+	 */
+	const struct httpd_route table[LOCALAPI_ROUTES] = {
+		/* path, methods, probes, local_only, what, handler, arg */
+		{ "/", "GET, HEAD", 0, 0, NULL, reply_root, st },
+		{ "/leader", "GET, HEAD", 0, 0, NULL, reply_leader, st },
+		{ "/leader/watch", "GET, HEAD", 0, 0, NULL, reply_watch, st },
+		{ "/sse", "GET, HEAD", 0, 0, NULL, reply_watch, st },
+		{ "/healthz", "GET, HEAD", 1, 0, NULL, reply_healthz, st },
+		{ "/readyz", "GET, HEAD", 1, 0, NULL, reply_readyz, st },
+		{ "/metrics", "GET, HEAD", 1, 0, NULL, metrics, arg },
+		{ "/leader/release", "POST", 0, 1, "step-down", release, arg },
+		{ NULL, NULL, 0, 0, NULL, NULL, NULL }
+	};
+
+	memcpy(st->routes, table, sizeof(table));
+	return st->routes;
 }

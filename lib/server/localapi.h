@@ -20,6 +20,8 @@
 #include "core/elector.h"
 #include "server/httpd.h"
 
+#define LOCALAPI_ROUTES	9	/* route table rows, the end included */
+
 /* What the daemon shows the local API; fields kept current by daemon.c. */
 struct localapi_state {
 	const struct config	*conf;		/* borrowed */
@@ -34,6 +36,7 @@ struct localapi_state {
 	int			 seen_leader;	/* is_leader at index */
 	int			 seen_stopping;	/* stopping at index */
 	int			 stopping;	/* shutdown began: never "I lead" */
+	struct httpd_route	 routes[LOCALAPI_ROUTES]; /* localapi_routes */
 };
 
 #define LOCALAPI_WAIT_MAX_MS	300000	/* longest blocking read (5m) */
@@ -67,15 +70,17 @@ int	localapi_parse_wait(const char *query, int *blocking,
 	    uint64_t *wait_ms, uint64_t *index, char *err, size_t errlen);
 
 /*
- * Answer req at monotonic time now_ms: GET /leader (blocking with wait
- * and index), /, /healthz, /readyz (?leader=true: 503 unless leading,
- * whatever readyz.leader_only says), and the streams /leader/watch and
- * /sse; 404 for other paths, 405 for other methods and 400 for a bad
- * wait or index, with JSON error bodies.  Every /leader answer carries
- * an X-Leaderd-Index header.
+ * The local API's route table, in st->routes (returned; for httpd_new).
+ * GET or HEAD, answered from st at the reply's now_ms: /leader
+ * (blocking with wait and index; 400 for a bad one; every answer
+ * carries X-Leaderd-Index), the streams /leader/watch and /sse, / (who
+ * leads), and, also on the probes listener, /healthz and /readyz
+ * (?leader=true: 503 unless leading, whatever readyz.leader_only
+ * says).  The daemon's: GET or HEAD /metrics, also on the probes
+ * listener, answered by metrics; POST /leader/release, on the unix
+ * socket and loopback listeners only, by release; both with arg.
  */
-void	localapi_reply(const struct localapi_state *st,
-	    const struct http_request *req, uint64_t now_ms,
-	    struct httpd_reply *reply);
+const struct httpd_route *localapi_routes(struct localapi_state *st,
+	    httpd_handler_cb metrics, httpd_handler_cb release, void *arg);
 
 #endif /* LOCALAPI_H */

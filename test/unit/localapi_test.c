@@ -1,8 +1,9 @@
 /*
  * localapi_test.c -- the push side of the local API, without sockets:
  * change detection and the index (including leadership running out by
- * time alone), the event framing, the wait/index query parser, and the
- * /leader, /leader/watch and blocking-read answers.
+ * time alone), the event framing, the wait/index query parser, the
+ * /leader, /leader/watch and blocking-read answers, and the route
+ * table with what httpd answers from it (404, 405 with Allow, 403).
  */
 
 #include <stdarg.h>
@@ -205,11 +206,15 @@ test_parse_wait(void **state)
 	}
 }
 
+/* GET path?query at 2000 ms over the unix socket, as httpd would. */
 static void
 ask(struct fixture *f, const char *path, const char *query, int wait_over,
     struct httpd_reply *r)
 {
-	struct http_request	 req;
+	const struct httpd_route	*routes, *route;
+	struct http_request		 req;
+	const char			*allow;
+	char				 why[256];
 
 	memset(&req, 0, sizeof(req));
 	snprintf(req.method, sizeof(req.method), "GET");
@@ -218,7 +223,13 @@ ask(struct fixture *f, const char *path, const char *query, int wait_over,
 	req.accept_json = 1;
 	memset(r, 0, sizeof(*r));
 	r->wait_over = wait_over;
-	localapi_reply(&f->st, &req, 2000, r);
+	r->local = 1;
+	r->now_ms = 2000;
+	routes = localapi_routes(&f->st, NULL, NULL, NULL);
+	r->status = httpd_route_match(routes, req.method, req.path, 0, 1,
+	    &route, &allow, why, sizeof(why));
+	if (r->status == 0)
+		route->handler(&req, r, route->arg);
 }
 
 static void
@@ -289,6 +300,160 @@ test_replies(void **state)
 	free(r.body);
 }
 
+static void
+stub_cb(const struct http_request *req, struct httpd_reply *reply, void *arg)
+{
+	(void)req;
+	(void)reply;
+	(void)arg;
+}
+
+static void
+stub2_cb(const struct http_request *req, struct httpd_reply *reply, void *arg)
+{
+	(void)req;
+	(void)reply;
+	(void)arg;
+}
+
+/* Every route of the table: methods, listeners, whose handler. */
+static void
+test_route_table(void **state)
+{
+	static const struct {
+		const char	*path;
+		const char	*methods;
+		int		 probes;
+		int		 local_only;
+		int		 daemon;	/* 1: metrics, 2: release */
+	} want[] = {
+		{ "/", "GET, HEAD", 0, 0, 0 },
+		{ "/leader", "GET, HEAD", 0, 0, 0 },
+		{ "/leader/watch", "GET, HEAD", 0, 0, 0 },
+		{ "/sse", "GET, HEAD", 0, 0, 0 },
+		{ "/healthz", "GET, HEAD", 1, 0, 0 },
+		{ "/readyz", "GET, HEAD", 1, 0, 0 },
+		{ "/metrics", "GET, HEAD", 1, 0, 1 },
+		{ "/leader/release", "POST", 0, 1, 2 },
+	};
+	struct fixture			 f;
+	const struct httpd_route	*rt;
+	int				 dmn = 0;
+	size_t				 i;
+
+	(void)state;
+	setup(&f);
+	rt = localapi_routes(&f.st, stub_cb, stub2_cb, &dmn);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_non_null(rt[i].path);
+		assert_string_equal(rt[i].path, want[i].path);
+		assert_string_equal(rt[i].methods, want[i].methods);
+		assert_int_equal(rt[i].probes, want[i].probes);
+		assert_int_equal(rt[i].local_only, want[i].local_only);
+		assert_non_null(rt[i].handler);
+		if (want[i].daemon == 0)
+			assert_ptr_equal(rt[i].arg, &f.st);
+		else {
+			assert_ptr_equal(rt[i].arg, &dmn);
+			assert_ptr_equal(rt[i].handler, want[i].daemon == 1 ?
+			    stub_cb : stub2_cb);
+		}
+	}
+	assert_null(rt[i].path);
+	assert_int_equal(i + 1, LOCALAPI_ROUTES);
+}
+
+/* What httpd answers from the table, on each kind of listener. */
+static void
+test_route_match(void **state)
+{
+	static const struct {
+		const char	*method;
+		const char	*path;
+		int		 probes_only;
+		int		 local;
+		int		 status;
+		const char	*allow;
+		const char	*why;
+	} cases[] = {
+		/* Allowed: the route is found. */
+		{ "GET", "/leader", 0, 1, 0, NULL, "" },
+		{ "HEAD", "/leader", 0, 0, 0, NULL, "" },
+		{ "GET", "/", 0, 0, 0, NULL, "" },
+		{ "GET", "/sse", 0, 1, 0, NULL, "" },
+		{ "GET", "/healthz", 1, 0, 0, NULL, "" },
+		{ "HEAD", "/readyz", 1, 0, 0, NULL, "" },
+		{ "GET", "/metrics", 1, 0, 0, NULL, "" },
+		{ "POST", "/leader/release", 0, 1, 0, NULL, "" },
+		/* A path no route names: 404, whatever the method. */
+		{ "GET", "/leaderz", 0, 1, 404, NULL, "not found" },
+		{ "POST", "/nope", 0, 1, 404, NULL, "not found" },
+		{ "GET", "/leader/watch/x", 0, 1, 404, NULL, "not found" },
+		{ "GET", "/healthz/", 0, 1, 404, NULL, "not found" },
+		/* Another method: 405 with the route's Allow. */
+		{ "POST", "/leader", 0, 1, 405, "GET, HEAD",
+		    "method not allowed" },
+		{ "DELETE", "/metrics", 1, 0, 405, "GET, HEAD",
+		    "method not allowed" },
+		{ "GE", "/", 0, 1, 405, "GET, HEAD", "method not allowed" },
+		{ "GET", "/leader/release", 0, 1, 405, "POST",
+		    "method not allowed; use POST" },
+		{ "HEAD", "/leader/release", 0, 0, 405, "POST",
+		    "method not allowed; use POST" },
+		/* Local only: 403 off the loopback. */
+		{ "POST", "/leader/release", 0, 0, 403, NULL,
+		    "step-down is served on the unix socket and on a "
+		    "loopback listener only" },
+		/* The probes listener: its routes only, others 404. */
+		{ "GET", "/leader", 1, 0, 404, NULL,
+		    "only /healthz, /readyz and /metrics are served here; the "
+		    "local API is on the loopback and unix listeners" },
+		{ "POST", "/leader/release", 1, 0, 404, NULL,
+		    "only /healthz, /readyz and /metrics are served here; the "
+		    "local API is on the loopback and unix listeners" },
+		{ "GET", "/nope", 1, 0, 404, NULL,
+		    "only /healthz, /readyz and /metrics are served here; the "
+		    "local API is on the loopback and unix listeners" },
+	};
+	struct fixture			 f;
+	const struct httpd_route	*rt, *route;
+	const char			*allow;
+	char				 why[256];
+	size_t				 i;
+	int				 st;
+
+	(void)state;
+	setup(&f);
+	rt = localapi_routes(&f.st, stub_cb, stub2_cb, NULL);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		why[0] = '\0';
+		st = httpd_route_match(rt, cases[i].method, cases[i].path,
+		    cases[i].probes_only, cases[i].local, &route, &allow, why,
+		    sizeof(why));
+		if (st != cases[i].status)
+			fail_msg("%s %s (probes %d, local %d): %d, want %d",
+			    cases[i].method, cases[i].path,
+			    cases[i].probes_only, cases[i].local, st,
+			    cases[i].status);
+		if (st == 0) {
+			assert_non_null(route);
+			assert_string_equal(route->path, cases[i].path);
+			assert_null(allow);
+			continue;
+		}
+		assert_null(route);
+		assert_string_equal(why, cases[i].why);
+		if (cases[i].allow == NULL)
+			assert_null(allow);
+		else
+			assert_string_equal(allow, cases[i].allow);
+	}
+	/* A short buffer truncates the reason, never overruns it. */
+	st = httpd_route_match(rt, "GET", "/", 1, 0, &route, &allow, why, 12);
+	assert_int_equal(st, 404);
+	assert_string_equal(why, "only /healt");
+}
+
 int
 main(void)
 {
@@ -297,6 +462,8 @@ main(void)
 		cmocka_unit_test(test_event),
 		cmocka_unit_test(test_parse_wait),
 		cmocka_unit_test(test_replies),
+		cmocka_unit_test(test_route_table),
+		cmocka_unit_test(test_route_match),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

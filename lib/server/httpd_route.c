@@ -1,0 +1,92 @@
+/*
+ * httpd_route.c -- the route table's verdict on a request: which route
+ * answers it, or the 404, 405 or 403 that httpd answers instead.  The
+ * table is the caller's (the local API's is in localapi.c); httpd knows
+ * no path.  Pure: no I/O, never logs.
+ */
+
+#include <stdio.h>
+#include <string.h>
+
+#include "server/httpd.h"
+
+/* Whether method is one of r's methods ("GET, HEAD"). */
+static int
+route_allows(const struct httpd_route *r, const char *method)
+{
+	const char	*p = r->methods;
+	size_t		 n = strlen(method);
+
+	while (*p != '\0') {
+		if (strncmp(p, method, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+		p += strcspn(p, ",");
+		p += strspn(p, ", ");
+	}
+	return 0;
+}
+
+/* Append to the string in buf (size len), truncating. */
+static void
+why_add(char *buf, size_t len, const char *s)
+{
+	size_t	 off = strlen(buf);
+
+	snprintf(buf + off, len - off, "%s", s);
+}
+
+int
+httpd_route_match(const struct httpd_route *routes, const char *method,
+    const char *path, int probes_only, int local,
+    const struct httpd_route **route, const char **allow, char *why,
+    size_t whylen)
+{
+	const struct httpd_route	*r;
+	int				 n = 0, k = 0;
+
+	*route = NULL;
+	*allow = NULL;
+	for (r = routes; r->path != NULL; r++)
+		if (strcmp(r->path, path) == 0)
+			break;
+	if (probes_only && (r->path == NULL || !r->probes)) {
+		/* "only /healthz, /readyz and /metrics are served here" */
+		for (r = routes; r->path != NULL; r++)
+			n += r->probes;
+		snprintf(why, whylen, "only");
+		for (r = routes; r->path != NULL; r++) {
+			if (!r->probes)
+				continue;
+			why_add(why, whylen, k == 0 ? " " : k + 1 == n ?
+			    " and " : ", ");
+			why_add(why, whylen, r->path);
+			k++;
+		}
+		why_add(why, whylen, n == 1 ? " is" : " are");
+		why_add(why, whylen, " served here; the local API is on the "
+		    "loopback and unix listeners");
+		return 404;
+	}
+	if (r->path == NULL) {
+		snprintf(why, whylen, "not found");
+		return 404;
+	}
+	if (!route_allows(r, method)) {
+		*allow = r->methods;
+		/* A route with one method names it. */
+		if (strchr(r->methods, ',') == NULL)
+			snprintf(why, whylen, "method not allowed; use %s",
+			    r->methods);
+		else
+			snprintf(why, whylen, "method not allowed");
+		return 405;
+	}
+	if (r->local_only && !local) {
+		snprintf(why, whylen, "%s is served on the unix socket and on "
+		    "a loopback listener only", r->what != NULL ? r->what :
+		    r->path);
+		return 403;
+	}
+	*route = r;
+	return 0;
+}
