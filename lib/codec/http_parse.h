@@ -70,6 +70,8 @@ const struct http_request *http_parse_request(const struct http_parser *p);
 /* Start on the next request of the same connection. */
 void	http_parse_reset(struct http_parser *p);
 
+/* Questions about a parsed request (http_request.c). */
+
 /*
  * Whether a request that came in over TCP names this server in its Host
  * header, so a web page whose DNS name was rebound to 127.0.0.1 cannot
@@ -87,8 +89,7 @@ int	http_host_check(const struct http_request *req, const char *local_ip,
 /*
  * Look key (not empty) up in an undecoded query string such as
  * req->query ("wait=30s&index=7").  Keys are compared as sent, without
- * decoding;
- * empty elements ("&&") are skipped.  The value of key's first
+ * decoding; empty elements ("&&") are skipped.  The value of key's first
  * occurrence is decoded ('+' is a space, %XX a byte) into out, outlen
  * bytes with the NUL.  Returns how many times key occurs (0 when absent,
  * out then ""), or -1 (out "") when its first occurrence has no '=', a
