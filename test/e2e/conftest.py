@@ -24,7 +24,9 @@ import pytest
 import e2elib as E
 
 CLUSTER_KUBECONFIG = os.environ.get("E2E_CLUSTER_KUBECONFIG", "")
-N_STATIC_USERS = 16
+# One per election the suite starts, with room for new tests: the harness
+# reads its token file once, at start.
+N_STATIC_USERS = 32
 
 
 def _need(path, what):
