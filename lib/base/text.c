@@ -4,7 +4,9 @@
  * unicode/utf8, as jansson's src/utf.c applies them.
  */
 
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/text.h"
@@ -112,4 +114,32 @@ text_escape(char *dst, size_t len, const char *s)
 	}
 	dst[off] = '\0';
 	return off;
+}
+
+void
+text_vappendf(char *buf, size_t len, size_t *used, const char *fmt,
+    va_list ap)
+{
+	int	 n;
+
+	if (len == 0)
+		return;
+	if (*used >= len)
+		*used = len - 1;
+	n = vsnprintf(buf + *used, len - *used, fmt, ap);
+	if (n > 0)
+		*used += (size_t)n;
+	if (*used >= len)
+		*used = len - 1;
+	buf[*used] = '\0';
+}
+
+void
+text_appendf(char *buf, size_t len, size_t *used, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	text_vappendf(buf, len, used, fmt, ap);
+	va_end(ap);
 }

@@ -8,6 +8,7 @@
 #ifndef TEXT_H
 #define TEXT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /*
@@ -41,5 +42,17 @@ size_t	text_json_escape(char *dst, size_t len, const char **s);
  * answer that carries data from the API (holderIdentity).
  */
 size_t	text_escape(char *dst, size_t len, const char *s);
+
+/*
+ * Append printf-style text to the NUL-terminated string in buf (len
+ * bytes, of which *used hold text), cut at the end of buf: *used never
+ * reaches len, and buf stays NUL-terminated.  Nothing happens when len
+ * is 0.  For messages built in a caller's fixed buffer (config errors,
+ * the config dump, kubeconfig warnings).
+ */
+void	text_appendf(char *buf, size_t len, size_t *used, const char *fmt,
+	    ...) __attribute__((format(printf, 4, 5)));
+void	text_vappendf(char *buf, size_t len, size_t *used, const char *fmt,
+	    va_list ap) __attribute__((format(printf, 4, 0)));
 
 #endif /* TEXT_H */

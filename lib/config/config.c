@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/duration.h"
+#include "base/text.h"
 #include "config/cfgfile.h"
 #include "config/config.h"
 #include "config/config_int.h"
@@ -76,7 +77,6 @@ config_errs_add(struct config_errs *e, const struct config_origin *o,
     const char *fmt, ...)
 {
 	va_list	 ap;
-	int	 n;
 
 	e->n++;
 	if (e->used + 1 >= e->len)
@@ -84,25 +84,15 @@ config_errs_add(struct config_errs *e, const struct config_origin *o,
 	if (e->used > 0)
 		e->buf[e->used++] = '\n';
 	if (o == NULL || o->src[0] == '\0')
-		n = snprintf(e->buf + e->used, e->len - e->used, "leaderd: ");
+		text_appendf(e->buf, e->len, &e->used, "leaderd: ");
 	else if (o->line == 0)
-		n = snprintf(e->buf + e->used, e->len - e->used, "%s: ",
-		    o->src);
+		text_appendf(e->buf, e->len, &e->used, "%s: ", o->src);
 	else
-		n = snprintf(e->buf + e->used, e->len - e->used, "%s:%d:%d: ",
-		    o->src, o->line, o->col);
-	if (n > 0)
-		e->used += (size_t)n;
-	if (e->used < e->len) {
-		va_start(ap, fmt);
-		n = vsnprintf(e->buf + e->used, e->len - e->used, fmt, ap);
-		va_end(ap);
-		if (n > 0)
-			e->used += (size_t)n;
-	}
-	if (e->used >= e->len)
-		e->used = e->len - 1;
-	e->buf[e->used] = '\0';
+		text_appendf(e->buf, e->len, &e->used, "%s:%d:%d: ", o->src,
+		    o->line, o->col);
+	va_start(ap, fmt);
+	text_vappendf(e->buf, e->len, &e->used, fmt, ap);
+	va_end(ap);
 }
 
 void

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "base/duration.h"
+#include "base/text.h"
 #include "config/config.h"
 #include "config/config_int.h"
 
@@ -26,17 +27,10 @@ static void __attribute__((format(printf, 2, 3)))
 out_add(struct out *o, const char *fmt, ...)
 {
 	va_list	 ap;
-	int	 n;
 
-	if (o->used + 1 >= o->len)
-		return;
 	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->used, o->len - o->used, fmt, ap);
+	text_vappendf(o->buf, o->len, &o->used, fmt, ap);
 	va_end(ap);
-	if (n > 0)
-		o->used += (size_t)n;
-	if (o->used >= o->len)
-		o->used = o->len - 1;
 }
 
 /* Whether s must be quoted to read back as the same string. */

@@ -23,6 +23,7 @@
 #include <yaml.h>
 
 #include "base/base64.h"
+#include "base/text.h"
 #include "base/xmalloc.h"
 #include "config/cfgfile.h"
 #include "config/creds.h"
@@ -92,14 +93,10 @@ kc_warn(struct kc *kc, const char *fmt, ...)
 	if (kc->warn == NULL || kc->warnlen == 0)
 		return;
 	n = strlen(kc->warn);
-	if (n > 0 && n + 2 < kc->warnlen) {
-		memcpy(kc->warn + n, "; ", 3);
-		n += 2;
-	}
-	if (n + 1 >= kc->warnlen)
-		return;
+	if (n > 0)
+		text_appendf(kc->warn, kc->warnlen, &n, "; ");
 	va_start(ap, fmt);
-	vsnprintf(kc->warn + n, kc->warnlen - n, fmt, ap);
+	text_vappendf(kc->warn, kc->warnlen, &n, fmt, ap);
 	va_end(ap);
 }
 

@@ -169,6 +169,32 @@ test_buf_json_str(void **state)
 	buf_free(&b);
 }
 
+/* Appending stops at the end of the buffer and keeps it terminated. */
+static void
+test_appendf(void **state)
+{
+	char	 buf[8];
+	size_t	 used = 0;
+
+	(void)state;
+	text_appendf(buf, sizeof(buf), &used, "%s", "ab");
+	assert_string_equal(buf, "ab");
+	assert_int_equal(used, 2);
+	text_appendf(buf, sizeof(buf), &used, "%d-%s", 12, "xyz");
+	assert_string_equal(buf, "ab12-xy");
+	assert_int_equal(used, sizeof(buf) - 1);
+	text_appendf(buf, sizeof(buf), &used, "more");
+	assert_string_equal(buf, "ab12-xy");
+	assert_int_equal(used, sizeof(buf) - 1);
+	used = 99;		/* past the end: clamped, never written past */
+	text_appendf(buf, sizeof(buf), &used, "z");
+	assert_int_equal(used, sizeof(buf) - 1);
+	assert_int_equal(buf[sizeof(buf) - 1], '\0');
+	used = 0;
+	text_appendf(buf, 0, &used, "x");	/* no room at all: nothing */
+	assert_int_equal(used, 0);
+}
+
 int
 main(void)
 {
@@ -178,6 +204,7 @@ main(void)
 		cmocka_unit_test(test_json_escape_resume),
 		cmocka_unit_test(test_text_escape),
 		cmocka_unit_test(test_buf_json_str),
+		cmocka_unit_test(test_appendf),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
