@@ -1,12 +1,13 @@
 /*
- * daemon.c -- the driver.  It turns elector actions into API requests,
- * API answers into elector inputs, keeps one timer for the elector's wake
- * time, answers the local API from the elector's state at the moment of
- * each request, and logs the events that matter.
+ * daemon.c -- the driver's loop.  It sets up the clients, the watch, the
+ * actions and the local API, feeds the elector its inputs and carries
+ * out its actions (daemon_step), keeps one timer for the elector's wake
+ * time and one for the end of our leadership, and stops on a signal
+ * within the shutdown budget.  The API's answers become inputs in
+ * daemon_api.c; the local API's daemon answers are in daemon_http.c.
  */
 
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <ev.h>
 
 #include "actions/actions.h"
+#include "api/curlev.h"
 #include "api/kube.h"
 #include "api/lock.h"
 #include "api/token.h"
@@ -28,399 +30,13 @@
 #include "config/config.h"
 #include "core/elector.h"
 #include "daemon/daemon.h"
+#include "daemon/daemon_int.h"
 #include "server/httpd.h"
 #include "server/localapi.h"
 #include "server/metrics.h"
 
-/*
- * While the watch is healthy a follower still reads the Lease this often,
- * as a safety net against a stream that looks open but delivers nothing
- * (docs/operations.md "Watching the Lease").
- */
-#define WATCH_POLL_MS	60000
-
-struct daemon {
-	struct ev_loop		*loop;
-	const struct config	*conf;
-	struct elector		 el;
-	struct curlev		*cv;
-	struct token		*token;		/* shared by every client */
-	struct kube		*kube;
-	struct kube		*events;	/* a second client, for Events */
-	struct watch		*watch;		/* the Lease watch, or NULL */
-	struct lease		 pend_rec;	/* watched while a request ran */
-	char			*pend_obj;	/* its object; NULL = none */
-	int			 pend_reread;	/* a DELETED or 410 came then */
-	int			 watch_started;	/* after the first read */
-	struct lock		*lk;		/* the lock objects, over kube */
-	int			 warned;	/* an API Warning was logged */
-	struct httpd		*httpd;
-	ev_timer		 wake;		/* the elector's wake time */
-	ev_timer		 hard_stop;	/* exit even if the API hangs */
-	ev_signal		 sigterm;
-	ev_signal		 sigint;
-	ev_signal		 sighup;
-	struct localapi_state	 st;		/* what the local API reports */
-	enum elector_action_kind req;		/* request in flight */
-	char			 lock[2 * CONFIG_STR_MAX + 34]; /* "ns/name",
-						    "type/ns/name" */
-	char			 api_err[4][768]; /* last error logged, by
-						    request kind; 0: Events */
-	int			 stopping;	/* a signal arrived */
-	uint64_t		 stop_until_ms;	/* the shutdown budget ends */
-	int			 released;	/* the release was written */
-	ev_timer		 lead_end;	/* re-check is_leader at its end */
-	struct actions		*act;		/* command and label (actions.h) */
-	char *const		*cmd;		/* run mode's command, or NULL */
-	struct metrics		 metrics;	/* GET /metrics */
-	int			 prev_get;	/* the last answer was a GET's */
-	int			 req_renew;	/* the request renews our lease */
-	int			 release_state;	/* RELEASE_* of POST /leader/release */
-};
-
-#define RELEASE_NONE	0	/* no step-down asked, or answered */
-#define RELEASE_PENDING	1	/* stepped down; release not written yet */
-#define RELEASE_DONE	2	/* the release was written */
-#define RELEASE_MOOT	3	/* another holder wrote first */
-
-static void	step(struct daemon *, enum elector_input_kind,
-		    const struct lease *);
 static void	notify_local(struct daemon *);
 static void	stop_daemon(struct daemon *, const char *);
-
-/*
- * Log an API error once per change of what the server says for that kind
- * of request (slot: an elector_action_kind, or 0 for Events), so a long
- * outage, or a GET that works beside a PUT that is forbidden, is one
- * line and not one per retry.
- */
-static void
-api_error(struct daemon *d, int slot, const struct kube_result *res)
-{
-	char	 line[sizeof(d->api_err[0])];
-
-	if (res->status != 0)
-		snprintf(line, sizeof(line), "%ld %s: %s", res->status,
-		    res->reason, res->message);
-	else
-		snprintf(line, sizeof(line), "%s: %s", res->reason,
-		    res->message);
-	log_debug("lease %s: request %d failed: %s", d->lock, slot, line);
-	if (strcmp(line, d->api_err[slot]) == 0)
-		return;
-	memcpy(d->api_err[slot], line, sizeof(line));
-	if (slot == 0) {
-		log_warnx("lease %s: cannot record an Event: %s", d->lock,
-		    line);
-		return;
-	}
-	log_warnx("lease %s: API error: %s", d->lock, line);
-	if (res->status == 403)
-		log_warnx("lease %s: leaderd needs %s in namespace %s; check "
-		    "the Role bound to its service account", d->lock,
-		    lock_rbac(d->lk), d->conf->lock_namespace);
-}
-
-static void
-api_ok(struct daemon *d, int slot)
-{
-	if (d->api_err[slot][0] != '\0') {
-		if (slot != 0)
-			log_info("lease %s: API requests succeed again",
-			    d->lock);
-		d->api_err[slot][0] = '\0';
-	}
-}
-
-static void
-event_done_cb(const struct kube_result *res, void *arg)
-{
-	struct daemon	*d = arg;
-
-	if (res->outcome == KUBE_OK)
-		api_ok(d, 0);
-	else
-		api_error(d, 0, res);
-}
-
-/*
- * Record "<identity> became leader" or "... stopped leading" as a
- * Kubernetes Event on the lock, as client-go does (ref 3.2).  Events are
- * best effort: one at a time, dropped while one is in flight, never
- * waited for.
- */
-static void
-record_event(struct daemon *d, const char *what)
-{
-	char	 msg[CONFIG_STR_MAX + 32];
-
-	if (d->events == NULL || kube_busy(d->events)) {
-		log_debug("lease %s: Event \"%s\" dropped", d->lock, what);
-		return;
-	}
-	snprintf(msg, sizeof(msg), "%s %s", d->conf->identity, what);
-	if (lock_record_event(d->lk, d->events, msg, clock_wall_us(),
-	    d->conf->request_timeout_ms, event_done_cb, d) == -1)
-		log_debug("lease %s: Event \"%s\" not sent", d->lock, what);
-}
-
-static void	watched(struct daemon *, const struct lease *, char *);
-
-/*
- * The watch starts from the version of the first record read or written,
- * so it carries changes only, never a replay of the state just read.
- * Until a Lease exists (the create is answered) there is nothing to
- * watch from.
- */
-static void
-start_watch(struct daemon *d, const char *rv)
-{
-	if (d->watch == NULL || d->watch_started)
-		return;
-	d->watch_started = 1;
-	watch_start(d->watch, rv);
-}
-static void	reread(struct daemon *);
-
-/* Feed what the watch delivered while the request ran, now it is done. */
-static void
-watch_pending(struct daemon *d)
-{
-	char	*obj;
-
-	if (d->req != ELECTOR_DO_NOTHING)
-		return;
-	if (d->pend_obj != NULL) {
-		obj = d->pend_obj;
-		d->pend_obj = NULL;
-		watched(d, &d->pend_rec, obj);
-	}
-	if (d->pend_reread && d->req == ELECTOR_DO_NOTHING) {
-		d->pend_reread = 0;
-		reread(d);
-	}
-}
-
-static void
-api_done_cb(const struct kube_result *res, const struct lease *rec,
-    void *arg)
-{
-	struct daemon		*d = arg;
-	enum elector_action_kind req = d->req;
-
-	d->req = ELECTOR_DO_NOTHING;
-	d->st.req_deadline_ms = 0;
-	if (res->warning[0] != '\0' && !d->warned) {
-		/* Endpoints are deprecated on new API servers: say it once. */
-		log_warnx("lease %s: the API server warns: %s", d->lock,
-		    res->warning);
-		d->warned = 1;
-	}
-	d->prev_get = req == ELECTOR_DO_GET;
-	if (d->req_renew && res->outcome != KUBE_OK)
-		d->metrics.renew_failures++;
-	d->req_renew = 0;
-	switch (res->outcome) {
-	case KUBE_OK:
-		api_ok(d, req);
-		if (req != ELECTOR_DO_GET)
-			d->st.written_ms = clock_mono_ms();
-		if (d->watch != NULL)
-			watch_seen(d->watch, rec->rv);
-		start_watch(d, rec->rv);
-		step(d, req == ELECTOR_DO_GET ? ELECTOR_IN_GOT :
-		    ELECTOR_IN_WRITTEN, rec);
-		watch_pending(d);
-		return;
-	case KUBE_NOTFOUND:
-		api_ok(d, req);
-		if (req != ELECTOR_DO_GET) {
-			/* A write to a missing namespace or a bad path. */
-			api_error(d, req, res);
-			step(d, ELECTOR_IN_FAILED, NULL);
-			return;
-		}
-		log_debug("lease %s: not found", d->lock);
-		d->pend_reread = 0;
-		step(d, ELECTOR_IN_NOTFOUND, NULL);
-		watch_pending(d);
-		return;
-	case KUBE_CONFLICT:
-		api_ok(d, req);
-		log_debug("lease %s: conflict: %s", d->lock, res->message);
-		step(d, ELECTOR_IN_CONFLICT, NULL);
-		watch_pending(d);
-		return;
-	case KUBE_FAILED:
-		if (res->status == 401)
-			kube_token_stale(d->kube);
-		api_error(d, req, res);
-		step(d, ELECTOR_IN_FAILED, NULL);
-		watch_pending(d);
-		return;
-	}
-}
-
-/*
- * A record from the watch.  The elector takes it only between requests
- * and only if it is newer than what it has seen (a GET answer may have
- * overtaken the event).  The object becomes the body the next PUT goes
- * over only if the elector takes the record (elector_takes_watched): a
- * write must go over the record it was decided on.
- */
-static void
-watched(struct daemon *d, const struct lease *rec, char *obj)
-{
-	if (d->req != ELECTOR_DO_NOTHING) {
-		d->pend_rec = *rec;
-		free(d->pend_obj);
-		d->pend_obj = obj;
-		return;
-	}
-	if ((d->el.have_observed &&
-	    !watch_rv_newer(rec->rv, d->el.observed.rv)) ||
-	    !elector_takes_watched(&d->el)) {
-		free(obj);
-		return;
-	}
-	lock_adopt(d->lk, obj, rec);
-	step(d, ELECTOR_IN_WATCHED, rec);
-}
-
-/* The Lease was deleted, or the watch's version is too old: read it. */
-static void
-reread(struct daemon *d)
-{
-	if (d->req != ELECTOR_DO_NOTHING) {
-		d->pend_reread = 1;
-		return;
-	}
-	elector_read_now(&d->el, clock_mono_ms());
-	step(d, ELECTOR_IN_TICK, NULL);
-}
-
-static void
-watch_record_cb(const struct lease *rec, char *obj, void *arg)
-{
-	watched(arg, rec, obj);
-}
-
-static void
-watch_reread_cb(void *arg)
-{
-	reread(arg);
-}
-
-static void
-watch_health_cb(int healthy, void *arg)
-{
-	struct daemon	*d = arg;
-
-	elector_set_watch(&d->el, healthy, WATCH_POLL_MS, clock_mono_ms());
-	if (d->req == ELECTOR_DO_NOTHING && d->el.state != ELECTOR_STOPPED)
-		step(d, ELECTOR_IN_TICK, NULL);
-}
-
-/*
- * Metrics: leader_election_slowpath_total counts the writes (acquire or
- * renew, not a release) sent right after a GET answer, i.e. those that
- * needed a read first; client-go counts its renews that fell back from
- * the optimistic update to a GET.  A renew is an UPDATE while leading.
- */
-static void
-count_request(struct daemon *d, const struct elector_action *act)
-{
-	d->req_renew = 0;
-	if (act->kind == ELECTOR_DO_GET || d->el.releasing)
-		return;
-	if (d->prev_get)
-		d->metrics.slowpath++;
-	d->req_renew = act->kind == ELECTOR_DO_UPDATE &&
-	    d->el.state == ELECTOR_LEADER;
-}
-
-static void
-api_observe_cb(const char *verb, long status, double seconds, void *arg)
-{
-	struct daemon	*d = arg;
-
-	metrics_api_request(&d->metrics, verb, status, seconds);
-}
-
-/* Start the request an action names; -1 if it could not be started. */
-static int
-send_request(struct daemon *d, const struct elector_action *act)
-{
-	int			 rv = -1;
-
-	d->req = act->kind;
-	d->st.req_deadline_ms = clock_mono_ms() + act->timeout_ms;
-	count_request(d, act);
-	switch (act->kind) {
-	case ELECTOR_DO_GET:
-		rv = lock_get(d->lk, act->timeout_ms, api_done_cb, d);
-		break;
-	case ELECTOR_DO_CREATE:
-		rv = lock_create(d->lk, &act->record, act->timeout_ms,
-		    api_done_cb, d);
-		break;
-	case ELECTOR_DO_UPDATE:
-		if ((rv = lock_update(d->lk, &act->record, act->timeout_ms,
-		    api_done_cb, d)) == -1)
-			log_warnx("lease %s: cannot build the update",
-			    d->lock);
-		break;
-	case ELECTOR_DO_NOTHING:
-		rv = 0;
-		break;
-	}
-	if (rv == -1) {
-		d->req = ELECTOR_DO_NOTHING;
-		d->st.req_deadline_ms = 0;
-	}
-	return rv;
-}
-
-static void
-log_events(struct daemon *d, unsigned ev)
-{
-	const struct lease	*o = &d->el.observed;
-
-	if (ev & ELECTOR_EV_OBSERVED)
-		d->st.ready = 1;
-	if ((ev & ELECTOR_EV_NEW_LEADER) && !(ev & ELECTOR_EV_OBSERVED))
-		d->metrics.transitions++;
-	if (d->release_state == RELEASE_PENDING && !d->stopping) {
-		if (ev & ELECTOR_EV_RELEASED)
-			d->release_state = RELEASE_DONE;
-		else if (!d->el.stepdown)
-			d->release_state = RELEASE_MOOT;
-		if (d->release_state != RELEASE_PENDING && d->httpd != NULL)
-			httpd_wake(d->httpd);
-	}
-	if (ev & ELECTOR_EV_LOST) {
-		log_warnx("stopped leading lease %s: %s", d->lock,
-		    d->el.why != NULL ? d->el.why : "unknown");
-		record_event(d, "stopped leading");
-	}
-	if (ev & ELECTOR_EV_LEADING) {
-		log_info("became leader of lease %s (transitions %d)",
-		    d->lock, o->transitions);
-		record_event(d, "became leader");
-	}
-	if ((ev & ELECTOR_EV_NEW_LEADER) && !(ev & ELECTOR_EV_RELEASED)) {
-		if (o->holder[0] == '\0')
-			log_info("lease %s is free", d->lock);
-		else
-			log_info("new leader of lease %s: %s", d->lock,
-			    o->holder);
-	}
-	if ((ev & ELECTOR_EV_RELEASED) && d->stopping)
-		d->released = 1;
-	if (ev & ELECTOR_EV_RELEASED)
-		log_info("released lease %s%s", d->lock, d->stopping ? "" :
-		    "; stepping down (POST /leader/release)");
-}
 
 static void
 arm_wake(struct daemon *d, uint64_t wake_ms)
@@ -460,8 +76,9 @@ sync_actions(struct daemon *d)
  * cannot be started comes back as FAILED, which the elector answers with
  * a later retry, so the loop ends.
  */
-static void
-step(struct daemon *d, enum elector_input_kind kind, const struct lease *rec)
+void
+daemon_step(struct daemon *d, enum elector_input_kind kind,
+    const struct lease *rec)
 {
 	struct elector_input	 in;
 	struct elector_action	 act;
@@ -488,7 +105,7 @@ step(struct daemon *d, enum elector_input_kind kind, const struct lease *rec)
 			d->req_renew = 0;
 			d->st.req_deadline_ms = 0;
 		}
-		log_events(d, act.events);
+		daemon_log_events(d, act.events);
 		notify_local(d);
 		sync_actions(d);
 		if (d->el.state == ELECTOR_STOPPED) {
@@ -504,7 +121,8 @@ step(struct daemon *d, enum elector_input_kind kind, const struct lease *rec)
 			ev_break(d->loop, EVBREAK_ALL);
 			return;
 		}
-		if (act.kind == ELECTOR_DO_NOTHING || send_request(d, &act) == 0)
+		if (act.kind == ELECTOR_DO_NOTHING ||
+		    daemon_send_request(d, &act) == 0)
 			break;
 		kind = ELECTOR_IN_FAILED;
 		rec = NULL;
@@ -520,7 +138,7 @@ wake_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)loop;
 	(void)revents;
 	d->st.wake_ms = 0;
-	step(d, ELECTOR_IN_TICK, NULL);
+	daemon_step(d, ELECTOR_IN_TICK, NULL);
 }
 
 /*
@@ -607,7 +225,7 @@ actions_stopped_cb(void *arg)
 {
 	struct daemon	*d = arg;
 
-	step(d, ELECTOR_IN_STOP, NULL);
+	daemon_step(d, ELECTOR_IN_STOP, NULL);
 }
 
 /* The command ended leaderd (run.restart never): stop as on SIGTERM. */
@@ -648,139 +266,7 @@ stop_daemon(struct daemon *d, const char *why)
 	if (d->act != NULL)
 		actions_shutdown(d->act, actions_stopped_cb, d);
 	else
-		step(d, ELECTOR_IN_STOP, NULL);
-}
-
-static void
-reply_json_text(struct httpd_reply *reply, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-reply_json_text(struct httpd_reply *reply, int status, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*body;
-	int	 n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&body, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	reply->status = status;
-	reply->content_type = "application/json";
-	reply->body = body;
-	reply->len = (size_t)n;
-}
-
-/* GET /metrics: the counters and the gauges of this moment. */
-static void
-metrics_reply(const struct http_request *req, struct httpd_reply *reply,
-    void *arg)
-{
-	struct daemon		*d = arg;
-	struct metrics_gauges	 g;
-	const struct lease	*o = &d->el.observed;
-	uint64_t		 now_ms = clock_mono_ms(), exp;
-
-	(void)req;
-	memset(&g, 0, sizeof(g));
-	g.master = !d->stopping && elector_is_leader(&d->el, now_ms);
-	g.connections = httpd_conns(d->httpd);
-	if (g.master)
-		g.expires_in_s = (double)(d->el.lead_until_ms - now_ms) /
-		    1000.0;
-	else if (d->el.have_observed && o->holder[0] != '\0' &&
-	    !d->el.ours) {
-		exp = elector_expires_ms(&d->el);
-		g.expires_in_s = exp > now_ms ?
-		    (double)(exp - now_ms) / 1000.0 : 0;
-	}
-	reply->status = 200;
-	reply->content_type = METRICS_CONTENT_TYPE;
-	reply->body = metrics_render(&d->metrics, &g, &reply->len);
-}
-
-/* The answer to a step-down, once settled or out of time. */
-static void
-release_answer(struct daemon *d, struct httpd_reply *reply)
-{
-	int	 state = d->release_state;
-
-	d->release_state = RELEASE_NONE;
-	if (state == RELEASE_PENDING)
-		reply_json_text(reply, 202, "{\"released\":false,"
-		    "\"is_leader\":false,\"cooldown_ms\":%llu,"
-		    "\"reason\":\"the release is not written yet; leaderd no "
-		    "longer leads and keeps trying\"}\n",
-		    (unsigned long long)d->el.conf.cooldown_ms);
-	else
-		reply_json_text(reply, 200, "{\"released\":%s,"
-		    "\"is_leader\":false,\"cooldown_ms\":%llu}\n",
-		    state == RELEASE_DONE ? "true" : "false",
-		    (unsigned long long)d->el.conf.cooldown_ms);
-}
-
-/*
- * POST /leader/release: step down.  Served on the unix socket and on a
- * TCP listener bound to loopback only.  The answer waits for the
- * release to be written (200), or for another holder's write that made
- * it moot (200, "released": false); if neither comes within
- * renew_deadline + request_timeout, 202: leaderd no longer leads and
- * keeps trying to release.  Without waiting requests
- * (listen.max_streams 0) the answer is 202 at once.
- */
-static void
-release_reply(const struct http_request *req, struct httpd_reply *reply,
-    void *arg)
-{
-	struct daemon	*d = arg;
-	uint64_t	 now_ms = clock_mono_ms();
-	int		 state = d->release_state;
-	char		 v[64];
-
-	if (req->query[0] != '\0') {
-		reply_json_text(reply, 400, "{\"error\":\"%s\","
-		    "\"status\":400}\n", http_query_get(req->query, "handover",
-		    v, sizeof(v)) != 0 ? "handover to a chosen identity "
-		    "is not supported" :
-		    "POST /leader/release takes no parameters");
-		return;
-	}
-	if (reply->waited || reply->wait_over) {
-		/* The step-down this request asked for. */
-		if (state == RELEASE_PENDING && !reply->wait_over)
-			reply->mode = HTTPD_REPLY_WAIT;
-		else
-			release_answer(d, reply);
-		return;
-	}
-	if (state == RELEASE_DONE || state == RELEASE_MOOT) {
-		/* Settled, and nobody waited for it (the wait was refused). */
-		d->release_state = state = RELEASE_NONE;
-	}
-	if (d->stopping || d->cmd != NULL || state != RELEASE_NONE ||
-	    !elector_is_leader(&d->el, now_ms)) {
-		reply_json_text(reply, 409, "{\"error\":\"%s\","
-		    "\"status\":409}\n", d->stopping ? "leaderd is stopping" :
-		    d->cmd != NULL ? "in run mode, stop leaderd (SIGTERM) to "
-		    "step down: the command must be gone before the lease is "
-		    "released" : state != RELEASE_NONE ? "a step-down is "
-		    "already under way" : "not the leader");
-		return;
-	}
-	log_info("lease %s: stepping down (POST /leader/release), cooldown "
-	    "%llu ms", d->lock, (unsigned long long)d->el.conf.cooldown_ms);
-	d->release_state = RELEASE_PENDING;
-	step(d, ELECTOR_IN_STEP_DOWN, NULL);
-	if (d->release_state == RELEASE_PENDING &&
-	    d->conf->listen_max_streams > 0) {
-		reply->mode = HTTPD_REPLY_WAIT;
-		reply->wait_ms = d->conf->renew_deadline_ms +
-		    d->conf->request_timeout_ms;
-		return;
-	}
-	release_answer(d, reply);
+		daemon_step(d, ELECTOR_IN_STOP, NULL);
 }
 
 static int
@@ -823,8 +309,8 @@ daemon_setup(struct daemon *d, const struct config *c,
 		log_warnx("%s", err);
 		return -1;
 	}
-	kube_set_observer(d->kube, api_observe_cb, d);
-	kube_set_observer(d->events, api_observe_cb, d);
+	kube_set_observer(d->kube, daemon_api_observe_cb, d);
+	kube_set_observer(d->events, daemon_api_observe_cb, d);
 	if ((d->lk = lock_new(d->kube, c->lock_type, c->lock_namespace,
 	    c->lock_name, c->identity, err, sizeof(err))) == NULL) {
 		log_warnx("%s", err);
@@ -832,8 +318,9 @@ daemon_setup(struct daemon *d, const struct config *c,
 	}
 	/* Only a Lease can be watched: the legacy locks are polled. */
 	if (c->watch && strcmp(c->lock_type, "leases") == 0) {
-		struct watch_cbs	 cbs = { watch_record_cb,
-					    watch_reread_cb, watch_health_cb };
+		struct watch_cbs	 cbs = { daemon_watch_record_cb,
+					    daemon_watch_reread_cb,
+					    daemon_watch_health_cb };
 		struct kube		*wk;
 
 		if ((wk = kube_new(d->cv, creds, d->token, ua, err,
@@ -841,7 +328,7 @@ daemon_setup(struct daemon *d, const struct config *c,
 			log_warnx("%s", err);
 			return -1;
 		}
-		kube_set_observer(wk, api_observe_cb, d);
+		kube_set_observer(wk, daemon_api_observe_cb, d);
 		d->watch = watch_new(d->loop, wk, c->lock_namespace,
 		    c->lock_name, c->watch_timeout_ms, c->request_timeout_ms,
 		    &cbs, d);
@@ -853,9 +340,9 @@ daemon_setup(struct daemon *d, const struct config *c,
 		return -1;
 	}
 	if (d->act != NULL)
-		actions_set_observer(d->act, api_observe_cb, d);
-	d->httpd = httpd_new(d->loop, localapi_routes(&d->st, metrics_reply,
-	    release_reply, d));
+		actions_set_observer(d->act, daemon_api_observe_cb, d);
+	d->httpd = httpd_new(d->loop, localapi_routes(&d->st,
+	    daemon_metrics_reply, daemon_release_reply, d));
 	httpd_set_max_streams(d->httpd, c->listen_max_streams);
 	if (c->listen_http[0] != '\0' &&
 	    httpd_listen_tcp(d->httpd, c->listen_http, err, sizeof(err)) ==
@@ -919,7 +406,7 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 		    (unsigned long long)c->lease_duration_ms,
 		    (unsigned long long)c->renew_deadline_ms,
 		    (unsigned long long)c->retry_period_ms);
-		step(&d, ELECTOR_IN_TICK, NULL);
+		daemon_step(&d, ELECTOR_IN_TICK, NULL);
 		ev_run(d.loop, 0);
 		status = 0;
 	}

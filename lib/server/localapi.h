@@ -22,7 +22,7 @@
 
 #define LOCALAPI_ROUTES	9	/* route table rows, the end included */
 
-/* What the daemon shows the local API; fields kept current by daemon.c. */
+/* What the daemon shows the local API; fields kept current by daemon/. */
 struct localapi_state {
 	const struct config	*conf;		/* borrowed */
 	const struct elector	*el;		/* borrowed */

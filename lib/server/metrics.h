@@ -2,9 +2,10 @@
  * metrics.h -- the counters behind GET /metrics and their rendering in
  * the Prometheus text exposition format 0.0.4.
  *
- * Pure: no I/O, no clock, no logging.  daemon.c counts (it hears every
- * API answer through kube.c's observer hook and every elector event)
- * and hands the gauges of the moment to metrics_render.
+ * Pure: no I/O, no clock, no logging.  daemon_api.c counts (it hears
+ * every API answer through kube.c's observer hook and every elector
+ * event); daemon_http.c hands the gauges of the moment to
+ * metrics_render.
  */
 
 #ifndef METRICS_H

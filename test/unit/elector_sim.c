@@ -7,7 +7,7 @@
  * by a cooldown), and the lease deleted by hand.
  * In half the schedules the electors also watch the store: every write
  * is delivered to each watcher in order after a random delay, while a
- * request is in flight it waits as daemon.c keeps it (the newest, fed
+ * request is in flight it waits as daemon_api.c keeps it (the newest, fed
  * after the answer if still newer), and streams break and come back
  * (elector_set_watch).  After every event it checks that no two electors
  * would answer "I lead" at that virtual instant.
@@ -235,7 +235,7 @@ watch_publish(struct world *w)
 	}
 }
 
-/* Feed a watched record now, or keep it until the answer (daemon.c). */
+/* Feed a watched record now, or keep it until the answer (daemon_api.c). */
 static void
 watch_deliver(struct world *w, int i, const struct lease *rec)
 {
@@ -426,7 +426,7 @@ feed(struct world *w, int i, enum elector_input_kind kind,
 	elector_step(&nd->e, &in, &act);
 	/*
 	 * A watched record becomes the body of the next PUT only if the
-	 * elector took it (daemon.c does the same): a write is decided on
+	 * elector took it (daemon_api.c does the same): a write is decided on
 	 * the record it goes over.
 	 */
 	if (rec != NULL && kind == ELECTOR_IN_WATCHED &&

@@ -1,0 +1,151 @@
+/*
+ * daemon_http.c -- the local API's answers that need the daemon, not
+ * only the elector's state: GET /metrics (counters and gauges) and
+ * POST /leader/release (the step-down, answered once settled).  They
+ * are entries of localapi.c's route table, registered by daemon.c.
+ */
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "codec/http_parse.h"
+#include "core/elector.h"
+#include "daemon/daemon_int.h"
+#include "server/httpd.h"
+#include "server/metrics.h"
+
+static void
+reply_json_text(struct httpd_reply *reply, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+reply_json_text(struct httpd_reply *reply, int status, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*body;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&body, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	reply->status = status;
+	reply->content_type = "application/json";
+	reply->body = body;
+	reply->len = (size_t)n;
+}
+
+/* GET /metrics: the counters and the gauges of this moment. */
+void
+daemon_metrics_reply(const struct http_request *req,
+    struct httpd_reply *reply, void *arg)
+{
+	struct daemon		*d = arg;
+	struct metrics_gauges	 g;
+	const struct lease	*o = &d->el.observed;
+	uint64_t		 now_ms = clock_mono_ms(), exp;
+
+	(void)req;
+	memset(&g, 0, sizeof(g));
+	g.master = !d->stopping && elector_is_leader(&d->el, now_ms);
+	g.connections = httpd_conns(d->httpd);
+	if (g.master)
+		g.expires_in_s = (double)(d->el.lead_until_ms - now_ms) /
+		    1000.0;
+	else if (d->el.have_observed && o->holder[0] != '\0' &&
+	    !d->el.ours) {
+		exp = elector_expires_ms(&d->el);
+		g.expires_in_s = exp > now_ms ?
+		    (double)(exp - now_ms) / 1000.0 : 0;
+	}
+	reply->status = 200;
+	reply->content_type = METRICS_CONTENT_TYPE;
+	reply->body = metrics_render(&d->metrics, &g, &reply->len);
+}
+
+/* The answer to a step-down, once settled or out of time. */
+static void
+release_answer(struct daemon *d, struct httpd_reply *reply)
+{
+	int	 state = d->release_state;
+
+	d->release_state = RELEASE_NONE;
+	if (state == RELEASE_PENDING)
+		reply_json_text(reply, 202, "{\"released\":false,"
+		    "\"is_leader\":false,\"cooldown_ms\":%llu,"
+		    "\"reason\":\"the release is not written yet; leaderd no "
+		    "longer leads and keeps trying\"}\n",
+		    (unsigned long long)d->el.conf.cooldown_ms);
+	else
+		reply_json_text(reply, 200, "{\"released\":%s,"
+		    "\"is_leader\":false,\"cooldown_ms\":%llu}\n",
+		    state == RELEASE_DONE ? "true" : "false",
+		    (unsigned long long)d->el.conf.cooldown_ms);
+}
+
+/*
+ * POST /leader/release: step down.  Served on the unix socket and on a
+ * TCP listener bound to loopback only.  The answer waits for the
+ * release to be written (200), or for another holder's write that made
+ * it moot (200, "released": false); if neither comes within
+ * renew_deadline + request_timeout, 202: leaderd no longer leads and
+ * keeps trying to release.  Without waiting requests
+ * (listen.max_streams 0) the answer is 202 at once.
+ */
+void
+daemon_release_reply(const struct http_request *req,
+    struct httpd_reply *reply, void *arg)
+{
+	struct daemon	*d = arg;
+	uint64_t	 now_ms = clock_mono_ms();
+	int		 state = d->release_state;
+	char		 v[64];
+
+	if (req->query[0] != '\0') {
+		reply_json_text(reply, 400, "{\"error\":\"%s\","
+		    "\"status\":400}\n", http_query_get(req->query, "handover",
+		    v, sizeof(v)) != 0 ? "handover to a chosen identity "
+		    "is not supported" :
+		    "POST /leader/release takes no parameters");
+		return;
+	}
+	if (reply->waited || reply->wait_over) {
+		/* The step-down this request asked for. */
+		if (state == RELEASE_PENDING && !reply->wait_over)
+			reply->mode = HTTPD_REPLY_WAIT;
+		else
+			release_answer(d, reply);
+		return;
+	}
+	if (state == RELEASE_DONE || state == RELEASE_MOOT) {
+		/* Settled, and nobody waited for it (the wait was refused). */
+		d->release_state = state = RELEASE_NONE;
+	}
+	if (d->stopping || d->cmd != NULL || state != RELEASE_NONE ||
+	    !elector_is_leader(&d->el, now_ms)) {
+		reply_json_text(reply, 409, "{\"error\":\"%s\","
+		    "\"status\":409}\n", d->stopping ? "leaderd is stopping" :
+		    d->cmd != NULL ? "in run mode, stop leaderd (SIGTERM) to "
+		    "step down: the command must be gone before the lease is "
+		    "released" : state != RELEASE_NONE ? "a step-down is "
+		    "already under way" : "not the leader");
+		return;
+	}
+	log_info("lease %s: stepping down (POST /leader/release), cooldown "
+	    "%llu ms", d->lock, (unsigned long long)d->el.conf.cooldown_ms);
+	d->release_state = RELEASE_PENDING;
+	daemon_step(d, ELECTOR_IN_STEP_DOWN, NULL);
+	if (d->release_state == RELEASE_PENDING &&
+	    d->conf->listen_max_streams > 0) {
+		reply->mode = HTTPD_REPLY_WAIT;
+		reply->wait_ms = d->conf->renew_deadline_ms +
+		    d->conf->request_timeout_ms;
+		return;
+	}
+	release_answer(d, reply);
+}

@@ -1,0 +1,114 @@
+/*
+ * daemon_int.h -- what daemon.c, daemon_api.c and daemon_http.c share;
+ * not for other modules.
+ *
+ * daemon.c owns the loop: set-up, the elector's steps, the wake timer,
+ * signals and the stop.  daemon_api.c turns API answers and the watch
+ * into elector inputs, and the elector's events into log lines, Events
+ * and counters.  daemon_http.c answers the local API's routes that need
+ * the daemon: GET /metrics and POST /leader/release.
+ */
+
+#ifndef DAEMON_INT_H
+#define DAEMON_INT_H
+
+#include <stdint.h>
+#include <ev.h>
+
+#include "actions/actions.h"
+#include "api/curlev.h"
+#include "api/kube.h"
+#include "api/lock.h"
+#include "api/token.h"
+#include "api/watch.h"
+#include "codec/lease.h"
+#include "config/config.h"
+#include "core/elector.h"
+#include "server/httpd.h"
+#include "server/localapi.h"
+#include "server/metrics.h"
+
+struct daemon {
+	struct ev_loop		*loop;
+	const struct config	*conf;
+	struct elector		 el;
+	struct curlev		*cv;
+	struct token		*token;		/* shared by every client */
+	struct kube		*kube;
+	struct kube		*events;	/* a second client, for Events */
+	struct watch		*watch;		/* the Lease watch, or NULL */
+	struct lease		 pend_rec;	/* watched while a request ran */
+	char			*pend_obj;	/* its object; NULL = none */
+	int			 pend_reread;	/* a DELETED or 410 came then */
+	int			 watch_started;	/* after the first read */
+	struct lock		*lk;		/* the lock objects, over kube */
+	int			 warned;	/* an API Warning was logged */
+	struct httpd		*httpd;
+	ev_timer		 wake;		/* the elector's wake time */
+	ev_timer		 hard_stop;	/* exit even if the API hangs */
+	ev_signal		 sigterm;
+	ev_signal		 sigint;
+	ev_signal		 sighup;
+	struct localapi_state	 st;		/* what the local API reports */
+	enum elector_action_kind req;		/* request in flight */
+	char			 lock[2 * CONFIG_STR_MAX + 34]; /* "ns/name",
+						    "type/ns/name" */
+	char			 api_err[4][768]; /* last error logged, by
+						    request kind; 0: Events */
+	int			 stopping;	/* a signal arrived */
+	uint64_t		 stop_until_ms;	/* the shutdown budget ends */
+	int			 released;	/* the release was written */
+	ev_timer		 lead_end;	/* re-check is_leader at its end */
+	struct actions		*act;		/* command and label (actions.h) */
+	char *const		*cmd;		/* run mode's command, or NULL */
+	struct metrics		 metrics;	/* GET /metrics */
+	int			 prev_get;	/* the last answer was a GET's */
+	int			 req_renew;	/* the request renews our lease */
+	int			 release_state;	/* RELEASE_* of POST /leader/release */
+};
+
+#define RELEASE_NONE	0	/* no step-down asked, or answered */
+#define RELEASE_PENDING	1	/* stepped down; release not written yet */
+#define RELEASE_DONE	2	/* the release was written */
+#define RELEASE_MOOT	3	/* another holder wrote first */
+
+/* daemon.c */
+
+/*
+ * Feed one input to the elector (rec: the record it carries, or NULL)
+ * and carry out its actions, until one is a request under way or none.
+ */
+void	daemon_step(struct daemon *d, enum elector_input_kind kind,
+	    const struct lease *rec);
+
+/* daemon_api.c */
+
+/* Start the request an action names; -1 if it could not be started. */
+int	daemon_send_request(struct daemon *d, const struct elector_action *act);
+
+/*
+ * The elector's events (ELECTOR_EV_*) of one step: log lines, Events,
+ * counters, readiness and the state of a step-down.
+ */
+void	daemon_log_events(struct daemon *d, unsigned ev);
+
+/* kube_set_observer's callback, for every client: the request metrics. */
+void	daemon_api_observe_cb(const char *verb, long status, double seconds,
+	    void *arg);
+
+/* The Lease watch's callbacks (struct watch_cbs); arg is the daemon. */
+void	daemon_watch_record_cb(const struct lease *rec, char *obj, void *arg);
+void	daemon_watch_reread_cb(void *arg);
+void	daemon_watch_health_cb(int healthy, void *arg);
+
+/* daemon_http.c */
+
+/* GET /metrics (httpd_handler_cb); arg is the daemon. */
+void	daemon_metrics_reply(const struct http_request *req,
+	    struct httpd_reply *reply, void *arg);
+
+/* POST /leader/release (httpd_handler_cb); arg is the daemon. */
+void	daemon_release_reply(const struct http_request *req,
+	    struct httpd_reply *reply, void *arg);
+
+#endif /* DAEMON_INT_H */
