@@ -610,6 +610,38 @@ on_step_down(struct elector *e, const struct elector_input *in,
 	e->next_release = 1;
 }
 
+/*
+ * The watch went up or down.  Going down while following brings the next
+ * read within a jittered retry period, whether the next request was the
+ * slow poll or the takeover at expiry (the read decides that again).
+ */
+static void
+on_watch(struct elector *e, const struct elector_input *in)
+{
+	uint64_t	 at;
+
+	e->watching = in->kind == ELECTOR_IN_WATCH_UP;
+	if (e->watching) {
+		e->watch_poll_ms = in->poll_ms;
+		return;
+	}
+	if (e->state != ELECTOR_FOLLOWER || e->inflight != ELECTOR_DO_NOTHING)
+		return;
+	at = in->now_ms + jitter(e);
+	if (e->next_kind != ELECTOR_DO_NOTHING && e->next_ms > at)
+		schedule(e, ELECTOR_DO_GET, at);
+}
+
+/* The watch saw the Lease deleted, or its version expired: read it. */
+static void
+on_reread(struct elector *e, const struct elector_input *in)
+{
+	if ((e->state != ELECTOR_FOLLOWER && e->state != ELECTOR_CANDIDATE) ||
+	    e->inflight != ELECTOR_DO_NOTHING)
+		return;
+	schedule(e, ELECTOR_DO_GET, in->now_ms);
+}
+
 /* Build the record for the request due now. */
 static void
 make_record(struct elector *e, const struct elector_input *in,
@@ -702,9 +734,9 @@ elector_step(struct elector *e, const struct elector_input *in,
 	if (in->kind == ELECTOR_IN_WATCHED &&
 	    (!elector_takes_watched(e) || in->record == NULL))
 		goto out;	/* the caller feeds it after the answer */
-	if (in->kind != ELECTOR_IN_TICK && in->kind != ELECTOR_IN_STOP &&
-	    in->kind != ELECTOR_IN_WATCHED &&
-	    in->kind != ELECTOR_IN_STEP_DOWN) {
+	if (in->kind == ELECTOR_IN_GOT || in->kind == ELECTOR_IN_NOTFOUND ||
+	    in->kind == ELECTOR_IN_WRITTEN || in->kind == ELECTOR_IN_CONFLICT ||
+	    in->kind == ELECTOR_IN_FAILED) {
 		/* An answer: ignore one that nothing asked for. */
 		if (req == ELECTOR_DO_NOTHING || e->state == ELECTOR_STOPPED)
 			goto out;
@@ -747,6 +779,13 @@ elector_step(struct elector *e, const struct elector_input *in,
 	case ELECTOR_IN_STEP_DOWN:
 		on_step_down(e, in, act);
 		break;
+	case ELECTOR_IN_WATCH_UP:
+	case ELECTOR_IN_WATCH_DOWN:
+		on_watch(e, in);
+		break;
+	case ELECTOR_IN_REREAD:
+		on_reread(e, in);
+		break;
 	}
 
 	/* Deadlines hold whatever the input was. */
@@ -778,36 +817,6 @@ out:
 			wake = e->stop_until_ms;
 	}
 	act->wake_ms = wake;
-}
-
-void
-elector_set_watch(struct elector *e, int on, uint64_t poll_ms,
-    uint64_t now_ms)
-{
-	uint64_t	 at;
-
-	e->watching = on;
-	e->watch_poll_ms = poll_ms;
-	if (on || e->state != ELECTOR_FOLLOWER ||
-	    e->inflight != ELECTOR_DO_NOTHING)
-		return;
-	/*
-	 * Back to polling: read within a jittered retry period, whether the
-	 * next request was the slow poll or the takeover at expiry (the read
-	 * decides that again).
-	 */
-	at = now_ms + jitter(e);
-	if (e->next_kind != ELECTOR_DO_NOTHING && e->next_ms > at)
-		schedule(e, ELECTOR_DO_GET, at);
-}
-
-void
-elector_read_now(struct elector *e, uint64_t now_ms)
-{
-	if ((e->state != ELECTOR_FOLLOWER && e->state != ELECTOR_CANDIDATE) ||
-	    e->inflight != ELECTOR_DO_NOTHING)
-		return;
-	schedule(e, ELECTOR_DO_GET, now_ms);
 }
 
 int

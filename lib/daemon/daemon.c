@@ -293,8 +293,7 @@ reread(struct daemon *d)
 		d->pend_reread = 1;
 		return;
 	}
-	elector_read_now(&d->el, clock_mono_ms());
-	step(d, ELECTOR_IN_TICK, NULL);
+	step(d, ELECTOR_IN_REREAD, NULL);
 }
 
 static void
@@ -314,9 +313,9 @@ watch_health_cb(int healthy, void *arg)
 {
 	struct daemon	*d = arg;
 
-	elector_set_watch(&d->el, healthy, WATCH_POLL_MS, clock_mono_ms());
-	if (d->req == ELECTOR_DO_NOTHING && d->el.state != ELECTOR_STOPPED)
-		step(d, ELECTOR_IN_TICK, NULL);
+	if (d->el.state != ELECTOR_STOPPED)
+		step(d, healthy ? ELECTOR_IN_WATCH_UP : ELECTOR_IN_WATCH_DOWN,
+		    NULL);
 }
 
 /*
@@ -472,6 +471,8 @@ step(struct daemon *d, enum elector_input_kind kind, const struct lease *rec)
 		in.record = rec;
 		if (kind == ELECTOR_IN_STOP)
 			in.until_ms = d->stop_until_ms;
+		if (kind == ELECTOR_IN_WATCH_UP)
+			in.poll_ms = WATCH_POLL_MS;
 		elector_step(&d->el, &in, &act);
 		if (act.cancel) {
 			/*
