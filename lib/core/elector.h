@@ -114,6 +114,15 @@ struct elector_action {
 						   be fed */
 };
 
+/*
+ * struct elector is embedded in its owner, so it is declared here, in two
+ * blocks.  A caller may read the fields of the first block but never
+ * writes them (a test may fill them to fake a state).  The second block
+ * is private to the elector, as are struct elector_send and
+ * ELECTOR_SENDS, declared here only for the struct's size; the elector's
+ * own tests read it as white-box checks.  Only elector_init and
+ * elector_step change either block.
+ */
 #define ELECTOR_SENDS	4	/* recent writes remembered for 409 checks */
 
 struct elector_send {
@@ -123,33 +132,36 @@ struct elector_send {
 };
 
 struct elector {
-	struct elector_config	 conf;
+	/* Read-only for callers. */
+	struct elector_config	 conf;		/* as given, cooldown_ms filled */
 	enum elector_state	 state;
 	struct lease		 observed;	/* last record seen or written */
 	int			 have_observed;	/* observed is valid */
 	uint64_t		 observed_ms;	/* when observed last changed */
 	int			 ours;		/* observed belongs to our term */
+	uint64_t		 lead_until_ms;	/* leadership valid before this */
+	const char		*why;		/* static reason of the last loss */
+	int			 stepdown;	/* stepping down: release ours */
+	int			 releasing;	/* the in-flight UPDATE releases */
+	uint64_t		 stop_until_ms;	/* STOPPING gives up at this time */
+
+	/* Private to the elector. */
 	int			 have_term;	/* we took the lease this process */
 	int64_t			 term_acquire_us; /* acquireTime of our term */
 	int32_t			 term_transitions; /* leaseTransitions of it */
 	struct elector_send	 sends[ELECTOR_SENDS]; /* ring of our writes */
 	unsigned		 nsends;	/* writes sent so far */
-	uint64_t		 lead_until_ms;	/* leadership valid before this */
 	enum elector_action_kind inflight;	/* request awaiting its answer */
-	int			 releasing;	/* the in-flight UPDATE releases */
 	uint64_t		 sent_ms;	/* when the in-flight request left */
 	enum elector_action_kind next_kind;	/* request due at next_ms */
 	int			 next_release;	/* that request is the release */
 	uint64_t		 next_ms;	/* when it is due */
 	unsigned		 conflicts;	/* 409s since the last success */
-	uint64_t		 stop_until_ms;	/* STOPPING gives up at this time */
 	char			 reported[LEASE_HOLDER_MAX]; /* last holder reported */
-	const char		*why;		/* static reason of the last loss */
 	uint64_t		 rng;		/* xorshift64 state */
 	int			 watching;	/* a watch delivers changes */
 	uint64_t		 watch_poll_ms;	/* follower poll while watching */
 	uint64_t		 rtt_ms;	/* round trip of the last renew */
-	int			 stepdown;	/* stepping down: release ours */
 	char			 write_rv[LEASE_RV_MAX]; /* version the last
 						   takeover or renew went over */
 	int			 unsure;	/* that write failed and may still
