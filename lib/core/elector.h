@@ -57,7 +57,11 @@ enum elector_input_kind {
 	ELECTOR_IN_FAILED,	/* transport error, timeout, other status */
 	ELECTOR_IN_STOP,	/* shutdown requested */
 	ELECTOR_IN_WATCHED,	/* a watch event carried a newer record */
-	ELECTOR_IN_STEP_DOWN	/* release now if leading, then cool down */
+	ELECTOR_IN_STEP_DOWN,	/* release now if leading, then cool down */
+	ELECTOR_IN_WATCH_UP,	/* a watch on the lock delivers changes */
+	ELECTOR_IN_WATCH_DOWN,	/* that watch broke: poll again */
+	ELECTOR_IN_REREAD	/* read the lock at once (the watch saw it
+				   deleted, or its version expired) */
 };
 
 enum elector_action_kind {
@@ -95,6 +99,8 @@ struct elector_input {
 	uint64_t		 until_ms;	/* STOP only: give up releasing at
 						   this time; 0 = request_timeout
 						   from now_ms */
+	uint64_t		 poll_ms;	/* WATCH_UP only: a follower's poll
+						   period while watching; > 0 */
 };
 
 struct elector_action {
@@ -108,6 +114,15 @@ struct elector_action {
 						   be fed */
 };
 
+/*
+ * struct elector is embedded in its owner, so it is declared here, in two
+ * blocks.  A caller may read the fields of the first block but never
+ * writes them (a test may fill them to fake a state).  The second block
+ * is private to the elector, as are struct elector_send and
+ * ELECTOR_SENDS, declared here only for the struct's size; the elector's
+ * own tests read it as white-box checks.  Only elector_init and
+ * elector_step change either block.
+ */
 #define ELECTOR_SENDS	4	/* recent writes remembered for 409 checks */
 
 struct elector_send {
@@ -117,33 +132,36 @@ struct elector_send {
 };
 
 struct elector {
-	struct elector_config	 conf;
+	/* Read-only for callers. */
+	struct elector_config	 conf;		/* as given, cooldown_ms filled */
 	enum elector_state	 state;
 	struct lease		 observed;	/* last record seen or written */
 	int			 have_observed;	/* observed is valid */
 	uint64_t		 observed_ms;	/* when observed last changed */
 	int			 ours;		/* observed belongs to our term */
+	uint64_t		 lead_until_ms;	/* leadership valid before this */
+	const char		*why;		/* static reason of the last loss */
+	int			 stepdown;	/* stepping down: release ours */
+	int			 releasing;	/* the in-flight UPDATE releases */
+	uint64_t		 stop_until_ms;	/* STOPPING gives up at this time */
+
+	/* Private to the elector. */
 	int			 have_term;	/* we took the lease this process */
 	int64_t			 term_acquire_us; /* acquireTime of our term */
 	int32_t			 term_transitions; /* leaseTransitions of it */
 	struct elector_send	 sends[ELECTOR_SENDS]; /* ring of our writes */
 	unsigned		 nsends;	/* writes sent so far */
-	uint64_t		 lead_until_ms;	/* leadership valid before this */
 	enum elector_action_kind inflight;	/* request awaiting its answer */
-	int			 releasing;	/* the in-flight UPDATE releases */
 	uint64_t		 sent_ms;	/* when the in-flight request left */
 	enum elector_action_kind next_kind;	/* request due at next_ms */
 	int			 next_release;	/* that request is the release */
 	uint64_t		 next_ms;	/* when it is due */
 	unsigned		 conflicts;	/* 409s since the last success */
-	uint64_t		 stop_until_ms;	/* STOPPING gives up at this time */
 	char			 reported[LEASE_HOLDER_MAX]; /* last holder reported */
-	const char		*why;		/* static reason of the last loss */
 	uint64_t		 rng;		/* xorshift64 state */
 	int			 watching;	/* a watch delivers changes */
 	uint64_t		 watch_poll_ms;	/* follower poll while watching */
 	uint64_t		 rtt_ms;	/* round trip of the last renew */
-	int			 stepdown;	/* stepping down: release ours */
 	char			 write_rv[LEASE_RV_MAX]; /* version the last
 						   takeover or renew went over */
 	int			 unsure;	/* that write failed and may still
@@ -166,30 +184,41 @@ int	elector_init(struct elector *e, const struct elector_config *conf,
  * TICK at act->wake_ms whatever else happens.  When act->cancel is set
  * (a STOP or a STEP_DOWN came while a request was in flight), the caller
  * first aborts that request and never feeds its answer; the abandoned
- * write may still land, which the elector allows for.
+ * write may still land, which the elector allows for.  The inputs that
+ * are not answers (TICK, STOP, WATCHED, STEP_DOWN, WATCH_UP, WATCH_DOWN,
+ * REREAD) may be fed at any time, a request in flight or not; an answer
+ * that nothing asked for is ignored.  Every input that is taken is also
+ * a TICK: the request it makes due is sent in the same step.
  *
  * STOP: stop leading at once; with release_on_cancel, release the lease
  * if the last record seen is ours (over its version), or read it first
  * if an abandoned takeover or create may have made it ours; retry until
  * in->until_ms (the shutdown budget; request_timeout from now if 0),
  * then report ELECTOR_EV_STOPPED whether or not the release was written.
+ *
+ * STEP_DOWN: if e leads at the input's time, it stops leading at once
+ * (ELECTOR_EV_LOST), releases the lease with the same CAS release as a
+ * stop (at once, abandoning a renew in flight, and only while the record
+ * is still ours), reports ELECTOR_EV_RELEASED when the release is
+ * written, and then follows: for conf.cooldown_ms after the step-down
+ * and again after the release is written, it reads the lease but never
+ * writes a takeover or a create.  Ignored when e does not lead.
+ *
+ * WATCH_UP, WATCH_DOWN: whether a watch on the lock is healthy.  While it
+ * is, a follower polls only every in->poll_ms as a safety net (a watch
+ * event, fed as WATCHED, wakes it sooner) and a free or expired lease is
+ * tried after a random 0-20 ms spread, so that candidates woken by the
+ * same event do not all write in the same instant.  WATCH_DOWN brings a
+ * follower's next poll back within a jittered retry_period.  Expiry is
+ * decided by the local clock either way: the watch only wakes the
+ * elector sooner.
+ *
+ * REREAD: read the lock at once if nothing is in flight and e is a
+ * follower or a candidate (the watch saw the Lease deleted, or its
+ * version expired).
  */
 void	elector_step(struct elector *e, const struct elector_input *in,
 	    struct elector_action *act);
-
-/*
- * Say whether a watch on the lock is healthy.  While it is, a follower
- * polls only every poll_ms as a safety net (a watch event, fed as
- * ELECTOR_IN_WATCHED, wakes it sooner) and a free or expired lease is
- * tried after a random 0-20 ms spread, so that candidates woken by the
- * same event do not all write in the same instant.  Turning the watch
- * off brings a follower's next poll back within a jittered
- * retry_period.  The caller feeds a TICK afterwards to re-arm its timer.
- * Expiry is decided by the local clock either way: the watch only wakes
- * the elector sooner.
- */
-void	elector_set_watch(struct elector *e, int on, uint64_t poll_ms,
-	    uint64_t now_ms);
 
 /*
  * Whether an ELECTOR_IN_WATCHED fed now would be taken: no request in
@@ -197,24 +226,6 @@ void	elector_set_watch(struct elector *e, int on, uint64_t poll_ms,
  * body of the next write only then.
  */
 int	elector_takes_watched(const struct elector *e);
-
-/*
- * Read the lock at once if nothing is in flight and we do not lead (the
- * watch saw the Lease deleted, or its version expired).  The caller feeds
- * a TICK afterwards.
- */
-void	elector_read_now(struct elector *e, uint64_t now_ms);
-
-/*
- * Step-down (ELECTOR_IN_STEP_DOWN): if e leads at the input's time, it
- * stops leading at once (ELECTOR_EV_LOST), releases the lease with the
- * same CAS release as a stop (at once, abandoning a renew in flight, and
- * only while the record is still ours), reports ELECTOR_EV_RELEASED when
- * the release is written, and then follows: for conf.cooldown_ms after
- * the step-down and again after the release is written, it reads the
- * lease but never writes a takeover or a create.  Ignored when e does
- * not lead.
- */
 
 /* Whether e leads at monotonic time now_ms (strictly before lead_until). */
 int	elector_is_leader(const struct elector *e, uint64_t now_ms);

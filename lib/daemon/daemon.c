@@ -91,6 +91,8 @@ daemon_step(struct daemon *d, enum elector_input_kind kind,
 		in.record = rec;
 		if (kind == ELECTOR_IN_STOP)
 			in.until_ms = d->stop_until_ms;
+		if (kind == ELECTOR_IN_WATCH_UP)
+			in.poll_ms = WATCH_POLL_MS;
 		elector_step(&d->el, &in, &act);
 		if (act.cancel) {
 			/*

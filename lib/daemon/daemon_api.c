@@ -23,12 +23,6 @@
 #include "server/httpd.h"
 #include "server/metrics.h"
 
-/*
- * While the watch is healthy a follower still reads the Lease this often,
- * as a safety net against a stream that looks open but delivers nothing
- * (docs/operations.md "Watching the Lease").
- */
-#define WATCH_POLL_MS	60000
 
 /*
  * Log an API error once per change of what the server says for that kind
@@ -237,8 +231,7 @@ reread(struct daemon *d)
 		d->pend_reread = 1;
 		return;
 	}
-	elector_read_now(&d->el, clock_mono_ms());
-	daemon_step(d, ELECTOR_IN_TICK, NULL);
+	daemon_step(d, ELECTOR_IN_REREAD, NULL);
 }
 
 void
@@ -258,9 +251,9 @@ daemon_watch_health_cb(int healthy, void *arg)
 {
 	struct daemon	*d = arg;
 
-	elector_set_watch(&d->el, healthy, WATCH_POLL_MS, clock_mono_ms());
-	if (d->req == ELECTOR_DO_NOTHING && d->el.state != ELECTOR_STOPPED)
-		daemon_step(d, ELECTOR_IN_TICK, NULL);
+	if (d->el.state != ELECTOR_STOPPED)
+		daemon_step(d, healthy ? ELECTOR_IN_WATCH_UP :
+		    ELECTOR_IN_WATCH_DOWN, NULL);
 }
 
 /*

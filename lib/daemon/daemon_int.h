@@ -28,6 +28,13 @@
 #include "server/localapi.h"
 #include "server/metrics.h"
 
+/*
+ * While the watch is healthy a follower still reads the Lease this often,
+ * as a safety net against a stream that looks open but delivers nothing
+ * (docs/operations.md "Watching the Lease").
+ */
+#define WATCH_POLL_MS	60000
+
 struct daemon {
 	struct ev_loop		*loop;
 	const struct config	*conf;

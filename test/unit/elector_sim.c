@@ -9,7 +9,7 @@
  * is delivered to each watcher in order after a random delay, while a
  * request is in flight it waits as daemon_api.c keeps it (the newest, fed
  * after the answer if still newer), and streams break and come back
- * (elector_set_watch).  After every event it checks that no two electors
+ * (ELECTOR_IN_WATCH_DOWN, ELECTOR_IN_WATCH_UP).  After every event it checks that no two electors
  * would answer "I lead" at that virtual instant.
  *
  * A stop or a step-down abandons the request in flight (act.cancel): it
@@ -181,11 +181,8 @@ start_node(struct world *w, int i, int identity)
 			nd->stop_at = w->now_ms + between(&w->rng, 5000, SIM_MS);
 	}
 	nd->watch_back_at = NEVER;
-	if (w->watch) {
-		nd->watch_on = 1;
-		elector_set_watch(&nd->e, 1, WATCH_POLL_MS, w->now_ms);
-	}
-	feed(w, i, ELECTOR_IN_TICK, NULL);
+	nd->watch_on = w->watch;
+	feed(w, i, w->watch ? ELECTOR_IN_WATCH_UP : ELECTOR_IN_TICK, NULL);
 }
 
 static uint64_t
@@ -203,8 +200,7 @@ watch_break(struct world *w, int i)
 	nd->watch_on = 0;
 	nd->wq_n = 0;
 	nd->watch_back_at = w->now_ms + between(&w->rng, 100, 30000);
-	elector_set_watch(&nd->e, 0, WATCH_POLL_MS, w->now_ms);
-	feed(w, i, ELECTOR_IN_TICK, NULL);
+	feed(w, i, ELECTOR_IN_WATCH_DOWN, NULL);
 }
 
 /* Queue the store's new state to every node whose stream is up. */
@@ -417,6 +413,7 @@ feed(struct world *w, int i, enum elector_input_kind kind,
 	in.now_ms = w->now_ms;
 	in.wall_us = 1700000000000000LL + (int64_t)w->now_ms * 1000;
 	in.record = rec;
+	in.poll_ms = WATCH_POLL_MS;	/* read by WATCH_UP only */
 	if (kind == ELECTOR_IN_STOP && nd->stop_in_ms == NEVER) {
 		in.until_ms = w->now_ms + nd->budget_ms;
 		nd->stop_in_ms = w->now_ms;
@@ -602,14 +599,16 @@ run_due(struct world *w)
 				watch_break(w, i);	/* queue overflowed */
 				continue;
 			}
-			/* Reconnected: the stream starts with the state. */
+			/*
+			 * Reconnected: the stream says it is up (watch.c does
+			 * so before its first event), then starts with the
+			 * state.
+			 */
 			nd->watch_back_at = NEVER;
 			nd->watch_on = 1;
-			elector_set_watch(&nd->e, 1, WATCH_POLL_MS, w->now_ms);
-			if (w->exists)
+			feed(w, i, ELECTOR_IN_WATCH_UP, NULL);
+			if (nd->alive && w->exists)
 				watch_deliver(w, i, &w->store);
-			if (nd->alive && nd->e.inflight == ELECTOR_DO_NOTHING)
-				feed(w, i, ELECTOR_IN_TICK, NULL);
 			continue;
 		}
 		if (nd->wq_n > 0 && nd->wq_at[0] <= w->now_ms) {

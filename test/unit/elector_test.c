@@ -346,6 +346,16 @@ static const struct elcase cases[] = {
 	    S(WRITTEN, 1010, R_ECHO, NOTHING, STOPD, 0, EV_REL | EV_STOP,
 		ANY),
 	    END } },
+	{ "a reread reads at once, unless a request is out or we lead", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
+	    S(REREAD, 5, R_NONE, NOTHING, CAND, 0, 0, 0),
+	    /* The next poll is due at 2010 at the soonest. */
+	    S(GOT, 10, R_FOREIGN, NOTHING, FOLL, 0, EV_NEW, ANY),
+	    S(REREAD, 1000, R_NONE, GET, FOLL, 0, 0, ANY),
+	    S(GOT, 1010, R_FREE, UPDATE, CAND, 0, 0, ANY),
+	    S(WRITTEN, 1020, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, 3020),
+	    S(REREAD, 2000, R_NONE, NOTHING, LEAD, 1, 0, 3020),
+	    END } },
 };
 
 static struct elector_config
@@ -725,9 +735,9 @@ watching_follower(struct elector *e)
 	char			 err[128];
 
 	assert_int_equal(elector_init(e, &conf, 0, err, sizeof(err)), 0);
-	elector_set_watch(e, 1, 60000, 0);
 	memset(&in, 0, sizeof(in));
-	in.kind = ELECTOR_IN_TICK;
+	in.kind = ELECTOR_IN_WATCH_UP;
+	in.poll_ms = 60000;
 	elector_step(e, &in, &act);
 	assert_int_equal(act.kind, ELECTOR_DO_GET);
 	fixed_record(R_FOREIGN, &rec);
@@ -752,6 +762,7 @@ feed(struct elector *e, enum elector_input_kind kind, uint64_t now_ms,
 	in.now_ms = now_ms;
 	in.wall_us = WALL0 + (int64_t)now_ms * 1000;
 	in.record = rec;
+	in.poll_ms = 60000;	/* read by WATCH_UP only */
 	elector_step(e, &in, act);
 }
 
@@ -811,8 +822,7 @@ test_watch_inflight_and_off(void **state)
 
 	/* The watch breaks: the follower polls within 2.2 x retry_period. */
 	watching_follower(&e);
-	elector_set_watch(&e, 0, 60000, 1000);
-	feed(&e, ELECTOR_IN_TICK, 1000, NULL, &act);
+	feed(&e, ELECTOR_IN_WATCH_DOWN, 1000, NULL, &act);
 	assert_int_equal(e.next_kind, ELECTOR_DO_GET);
 	assert_in_range(act.wake_ms, 3000, 5400);
 }
@@ -828,8 +838,7 @@ test_watch_leader(void **state)
 
 	(void)state;
 	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
-	elector_set_watch(&e, 1, 60000, 0);
-	feed(&e, ELECTOR_IN_TICK, 0, NULL, &act);
+	feed(&e, ELECTOR_IN_WATCH_UP, 0, NULL, &act);
 	fixed_record(R_FREE, &rec);
 	feed(&e, ELECTOR_IN_GOT, 10, &rec, &act);
 	if (act.kind == ELECTOR_DO_NOTHING)
