@@ -137,7 +137,6 @@ struct elector {
 	enum elector_state	 state;
 	struct lease		 observed;	/* last record seen or written */
 	int			 have_observed;	/* observed is valid */
-	uint64_t		 observed_ms;	/* when observed last changed */
 	int			 ours;		/* observed belongs to our term */
 	uint64_t		 lead_until_ms;	/* leadership valid before this */
 	const char		*why;		/* static reason of the last loss */
@@ -146,6 +145,7 @@ struct elector {
 	uint64_t		 stop_until_ms;	/* STOPPING gives up at this time */
 
 	/* Private to the elector. */
+	uint64_t		 observed_ms;	/* when observed last changed */
 	int			 have_term;	/* we took the lease this process */
 	int64_t			 term_acquire_us; /* acquireTime of our term */
 	int32_t			 term_transitions; /* leaseTransitions of it */
