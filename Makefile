@@ -207,9 +207,12 @@ fuzz-run:
 		    grep -E '^(#[0-9]+.*DONE|Done|==[0-9]+==ERROR|SUMMARY)' || true; \
 	done
 
+# The integration suite, and the test kit's own test (test/kit: the test
+# API server, the process harness, the fixtures the suites share).
 integration: $(LEADERD_TARGET)
-	cd test/integration && LEADERD=$(LEADERD_BIN) \
-		$(PYTHON) -m pytest -q -x -p no:cacheprovider $(SAN_PYTEST) .
+	cd test && LEADERD=$(LEADERD_BIN) \
+		$(PYTHON) -m pytest -q -x -p no:cacheprovider $(SAN_PYTEST) \
+		kit integration
 	$(SAN_SCAN)
 
 deploy-test: leaderd
