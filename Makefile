@@ -123,7 +123,7 @@ deps:
 # what it needs.
 UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child \
 	     metrics \
-	     proxy log sock legacy
+	     proxy log sock legacy lock
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
 
 test_deps_duration	= duration
@@ -131,6 +131,7 @@ test_deps_config	= config config_yaml config_check duration elector lease \
 			  cfgfile
 test_deps_lease		= lease
 test_deps_legacy	= legacy lease
+test_deps_lock		= lock lease legacy clock
 test_deps_elector	= elector lease
 test_deps_http_parse	= http_parse
 test_deps_kubeconfig	= kubeconfig cfgfile
