@@ -34,7 +34,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+sys.path.insert(0, os.path.join(HERE, "..", "kit"))
 
 from fakeapi import FakeAPI  # noqa: E402
 from harness import Leaderd, wait_until  # noqa: E402

@@ -18,7 +18,7 @@ import subprocess
 import threading
 import time
 
-from harness import free_port  # test/integration, on the path
+from harness import free_port  # test/kit, on the path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -53,7 +53,7 @@ def percentile(xs, p):
 
 
 class FakeBackend:
-    """The test API server (test/integration/fakeapi.py) over TLS; it
+    """The test API server (test/kit/fakeapi.py) over TLS; it
     counts requests per token."""
 
     name = "fakeapi"

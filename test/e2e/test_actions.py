@@ -2,7 +2,7 @@
 
 - the run mode (`leaderd run -- CMD`): two instances in run mode through
   a SIGTERM and a kill -9 failover; the commands' own records (marker
-  files with CLOCK_MONOTONIC times, test/integration/runchild.py) never
+  files with CLOCK_MONOTONIC times, test/kit/runchild.py) never
   overlap, and each command carries the term's fencing token;
 - the leader pod label (actions.label): Pod objects made for the test
   (the harness has no kubelet, so they stay Pending, which is all a
@@ -20,7 +20,7 @@ import time
 import e2elib as E
 from e2elib import LD, RD, RP, KILL_BOUND, TERM_BOUND
 
-CHILD = os.path.join(E.REPO, "test", "integration", "runchild.py")
+CHILD = os.path.join(E.REPO, "test", "kit", "runchild.py")
 GRACE = 1.5             # <= LD - RD = 2s: the run mode's guarantee holds
 KEY = "leaderd.io/role"
 

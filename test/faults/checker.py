@@ -22,14 +22,9 @@ L1  a new leader appears within the row's bound (takeover).
 Python 3.11 standard library only.
 """
 
-import os
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
-
-import harness  # noqa: E402
+import harness  # test/kit, on the path (conftest.py, soak.py)
 
 SAMPLE_SLACK = 0.25     # checker round (~20 ms + requests) plus scheduling
 MS_SLACK = 0.005        # leaderd truncates its clock to whole milliseconds

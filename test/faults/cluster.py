@@ -3,13 +3,9 @@ proxy, for the fault tests (conftest.py) and the soak (soak.py)."""
 
 import os
 import signal
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
-
-import harness  # noqa: E402
-from checker import Checker  # noqa: E402
+import harness  # test/kit, on the path (conftest.py, soak.py)
+from checker import Checker
 
 NS = "default"
 

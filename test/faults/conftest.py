@@ -1,4 +1,4 @@
-"""Fixtures for leaderd's fault suite: fakeapi (test/integration/fakeapi.py),
+"""Fixtures for leaderd's fault suite: fakeapi (test/kit/fakeapi.py),
 one fault proxy per leaderd (proxy.py), leaderd processes (harness.py),
 the leadership checker (checker.py) and a `measure` fixture whose figures
 are printed at the end of the run and appended to $FAULTS_RESULTS (JSON
@@ -12,7 +12,7 @@ import time
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "kit"))
 
 import fakeapi  # noqa: E402
 import harness  # noqa: E402

@@ -22,7 +22,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "kit"))
 
 import fakeapi  # noqa: E402
 import soaklib  # noqa: E402

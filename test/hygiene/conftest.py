@@ -1,8 +1,7 @@
 """Fixtures for the hygiene tests (valgrind runs, fd and memory soak).
 
-The test API server and the leaderd process wrapper come from
-test/integration (fakeapi.py, harness.py), imported unchanged through
-sys.path.  Every test is bounded by a per-test alarm; figures worth
+The test API server and the leaderd process wrapper come from the
+shared test kit, test/kit (fakeapi.py, harness.py), through sys.path.  Every test is bounded by a per-test alarm; figures worth
 reporting (valgrind summaries, fd counts, RSS) are collected with the
 `figures` fixture and printed at the end of the run."""
 
@@ -12,7 +11,7 @@ import sys
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "kit"))
 
 import fakeapi  # noqa: E402
 import harness  # noqa: E402

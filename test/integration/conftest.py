@@ -1,14 +1,19 @@
 """Fixtures for leaderd's integration tests: the test API server, leaderd
 processes with their own config/kubeconfig/token, and the leadership
-checker.  Every test is bounded by a per-test alarm."""
+checker, from the shared test kit (test/kit).  Every test is bounded by
+a per-test alarm."""
 
 import os
+import sys
 
 import pytest
 
-import harness
-from fixtures import api, certdir, lock_name, sockdir  # noqa: F401
-from harness import Leaderd, LeadershipChecker
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "kit"))
+
+import harness  # noqa: E402
+from fixtures import api, certdir, lock_name, sockdir  # noqa: E402,F401
+from harness import Leaderd, LeadershipChecker  # noqa: E402
 
 TEST_TIME_LIMIT = int(os.environ.get("ITEST_TIME_LIMIT", "60"))
 

@@ -167,6 +167,13 @@ def test_renew_failures_and_error_codes(api, cluster):
         return value(scrape(a), "leader_election_slowpath",
                      "leader_election_slowpath_total", name=cluster.lock)
     wait_until(a.is_leader, LD + JITTER * RP + SLACK, what="a leads again")
+    # The failures above may still cost a the lease (at RD), and its
+    # re-acquisition (a GET, then writes) counts on the slow path: read
+    # s0 only after a renew that succeeds from here on.
+    u0 = requests_total(scrape(a), "update", "200")
+    wait_until(lambda: a.is_leader() and
+               requests_total(scrape(a), "update", "200") > u0,
+               LD + JITTER * RP + SLACK, what="a renews")
     s0 = slow()
     fault = api.fault("status", token=a.token, methods=["PUT"], status=409,
                       count=1)

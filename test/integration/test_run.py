@@ -19,7 +19,7 @@ from harness import (LEASE_DURATION as LD, RENEW_DEADLINE as RD,
                      RETRY_PERIOD as RP, wait_until)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CHILD = os.path.join(HERE, "runchild.py")
+CHILD = os.path.join(os.path.dirname(HERE), "kit", "runchild.py")
 GRACE = 0.8
 SLACK = 1.5             # process start-up, scheduling, request latency
 JITTER = 2.2            # acquire retry is retry_period x [1, 2.2)

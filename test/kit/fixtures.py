@@ -1,6 +1,7 @@
 """pytest fixtures shared by the suites that run leaderd against the
-test API server (test/integration, test/faults, test/hygiene): each
-conftest imports the ones it uses, and pytest picks them up there.
+test API server (test/integration, test/faults, test/hygiene and the
+kit's own test_fakeapi.py): each conftest imports the ones it uses, and
+pytest picks them up there.
 
 Python 3.11 standard library and pytest only."""
 

@@ -1,7 +1,7 @@
 """Self-tests of the test API server (fakeapi.py): its Lease semantics,
 Status bodies, auth and fault switches, checked over HTTPS with urllib.
-These stay in the suite: the leaderd tests are only as good as the
-server they run against."""
+They run with the integration suite (make integration): the leaderd
+tests are only as good as the server they run against."""
 
 import http.client
 import json
