@@ -179,7 +179,7 @@ def test_legacy_failover_after_kill9(cluster, api, lock_type):
     new = cluster.wait_single_leader(LD + JITTER * RP + SLACK + 2.0,
                                      [i for i in ins if i is not old])
     assert new is not old
-    first = chk.first_true(since=t_kill, exclude=(old.name,))
+    first = chk.wait_first_true(since=t_kill, exclude=(old.name,))
     assert first is not None and first[0] - t_kill >= LD - 2 * RP, first
     rec = record(api, resource, cluster.lock)
     assert rec["holderIdentity"] == new.identity
@@ -268,7 +268,7 @@ def test_classic_sidecar_record(cluster, api):
         t_stop = time.monotonic()
         side.stop()
     leader = cluster.wait_single_leader(LD + JITTER * RP + SLACK + 2.0)
-    first = chk.first_true(since=t_stop)
+    first = chk.wait_first_true(since=t_stop)
     assert first[0] - t_stop >= LD - 2 * RP, first
     rec = record(api, "endpoints", cluster.lock)
     assert rec["holderIdentity"] == leader.identity
@@ -291,7 +291,7 @@ def test_annotation_deleted_by_hand(cluster, api):
     wait_until(lambda: annotation(api, "endpoints", cluster.lock),
                LD + JITTER * RP + SLACK + 2.0, what="the annotation back")
     leader = cluster.wait_single_leader(ACQUIRE)
-    assert chk.first_true(since=t_del + RP) is not None
+    assert chk.wait_first_true(since=t_del + RP) is not None
     assert record(api, "endpoints", cluster.lock)["holderIdentity"] == \
         leader.identity
     time.sleep(2 * RP)

@@ -481,6 +481,17 @@ class LeadershipChecker:
                 return s
         return None
 
+    def wait_first_true(self, timeout=2.0, **kw):
+        """first_true(**kw), waiting up to timeout seconds for the sampling
+        thread to take it: a test that has just seen a leader by its own
+        request may be ahead of the checker's round."""
+        end = time.monotonic() + timeout
+        while True:
+            s = self.first_true(**kw)
+            if s is not None or time.monotonic() >= end:
+                return s
+            time.sleep(self.interval)
+
     def claims(self):
         """Per instance, its claim intervals [t0 of the first true sample,
         t1 of the last true sample before a false or unreachable one]."""
