@@ -195,8 +195,12 @@ bind_all(const char *hostport, struct sockaddr_storage *ss, socklen_t *len,
 			*retry = 1;
 			return 0;
 		}
-		snprintf(err, errlen, "%s: %s %s: %s", hostport, what, addr,
-		    strerror(e));
+		if (n > 1)
+			snprintf(err, errlen, "%s: %s %s: %s", hostport, what,
+			    addr, strerror(e));
+		else
+			snprintf(err, errlen, "%s: %s: %s", hostport, what,
+			    strerror(e));
 		return -1;
 	}
 	if (got == 0) {

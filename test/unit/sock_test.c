@@ -38,13 +38,17 @@ static char	 dir[] = "/tmp/sock_test.XXXXXX";
 static char	 sock_path[128], victim[128], moved[128];
 static int	 swap_after_bind;	/* the wrapper swaps once */
 static int	 fail_v6_bind;		/* errno for an AF_INET6 bind, or 0 */
+static int	 fail_v6_count = -1;	/* how many times; -1 is always */
 
 int
 __wrap_bind(int fd, const struct sockaddr *sa, socklen_t len)
 {
 	int	 rc;
 
-	if (fail_v6_bind != 0 && sa->sa_family == AF_INET6) {
+	if (fail_v6_bind != 0 && sa->sa_family == AF_INET6 &&
+	    fail_v6_count != 0) {
+		if (fail_v6_count > 0)
+			fail_v6_count--;
 		errno = fail_v6_bind;
 		return -1;
 	}
@@ -236,6 +240,36 @@ test_tcp_no_v6(void **state)
 	fail_v6_bind = 0;
 }
 
+static void
+test_tcp_port0_taken(void **state)
+{
+	struct sock_bound	 b[SOCK_ADDRS_MAX];
+	char			 err[256], skipped[256];
+	int			 n, i;
+
+	(void)state;
+	if (!have_v6_loopback())
+		skip();
+	/* The port the first address got is taken on ::1: another one. */
+	fail_v6_bind = EADDRINUSE;
+	fail_v6_count = 1;
+	n = sock_listen_tcp("localhost:0", b, SOCK_ADDRS_MAX, skipped,
+	    sizeof(skipped), err, sizeof(err));
+	assert_int_equal(fail_v6_count, 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(b[0].port, b[1].port);
+	for (i = 0; i < n; i++)
+		close(b[i].fd);
+	/* A port asked for and taken is an error, not a retry. */
+	fail_v6_count = 1;
+	n = sock_listen_tcp("localhost:40999", b, SOCK_ADDRS_MAX, skipped,
+	    sizeof(skipped), err, sizeof(err));
+	assert_int_equal(n, -1);
+	assert_non_null(strstr(err, "Address already in use"));
+	fail_v6_bind = 0;
+	fail_v6_count = -1;
+}
+
 int
 main(void)
 {
@@ -245,6 +279,7 @@ main(void)
 		cmocka_unit_test(test_tcp_addrs),
 		cmocka_unit_test(test_tcp_localhost),
 		cmocka_unit_test(test_tcp_no_v6),
+		cmocka_unit_test(test_tcp_port0_taken),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
