@@ -6,99 +6,248 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "base/netaddr.h"
 #include "base/sock.h"
+#include "base/text.h"
 
-/* Bind and listen on the first address of res that works. */
+#define SOCK_PORT_TRIES	8	/* port 0 taken on a later address */
+
+/* Append sa to ss[] unless it is there already; returns the new n. */
 static int
-bind_first(struct addrinfo *res, const char **what)
+add_addr(struct sockaddr_storage *ss, socklen_t *len, int n, int max,
+    const struct sockaddr *sa, socklen_t salen)
 {
-	struct addrinfo	*ai;
-	int		 fd, one = 1, saved;
+	int	 i;
 
-	*what = "socket";
-	errno = EADDRNOTAVAIL;
-	for (ai = res; ai != NULL; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
-		    SOCK_CLOEXEC, ai->ai_protocol);
-		if (fd == -1) {
-			*what = "socket";
-			continue;
-		}
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (ai->ai_family == AF_INET6)
-			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
-			    sizeof(one));
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == -1)
-			*what = "bind";
-		else if (listen(fd, SOCK_BACKLOG) == -1)
-			*what = "listen";
-		else
-			return fd;
-		saved = errno;
-		close(fd);
-		errno = saved;
-	}
-	return -1;
+	if (salen > sizeof(*ss))
+		return n;
+	for (i = 0; i < n; i++)
+		if (len[i] == salen && memcmp(&ss[i], sa, salen) == 0)
+			return n;
+	if (n == max)
+		return n;
+	memset(&ss[n], 0, sizeof(ss[n]));
+	memcpy(&ss[n], sa, salen);
+	len[n] = salen;
+	return n + 1;
 }
 
 int
-sock_listen_tcp(const char *hostport, char *name, size_t namelen, int *port,
-    char *err, size_t errlen)
+sock_tcp_addrs(const char *host, int port, struct sockaddr_storage *ss,
+    socklen_t *len, int max, char *err, size_t errlen)
 {
-	struct addrinfo		 hints, *res;
+	struct addrinfo		 hints, *res, *ai;
+	struct sockaddr_in	 sin;
+	struct sockaddr_in6	 sin6;
+	char			 serv[8];
+	int			 n = 0, rc;
+
+	if (strcasecmp(host, "localhost") == 0) {
+		/* Both loopbacks, not whatever /etc/hosts maps. */
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_port = htons(port);
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		memset(&sin6, 0, sizeof(sin6));
+		sin6.sin6_family = AF_INET6;
+		sin6.sin6_port = htons(port);
+		sin6.sin6_addr = in6addr_loopback;
+		n = add_addr(ss, len, n, max, (struct sockaddr *)&sin,
+		    sizeof(sin));
+		return add_addr(ss, len, n, max, (struct sockaddr *)&sin6,
+		    sizeof(sin6));
+	}
+	snprintf(serv, sizeof(serv), "%d", port);
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV | (host[0] == '\0' ? AI_PASSIVE : 0);
+	if ((rc = getaddrinfo(host[0] != '\0' ? host : NULL, serv, &hints,
+	    &res)) != 0) {
+		snprintf(err, errlen, "%s", gai_strerror(rc));
+		return -1;
+	}
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
+			continue;
+		n = add_addr(ss, len, n, max, ai->ai_addr, ai->ai_addrlen);
+		if (host[0] == '\0')
+			break;
+	}
+	freeaddrinfo(res);
+	if (n == 0) {
+		snprintf(err, errlen, "no IPv4 or IPv6 address");
+		return -1;
+	}
+	return n;
+}
+
+/* Bind and listen on sa; returns the socket, or -1 with errno and what. */
+static int
+bind_one(const struct sockaddr_storage *sa, socklen_t salen,
+    const char **what)
+{
+	int	 fd, one = 1, saved;
+
+	*what = "socket";
+	if ((fd = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (sa->ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	*what = "bind";
+	if (bind(fd, (const struct sockaddr *)sa, salen) == 0) {
+		*what = "listen";
+		if (listen(fd, SOCK_BACKLOG) == 0)
+			return fd;
+	}
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return -1;
+}
+
+/* Set the port of an IPv4 or IPv6 socket address. */
+static void
+set_port(struct sockaddr_storage *sa, int port)
+{
+	if (sa->ss_family == AF_INET)
+		((struct sockaddr_in *)sa)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)sa)->sin6_port = htons(port);
+}
+
+/* Fill b from the socket bound to fd; -1 with errno. */
+static int
+bound_name(int fd, struct sock_bound *b)
+{
 	struct sockaddr_storage	 ss;
 	socklen_t		 sslen = sizeof(ss);
-	char			 host[256], serv[8], addr[INET6_ADDRSTRLEN];
-	char			 why[128];
+	char			 addr[INET6_ADDRSTRLEN];
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sslen) == -1)
+		return -1;
+	netaddr_sockaddr_text((struct sockaddr *)&ss, addr, sizeof(addr),
+	    &b->port);
+	snprintf(b->name, sizeof(b->name), strchr(addr, ':') != NULL ?
+	    "[%s]:%d" : "%s:%d", addr, b->port);
+	b->fd = fd;
+	return 0;
+}
+
+/*
+ * Bind every address of ss[] (the port of each set already, or 0) into
+ * out.  Returns how many, 0 with *retry when port 0 was taken on a later
+ * address, or -1 with err.
+ */
+static int
+bind_all(const char *hostport, struct sockaddr_storage *ss, socklen_t *len,
+    int n, int want, struct sock_bound *out, char *skipped,
+    size_t skippedlen, int *retry, char *err, size_t errlen)
+{
+	struct sock_bound	 b;
+	char			 addr[INET6_ADDRSTRLEN];
 	const char		*what;
-	int			 fd, rc;
+	size_t			 used = 0;
+	int			 i, j, fd, got = 0, port = want, e = 0, p;
+
+	*retry = 0;
+	if (skippedlen > 0)
+		skipped[0] = '\0';
+	for (i = 0; i < n; i++) {
+		if (port != 0)
+			set_port(&ss[i], port);
+		if ((fd = bind_one(&ss[i], len[i], &what)) != -1 &&
+		    bound_name(fd, &b) == -1) {
+			what = "getsockname";
+			e = errno;
+			close(fd);
+			errno = e;
+			fd = -1;
+		}
+		if (fd != -1) {
+			out[got++] = b;
+			port = b.port;
+			continue;
+		}
+		e = errno;
+		netaddr_sockaddr_text((struct sockaddr *)&ss[i], addr,
+		    sizeof(addr), &p);
+		if (n > 1 && (e == EADDRNOTAVAIL || e == EAFNOSUPPORT)) {
+			text_appendf(skipped, skippedlen, &used, "%s%s: %s",
+			    used > 0 ? ", " : "", addr, strerror(e));
+			continue;
+		}
+		for (j = 0; j < got; j++)
+			close(out[j].fd);
+		if (want == 0 && got > 0 && e == EADDRINUSE) {
+			*retry = 1;
+			return 0;
+		}
+		if (n > 1)
+			snprintf(err, errlen, "%s: %s %s: %s", hostport, what,
+			    addr, strerror(e));
+		else
+			snprintf(err, errlen, "%s: %s: %s", hostport, what,
+			    strerror(e));
+		return -1;
+	}
+	if (got == 0) {
+		snprintf(err, errlen, "%s: no address could be bound (%s)",
+		    hostport, skipped);
+		return -1;
+	}
+	return got;
+}
+
+int
+sock_listen_tcp(const char *hostport, struct sock_bound *out, int max,
+    char *skipped, size_t skippedlen, char *err, size_t errlen)
+{
+	struct sockaddr_storage	 ss[SOCK_ADDRS_MAX];
+	socklen_t		 len[SOCK_ADDRS_MAX];
+	char			 host[256], serv[8], why[128];
+	int			 n, port, tries, retry, got;
 
 	if (netaddr_split(hostport, 0, host, sizeof(host), serv,
 	    sizeof(serv), why, sizeof(why)) == -1) {
 		snprintf(err, errlen, "%s: %s", hostport, why);
 		return -1;
 	}
-	if (netaddr_port(serv) == -1) {
+	if ((port = netaddr_port(serv)) == -1) {
 		snprintf(err, errlen, "%s: the port must be a number from 0 "
 		    "to 65535", hostport);
 		return -1;
 	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	if ((rc = getaddrinfo(host[0] != '\0' ? host : NULL, serv, &hints,
-	    &res)) != 0) {
-		snprintf(err, errlen, "%s: %s", hostport, gai_strerror(rc));
+	if (max > SOCK_ADDRS_MAX)
+		max = SOCK_ADDRS_MAX;
+	if ((n = sock_tcp_addrs(host, port, ss, len, max, why,
+	    sizeof(why))) == -1) {
+		snprintf(err, errlen, "%s: %s", hostport, why);
 		return -1;
 	}
-	fd = bind_first(res, &what);
-	freeaddrinfo(res);
-	if (fd == -1) {
-		snprintf(err, errlen, "%s: %s: %s", hostport, what,
-		    strerror(errno));
-		return -1;
+	for (tries = 0; tries < SOCK_PORT_TRIES; tries++) {
+		got = bind_all(hostport, ss, len, n, port, out, skipped,
+		    skippedlen, &retry, err, errlen);
+		if (!retry)
+			return got;
+		for (got = 0; got < n; got++)
+			set_port(&ss[got], 0);
 	}
-	if (getsockname(fd, (struct sockaddr *)&ss, &sslen) == -1) {
-		snprintf(err, errlen, "%s: getsockname: %s", hostport,
-		    strerror(errno));
-		close(fd);
-		return -1;
-	}
-	netaddr_sockaddr_text((struct sockaddr *)&ss, addr, sizeof(addr),
-	    port);
-	snprintf(name, namelen, strchr(addr, ':') != NULL ? "[%s]:%d" :
-	    "%s:%d", addr, *port);
-	return fd;
+	snprintf(err, errlen, "%s: no port free on every address after %d "
+	    "tries", hostport, SOCK_PORT_TRIES);
+	return -1;
 }
 
 /* Refuse a live socket at path, remove a stale one. */

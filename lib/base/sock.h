@@ -9,20 +9,47 @@
 #define SOCK_H
 
 #include <sys/types.h>
+#include <sys/socket.h>
 
 #include <stddef.h>
 
 #define SOCK_BACKLOG	128	/* listen(2) backlog */
+#define SOCK_ADDRS_MAX	4	/* addresses bound for one host:port */
+#define SOCK_NAME_MAX	64	/* "[v6]:port" */
+
+/* One listening TCP socket and the address it is bound to. */
+struct sock_bound {
+	int	 fd;
+	int	 port;
+	char	 name[SOCK_NAME_MAX];	/* "127.0.0.1:4040", "[::1]:4040" */
+};
 
 /*
- * Listen on "host:port" or "[v6]:port" (port 0 picks one; an empty host
- * means every address): non-blocking, close-on-exec, SO_REUSEADDR, and
- * IPV6_V6ONLY for IPv6.  The address bound is written to name
- * ("127.0.0.1:4040", "[::1]:4040") and its port to *port.  Returns the
- * socket, or -1 with err.
+ * The addresses to bind for host and port, at most max of them, into
+ * ss[] and len[]: the empty host is every address (0.0.0.0 or ::, one of
+ * them, as getaddrinfo passive gives first); a numeric host is itself;
+ * "localhost" (any case) is 127.0.0.1 then ::1, whatever /etc/hosts
+ * says; any other name is every address it resolves to, deduplicated,
+ * in the resolver's order.  Returns how many, or -1 with err.
  */
-int	sock_listen_tcp(const char *hostport, char *name, size_t namelen,
-	    int *port, char *err, size_t errlen);
+int	sock_tcp_addrs(const char *host, int port,
+	    struct sockaddr_storage *ss, socklen_t *len, int max, char *err,
+	    size_t errlen);
+
+/*
+ * Listen on every address sock_tcp_addrs gives for "host:port" or
+ * "[v6]:port" (port 0 picks one): non-blocking, close-on-exec,
+ * SO_REUSEADDR, and IPV6_V6ONLY for IPv6 so that a v4 and a v6 socket
+ * can share the port.  With port 0 the first socket picks the port
+ * and the others take the same one.  When a host has several addresses,
+ * one the machine lacks (EADDRNOTAVAIL, EAFNOSUPPORT: no ::1 in an
+ * IPv4-only pod) is skipped and named in skipped ("" if none); any other
+ * failure, or none bound, closes what was opened and fails.  Writes up
+ * to max sockets to out.  Returns how many, or -1 with err.
+ */
+int	sock_listen_tcp(const char *hostport, struct sock_bound *out,
+	    int max, char *skipped, size_t skippedlen, char *err,
+	    size_t errlen);
 
 /*
  * Listen on the unix socket path, non-blocking and close-on-exec, with

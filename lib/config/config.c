@@ -123,7 +123,7 @@ config_defaults(struct config *c)
 	c->renew_deadline_ms = 10000;
 	c->retry_period_ms = 2000;
 	c->release_on_cancel = 1;
-	snprintf(c->listen_http, sizeof(c->listen_http), "127.0.0.1:4040");
+	snprintf(c->listen_http, sizeof(c->listen_http), "localhost:4040");
 	c->listen_max_streams = 64;
 	c->request_timeout_ms = 5000;
 	c->watch = 1;

@@ -310,30 +310,39 @@ listen_tcp(struct httpd *h, const char *hostport, int probes, char *err,
     size_t errlen)
 {
 	struct sockaddr_storage	 ss;
-	socklen_t		 sslen = sizeof(ss);
-	char			 name[300], serv[16], why[128];
-	int			 fd, port;
+	struct sock_bound	 b[SOCK_ADDRS_MAX];
+	struct httpd_listener	*l;
+	socklen_t		 sslen;
+	char			 skipped[256], host[256], serv[16], why[128];
+	int			 i, n;
 
 	if (h->nls >= LISTEN_MAX) {
 		snprintf(err, errlen, "%s: too many listeners", hostport);
 		return -1;
 	}
-	if ((fd = sock_listen_tcp(hostport, name, sizeof(name), &port, err,
-	    errlen)) == -1)
+	if ((n = sock_listen_tcp(hostport, b, LISTEN_MAX - h->nls, skipped,
+	    sizeof(skipped), err, errlen)) == -1)
 		return -1;
-	log_info("listening on %s%s", name, probes ? " (probes only)" : "");
-	if (h->tcp_port == -1 && !probes)
-		h->tcp_port = port;
-	add_listener(h, fd, 0);
-	h->ls[h->nls - 1].probes_only = probes;
-	h->ls[h->nls - 1].loopback = getsockname(fd, (struct sockaddr *)&ss,
-	    &sslen) == 0 && (ss.ss_family == AF_INET ||
-	    ss.ss_family == AF_INET6) && peer_is_loopback(&ss);
+	if (skipped[0] != '\0')
+		log_info("%s: skipped %s", hostport, skipped);
 	/* The configured host, without port or brackets. */
-	if (netaddr_split(hostport, 0, h->ls[h->nls - 1].host,
-	    sizeof(h->ls[0].host), serv, sizeof(serv), why,
-	    sizeof(why)) == -1)
-		h->ls[h->nls - 1].host[0] = '\0';
+	if (netaddr_split(hostport, 0, host, sizeof(host), serv, sizeof(serv),
+	    why, sizeof(why)) == -1)
+		host[0] = '\0';
+	for (i = 0; i < n; i++) {
+		log_info("listening on %s%s", b[i].name,
+		    probes ? " (probes only)" : "");
+		if (h->tcp_port == -1 && !probes)
+			h->tcp_port = b[i].port;
+		add_listener(h, b[i].fd, 0);
+		l = &h->ls[h->nls - 1];
+		l->probes_only = probes;
+		sslen = sizeof(ss);
+		l->loopback = getsockname(b[i].fd, (struct sockaddr *)&ss,
+		    &sslen) == 0 && (ss.ss_family == AF_INET ||
+		    ss.ss_family == AF_INET6) && peer_is_loopback(&ss);
+		snprintf(l->host, sizeof(l->host), "%s", host);
+	}
 	return 0;
 }
 

@@ -113,15 +113,17 @@ struct httpd	*httpd_new(struct ev_loop *loop,
 	    const struct httpd_route *routes);
 
 /*
- * Listen on "host:port" ("[::1]:4040" for IPv6; port 0 picks one).
- * Returns 0 or -1 with err.
+ * Listen on "host:port" ("[::1]:4040" for IPv6; port 0 picks one): a
+ * name binds every address it has ("localhost": 127.0.0.1 and ::1), one
+ * listener each, and an address the machine lacks is skipped with an
+ * info line (see sock_listen_tcp).  Returns 0 or -1 with err.
  */
 int	httpd_listen_tcp(struct httpd *h, const char *hostport, char *err,
 	    size_t errlen);
 
 /*
- * Listen on "host:port" for the kubelet's probes and Prometheus only:
- * the routes marked probes (/healthz, /readyz and /metrics) are served
+ * Listen on "host:port", as httpd_listen_tcp does, for the kubelet's
+ * probes and Prometheus only: the routes marked probes (/healthz, /readyz and /metrics) are served
  * there; any other path gets 404 and a close, so the application API
  * (/leader, ...) stays on the loopback and unix listeners.  Requests
  * there are never local.  Returns 0 or -1 with err.

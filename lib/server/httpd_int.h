@@ -21,7 +21,7 @@
 #include "codec/http_parse.h"
 #include "server/httpd.h"
 
-#define LISTEN_MAX		4	/* listeners per server */
+#define LISTEN_MAX		8	/* listeners per server */
 #define CONN_IN_MAX		2048	/* read buffer per connection */
 
 enum conn_kind {

@@ -153,7 +153,7 @@ def listen_http(docs):
     if value is not None:
         return value
     cfg = leaderd_config(docs)
-    return (cfg or {}).get("listen", {}).get("http", "127.0.0.1:4040")
+    return (cfg or {}).get("listen", {}).get("http", "localhost:4040")
 
 
 def listen_probes(docs):

@@ -124,7 +124,7 @@ test_defaults(void **state)
 	assert_int_equal(c.renew_deadline_ms, 10000);
 	assert_int_equal(c.retry_period_ms, 2000);
 	assert_int_equal(c.release_on_cancel, 1);
-	assert_string_equal(c.listen_http, "127.0.0.1:4040");
+	assert_string_equal(c.listen_http, "localhost:4040");
 	assert_string_equal(c.listen_unix, "");
 	assert_int_equal(c.listen_max_streams, 64);
 	assert_string_equal(c.kubeconfig, "");
