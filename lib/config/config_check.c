@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/duration.h"
 #include "base/netaddr.h"
@@ -298,6 +299,41 @@ check_names(const struct config *c, struct config_errs *e)
 		    "ending with a letter or digit", s);
 }
 
+/* Whether a host of listen.http or listen.probes is a wildcard address. */
+static int
+wildcard(const char *host)
+{
+	return host[0] == '\0' || strcmp(host, "0.0.0.0") == 0 ||
+	    strcmp(host, "::") == 0;
+}
+
+/*
+ * Whether two valid host:port values would bind a common address and
+ * port: the same host, "localhost" (127.0.0.1 and ::1) beside a loopback
+ * literal, or a wildcard beside anything, on the same port.
+ */
+static int
+same_listener(const char *a, const char *b)
+{
+	char			 ha[CONFIG_STR_MAX], hb[CONFIG_STR_MAX];
+	char			 pa[16], pb[16], why[64];
+	struct netaddr_ip	 ip;
+
+	if (netaddr_split(a, 0, ha, sizeof(ha), pa, sizeof(pa), why,
+	    sizeof(why)) == -1 || netaddr_split(b, 0, hb, sizeof(hb), pb,
+	    sizeof(pb), why, sizeof(why)) == -1)
+		return 0;
+	if (netaddr_port(pa) != netaddr_port(pb) || netaddr_port(pa) == 0)
+		return 0;
+	if (strcasecmp(ha, hb) == 0 || wildcard(ha) || wildcard(hb))
+		return 1;
+	if (strcasecmp(ha, "localhost") == 0)
+		return netaddr_ip_parse(hb, &ip) == 0 && netaddr_ip_loopback(&ip);
+	if (strcasecmp(hb, "localhost") == 0)
+		return netaddr_ip_parse(ha, &ip) == 0 && netaddr_ip_loopback(&ip);
+	return 0;
+}
+
 static void
 check_listen(const struct config *c, struct config_errs *e)
 {
@@ -315,11 +351,12 @@ check_listen(const struct config *c, struct config_errs *e)
 		    "listen.probes \"%s\": %s (\"\" turns it off)",
 		    c->listen_probes, why);
 	else if (c->listen_probes[0] != '\0' &&
-	    strcmp(c->listen_probes, c->listen_http) == 0)
+	    same_listener(c->listen_probes, c->listen_http))
 		config_errs_add(e, ORIGIN(c, later(c, CONFIG_LISTEN_HTTP,
-		    CONFIG_LISTEN_PROBES)), "listen.probes and listen.http are "
-		    "both \"%s\"; the probes need a port of their own",
-		    c->listen_probes);
+		    CONFIG_LISTEN_PROBES)), "listen.probes \"%s\" and "
+		    "listen.http \"%s\" share an address and port; the "
+		    "probes need a port of their own", c->listen_probes,
+		    c->listen_http);
 	if (c->listen_unix[0] != '\0' && c->listen_unix[0] != '/')
 		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_UNIX), "listen.unix "
 		    "\"%s\" must be an absolute path", c->listen_unix);
