@@ -490,7 +490,7 @@ def test_migrate_leader_elector(kubectl):
     ld = leaderd_container(spec)
     assert ld["args"] == ["--election=example",
         "--election-namespace=$(POD_NAMESPACE)",
-        "--lock-type=endpointsleases", "--http=127.0.0.1:4040",
+        "--lock-type=endpointsleases", "--http=localhost:4040",
         "--probes=0.0.0.0:4041", "--id=$(POD_NAME)"]
     rules = one(docs, "Role")["rules"]
     assert rules[0]["resourceNames"] == ["example"]
