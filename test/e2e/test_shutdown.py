@@ -1,7 +1,7 @@
 """SIGTERM of a leaderd leader while its renew is held on the way to a
 real kube-apiserver (issue 20), with a client-go elector on the Lease.
 
-c-1 (leaderd, behind the fault proxy of test/faults/proxy.py) leads; c-2
+c-1 (leaderd, behind the fault proxy of test/kit/proxy.py) leads; c-2
 (leaderd, watching) and go-1 (client-go) follow.  The proxy holds c-1's
 next renew (a PUT, told from a GET by its size) for 3 x request_timeout,
 and SIGTERM comes while it is held.  c-1 must abandon the renew, write
@@ -21,7 +21,7 @@ import e2elib as E
 from test_interop import Sampler, check_no_overlap
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "faults"))
+                                "..", "kit"))
 from proxy import ProxyHub  # noqa: E402
 
 BUDGET = 4.0                    # c-1's --shutdown-timeout
