@@ -22,7 +22,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 
 import pytest
 
@@ -264,7 +263,27 @@ def test_compat_refusals():
     reads -election=x as shorthand letters and exits 2), exit 2."""
     rc, out, err = run_check(["--compat=vapor", "--election=x", "--id=a"])
     assert rc == 2 and 'compat "vapor" is not supported' in err, err
+    rc, out, err = run_check(["--compat=nais", "--election=x", "--id=a"])
+    assert rc == 2 and "holds its Lease for life" in err, err
     rc, out, err = run_check(["-election=x", "--id=a"])
     assert rc == 2, (out, err)
     rc, out, err = run_check(["--id=a", "--election=x", "--ttl=20s"])
     assert rc == 0 and "lock endpoints/default/x" in out, (out, err)
+
+
+def test_http_port_taken(api, pods):
+    """The classic exits 0 when its --http port is taken, and its
+    election stops with it: leaderd fails the start instead (exit 1), so
+    the kubelet restarts the container rather than counting it done."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    try:
+        port = s.getsockname()[1]
+        p = pods("taken-0", ["--election=example",
+                             "--http=127.0.0.1:%d" % port])
+        assert p.proc.wait(10) == 1, p.text()
+        assert "Address already in use" in p.text(), p.text()
+        assert holder(api, "default", "example") is None
+    finally:
+        s.close()
