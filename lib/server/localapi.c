@@ -305,13 +305,12 @@ query_leader(const char *query)
 	    (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
 }
 
-/* GET /: who leads, by name. */
+/* GET /: who leads, by name; with compat classic, in its bytes. */
 static void
 reply_root(const struct http_request *req, struct httpd_reply *reply,
     void *arg)
 {
 	const struct localapi_state	*d = arg;
-
 	struct buf			 b = { 0 };
 
 	(void)req;
