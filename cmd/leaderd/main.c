@@ -30,7 +30,7 @@ enum {
 	OPT_RETRY_PERIOD, OPT_REQUEST_TIMEOUT, OPT_TTL, OPT_RELEASE,
 	OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_CLUSTER_CREDS, OPT_VERSION,
 	OPT_WATCH, OPT_GRACE, OPT_RESTART, OPT_PROBES, OPT_LOCK_TYPE,
-	OPT_COOLDOWN, OPT_SHUTDOWN_TIMEOUT
+	OPT_COOLDOWN, OPT_SHUTDOWN_TIMEOUT, OPT_COMPAT
 };
 
 static const struct option longopts[] = {
@@ -62,6 +62,7 @@ static const struct option longopts[] = {
 	{ "restart",		required_argument, NULL, OPT_RESTART },
 	{ "step-down-cooldown",	required_argument, NULL, OPT_COOLDOWN },
 	{ "shutdown-timeout",	required_argument, NULL, OPT_SHUTDOWN_TIMEOUT },
+	{ "compat",		required_argument, NULL, OPT_COMPAT },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -92,6 +93,7 @@ static const struct {
 	{ OPT_RESTART,		"run.restart",		"--restart" },
 	{ OPT_COOLDOWN,		"step_down.cooldown",	"--step-down-cooldown" },
 	{ OPT_SHUTDOWN_TIMEOUT,	"shutdown_timeout",	"--shutdown-timeout" },
+	{ OPT_COMPAT,		"compat",		"--compat" },
 };
 
 static void __attribute__((noreturn))
@@ -142,6 +144,11 @@ usage(int status)
 	    "lease_duration)\n"
 	    "  --use-cluster-credentials   accepted; in-cluster is the "
 	    "default\n"
+	    "  --compat PEER               classic: the leader-elector "
+	    "sidecar's defaults\n"
+	    "                              and answers (also as argv[0] "
+	    "leader-elector\n"
+	    "                              or /server)\n"
 	    "  --version                   print the version\n");
 	exit(status);
 }
@@ -176,6 +183,26 @@ set_ttl(struct config *c, const char *arg, char *err, size_t errlen)
 	duration_format(ms / 4, v, sizeof(v));
 	if (config_set(c, "retry_period", v, "--ttl", err, errlen) == -1)
 		config_fail(err);
+}
+
+/*
+ * The peer argv[0] names, or NULL: the classic leader-elector sidecar
+ * when leaderd is installed under its name, or as its image's binary
+ * /server (run.sh runs "/server --id=$(hostname) $@").  A bare "server"
+ * found on $PATH is too common a name to mean it.
+ */
+static const char *
+argv0_compat(const char *argv0)
+{
+	const char	*base;
+
+	if (argv0 == NULL)
+		return NULL;
+	base = (base = strrchr(argv0, '/')) != NULL ? base + 1 : argv0;
+	if (strcmp(base, "leader-elector") == 0 ||
+	    strcmp(argv0, "/server") == 0)
+		return "classic";
+	return NULL;
 }
 
 static void
@@ -314,6 +341,15 @@ main(int argc, char *argv[])
 	config_defaults(&conf);
 	if (file != NULL && config_load(&conf, file, err, sizeof(err)) == -1)
 		config_fail(err);
+	/* argv[0] selects a peer unless the file does; --compat overrides. */
+	if (!conf.set[CONFIG_COMPAT] && argv0_compat(argv[0]) != NULL) {
+		char	 origin[64];
+
+		snprintf(origin, sizeof(origin), "argv[0] %.40s", argv[0]);
+		if (config_set(&conf, "compat", argv0_compat(argv[0]), origin,
+		    err, sizeof(err)) == -1)
+			config_fail(err);
+	}
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "f:nvh", longopts, NULL)) != -1) {
 		if (ch == OPT_TTL) {

@@ -57,6 +57,7 @@ enum config_key {
 	CONFIG_LABEL_NAMESPACE,
 	CONFIG_STEP_DOWN_COOLDOWN,
 	CONFIG_SHUTDOWN_TIMEOUT,
+	CONFIG_COMPAT,
 	CONFIG_NKEYS
 };
 
@@ -91,6 +92,7 @@ struct config {
 	uint64_t	 shutdown_timeout_ms;		/* signal..exit; default 5s
 							   (plus the actions' time
 							   when unset) */
+	char		 compat[16];			/* "" or "classic" */
 	struct config_origin origin[CONFIG_NKEYS];	/* where each value came from */
 	int		 set[CONFIG_NKEYS];		/* value given explicitly */
 };
@@ -123,6 +125,10 @@ int	config_set(struct config *c, const char *key, const char *value,
  * /var/run/secrets/kubernetes.io/serviceaccount), else "default".  An
  * unset request_timeout follows renew_deadline as client-go's does:
  * max(1s, renew_deadline / 2), but below renew_deadline (5s for 10s).
+ * With compat "classic", what is unset takes the classic leader-elector
+ * sidecar's defaults instead: lock.type endpoints, lock.namespace the
+ * literal "default" (never the pod's), lease 10s, renew 5s, retry 2.5s
+ * (its --ttl 10s), and no TCP listener (it serves only with --http).
  */
 void	config_finish(struct config *c, const char *sa_dir);
 

@@ -276,6 +276,26 @@ check_names(const struct config *c, struct config_errs *e)
 		    "configmaps, endpointsleases, configmapsleases to share "
 		    "a lock with older clients)", s);
 
+	/*
+	 * The peers leaderd can stand in for exactly (migrating.md).  nais
+	 * cannot be: its pods only ever create the Lease and never renew
+	 * it, and its Role grants no update, so a leaderd beside them would
+	 * either fail every renew or take the Lease over from a holder that
+	 * still leads.
+	 */
+	s = c->compat;
+	if (strcmp(s, "nais") == 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_COMPAT), "compat \"nais\" "
+		    "is not supported: nais/elector holds its Lease for life "
+		    "(created once, never renewed, no update in its Role), "
+		    "which leaderd cannot share safely; replace every "
+		    "elector pod at once (Recreate), with a Lease name of "
+		    "its own for leaderd and update on leases in the Role");
+	else if (*s != '\0' && strcmp(s, "classic") != 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_COMPAT), "compat \"%s\" "
+		    "is not supported; use classic (the kubernetes/contrib "
+		    "leader-elector sidecar), or leave it unset", s);
+
 	s = c->lock_name;
 	if (*s == '\0')
 		config_errs_add(e, ORIGIN(c, CONFIG_LOCK_NAME), "lock.name is "
@@ -364,7 +384,9 @@ check_listen(const struct config *c, struct config_errs *e)
 		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_UNIX), "listen.unix "
 		    "is too long (%zu bytes; a unix socket path holds at most "
 		    "%zu)", strlen(c->listen_unix), SUN_PATH_MAX);
-	if (c->listen_http[0] == '\0' && c->listen_unix[0] == '\0')
+	/* The classic sidecar runs without a listener unless --http. */
+	if (c->listen_http[0] == '\0' && c->listen_unix[0] == '\0' &&
+	    strcmp(c->compat, "classic") != 0)
 		config_errs_add(e, ORIGIN(c, later(c, CONFIG_LISTEN_HTTP,
 		    CONFIG_LISTEN_UNIX)), "no listener: listen.http and "
 		    "listen.unix are both empty; set at least one");

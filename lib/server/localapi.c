@@ -305,15 +305,29 @@ query_leader(const char *query)
 	    (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
 }
 
-/* GET /: who leads, by name. */
+/* GET /: who leads, by name; with compat classic, in its bytes. */
 static void
 reply_root(const struct http_request *req, struct httpd_reply *reply,
     void *arg)
 {
 	const struct localapi_state	*d = arg;
+	struct buf			 b = { 0 };
 
 	(void)req;
-	reply_status(reply, 200, "name", elector_holder(d->el), NULL);
+	if (strcmp(d->conf->compat, "classic") != 0) {
+		reply_status(reply, 200, "name", elector_holder(d->el), NULL);
+		return;
+	}
+	/*
+	 * The classic sidecar's bytes: Go's json.Marshal, no newline, and
+	 * no Content-Type, which net/http sniffs as text/plain.
+	 */
+	buf_add(&b, "{\"name\":", 8);
+	buf_json_str(&b, elector_holder(d->el));
+	buf_add(&b, "}", 1);
+	reply->status = 200;
+	reply->content_type = "text/plain; charset=utf-8";
+	reply->body = buf_steal(&b, &reply->len);
 }
 
 /* GET /healthz: the loop turns and a leader renews. */

@@ -74,9 +74,10 @@ int	localapi_parse_wait(const char *query, int *blocking,
  * GET or HEAD, answered from st at the reply's now_ms: /leader
  * (blocking with wait and index; 400 for a bad one; every answer
  * carries X-Leaderd-Index), the streams /leader/watch and /sse, / (who
- * leads), and, also on the probes listener, /healthz and /readyz
- * (?leader=true: 503 unless leading, whatever readyz.leader_only
- * says).  The daemon's: GET or HEAD /metrics, also on the probes
+ * leads; with compat "classic" as that sidecar answers: {"name":...}
+ * without a newline, as text/plain), and, also on the probes listener,
+ * /healthz and /readyz (?leader=true: 503 unless leading, whatever
+ * readyz.leader_only says).  The daemon's: GET or HEAD /metrics, also on the probes
  * listener, answered by metrics; POST /leader/release, on the unix
  * socket and loopback listeners only, by release; both with arg.
  */
