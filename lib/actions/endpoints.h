@@ -39,13 +39,18 @@ struct endpoints *endpoints_new(struct ev_loop *loop, struct curlev *cv,
 		    const char *user_agent, const struct config *c,
 		    int legacy, char *err, size_t errlen);
 
-/* Want the object to name this pod (1) or no endpoint (0); write it. */
+/*
+ * Want the object to name this pod (1) or no endpoint (0); write it.  A 0
+ * is ignored unless this instance named itself there (set 1) and has not
+ * cleared it since: another leader's endpoint is never cleared.
+ */
 void		 endpoints_set(struct endpoints *e, int leader);
 
 /*
  * Shutdown: want no endpoint, and call done_cb(arg) once such a write has
  * been answered (successfully or not; its request timeout bounds the
- * wait).  Later endpoints_set calls are ignored.
+ * wait), or at once if this instance never named itself there.  Later
+ * endpoints_set calls are ignored.
  */
 void		 endpoints_finish(struct endpoints *e, void (*done_cb)(void *),
 		    void *arg);

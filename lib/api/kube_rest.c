@@ -1,8 +1,9 @@
 /*
  * kube_rest.c -- the requests leaderd makes, as URLs and methods on the
  * request engine (kube_request, kube.c): the Lease (GET, POST, PUT and
- * its watch), the core/v1 Endpoints and ConfigMap locks, the Events, and
- * the merge PATCH of the pod label.  Path segments are URL-escaped here.
+ * its watch), the core/v1 Endpoints and ConfigMap locks, the Events, the
+ * leader's EndpointSlice (POST, PUT) and the merge PATCH of the pod
+ * label.  Path segments are URL-escaped here.
  */
 
 #include <stdio.h>
