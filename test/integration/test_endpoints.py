@@ -149,3 +149,41 @@ def test_endpoints_need_an_ip(cluster):
     assert p.returncode == 2, p.stderr
     assert "actions.endpoints.service needs this pod's IP" in p.stderr
     assert "%s:" % inst.config_path in p.stderr
+
+
+def test_a_follower_never_writes_the_slice(api, cluster):
+    """A follower stopping (SIGTERM) or losing nothing never clears the
+    leader's endpoint: only what an instance wrote itself is cleared."""
+    a = with_endpoints(cluster, "e1", 1).start()
+    wait_until(lambda: a.is_leader(), JITTER * RP + SLACK + 2.0,
+               what="e1 to lead")
+    b = with_endpoints(cluster, "e2", 2).start()
+    wait_until(lambda: ips(api) == ["10.0.0.1"], 3.0, what="the slice")
+    wait_until(lambda: b.leader() is not None, 3.0, what="e2 to follow")
+    b.terminate()
+    assert b.wait(5.0) == 0
+    assert ips(api) == ["10.0.0.1"]
+    assert [r for r in api.requests(token=b.token)
+            if r["path"].startswith(SLICES)] == []
+
+
+def test_slice_cleared_when_the_claim_ends(api, cluster):
+    """The leader loses its Lease writes but can still write the slice:
+    it clears its endpoint when its claim ends, before anyone else may
+    lead, and the next leader names itself."""
+    a = with_endpoints(cluster, "e1", 1).start()
+    wait_until(lambda: a.is_leader(), JITTER * RP + SLACK + 2.0,
+               what="e1 to lead")
+    b = with_endpoints(cluster, "e2", 2).start()
+    wait_until(lambda: ips(api) == ["10.0.0.1"], 3.0, what="the slice")
+    f = api.fault("status", token=a.token, status=503,
+                  path_prefix="/apis/coordination.k8s.io/")
+    wait_until(lambda: ips(api) == ["10.0.0.2"],
+               LD + JITTER * RP + SLACK + 3.0, what="e2 in the slice")
+    api.clear_fault(f)
+    hist = api.core_history("endpointslices")
+    cleared = [h for h in hist if h["token"] == a.token and h["ips"] == []]
+    named = [h for h in hist if h["token"] == b.token and
+             h["ips"] == ["10.0.0.2"]]
+    assert cleared and named and cleared[0]["t"] <= named[0]["t"], hist
+    assert b.is_leader()
