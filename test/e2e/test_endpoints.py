@@ -88,6 +88,13 @@ def test_endpointslice_follows_the_leader(election, cluster):
             "endpointslice.kubernetes.io/managed-by"] == "leaderd.io"
         assert o["ports"] == [{"name": "http", "port": 8080,
                                "protocol": "TCP"}]
+        # Re-asserted at every renew, yet the same content is no write
+        # for the API server: no new resourceVersion, no watch event for
+        # every kube-proxy.
+        rv = o["metadata"]["resourceVersion"]
+        time.sleep(3 * RP)
+        assert cluster.admin.json("get", "endpointslice", name)[
+            "metadata"]["resourceVersion"] == rv
         # Found the way kube-proxy and CoreDNS find it: by the label.
         sel = cluster.admin.json("get", "endpointslices", "-l",
                                  "kubernetes.io/service-name=%s" % svc)
