@@ -1,6 +1,6 @@
 /*
- * actions.c -- the run mode's command and the leader pod label, driven
- * by the claim the daemon reports (actions.h).
+ * actions.c -- the run mode's command, the leader pod label and the
+ * leader's endpoints, driven by the claim the daemon reports (actions.h).
  */
 
 #include <stdint.h>
@@ -217,8 +217,10 @@ actions_new(struct ev_loop *loop, struct curlev *cv,
 		/* A restarted leaderd does not lead yet: say so first. */
 		label_set(a->label, 0);
 	}
-	/* Unlike the label, nothing is written before we lead: the
-	   object is shared, and another instance may lead now. */
+	/*
+	 * Unlike the label, the endpoints are not written before we lead:
+	 * the object is shared, and another instance may lead now.
+	 */
 	for (i = 0; c->ep_service[0] != '\0' && i < 1 + c->ep_legacy; i++)
 		if ((a->ep[i] = endpoints_new(loop, cv, creds, token,
 		    user_agent, c, i, err, errlen)) == NULL) {

@@ -28,18 +28,18 @@ struct endpoints {
 	struct ev_loop		*loop;		/* the default loop */
 	const struct config	*conf;		/* borrowed */
 	struct kube		*kube;		/* our own client */
-	int			 legacy;	/* core Endpoints, not the slice */
+	int			 legacy;	/* core Endpoints, not slice */
 	struct epslice		 what;		/* the object's contents */
 	char			 name[CONFIG_STR_MAX + 16]; /* object name */
 	const char		*kind;		/* for the log */
 	int			 want;		/* 1 this pod, 0 none */
 	int			 owned;		/* may name us: ours to clear */
 	int			 inflight;	/* value being written; -1 */
-	int			 creating;	/* the write in flight is a POST */
+	int			 creating;	/* the write in flight: POST */
 	int			 again;		/* write once more after it */
 	uint64_t		 backoff_ms;	/* next retry delay, 0 = none */
 	ev_timer		 retry;		/* the retry after a failure */
-	int			 finishing;	/* endpoints_finish was called */
+	int			 finishing;	/* endpoints_finish called */
 	void			(*done_cb)(void *); /* for endpoints_finish */
 	void			*done_arg;	/* for done_cb */
 	char			 last_err[768];	/* last error logged */
