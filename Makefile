@@ -182,7 +182,7 @@ deps:
 # is not named after its module says which one it tests.
 UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child \
 	     metrics \
-	     proxy log sock legacy text netaddr lock
+	     proxy log sock legacy text netaddr lock epslice
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
 unit_module_elector_sim = elector
 unit_archives = $(call layer_archives,$(call layer_of,$(or $(unit_module_$(1)),$(1))))
@@ -270,6 +270,7 @@ integration: $(LEADERD_TARGET)
 #   lock (endpoints, configmaps, endpointsleases, configmapsleases),
 #	legacy: test_locks
 #   child and actions (run mode): test_run; label: test_label;
+#	endpoints, epslice: test_endpoints;
 #	metrics: test_metrics
 #   httpd, http_parse, localapi, sock: test_localapi, test_push,
 #	test_stepdown, test_security
@@ -309,6 +310,8 @@ SAN_INTEGRATION = \
 	test_run.py::test_command_exit_restart_restarts_with_backoff \
 	test_label.py::test_label_follows_leadership \
 	test_label.py::test_label_patch_failures_are_retried_and_reasserted \
+	test_endpoints.py::test_slice_follows_the_leader \
+	test_endpoints.py::test_slice_write_failures_are_retried \
 	test_metrics.py::test_metrics_election_and_failover \
 	test_metrics.py::test_renew_failures_and_error_codes \
 	test_localapi.py \

@@ -1,6 +1,6 @@
 /*
- * actions.c -- the run mode's command and the leader pod label, driven
- * by the claim the daemon reports (actions.h).
+ * actions.c -- the run mode's command, the leader pod label and the
+ * leader's endpoints, driven by the claim the daemon reports (actions.h).
  */
 
 #include <stdint.h>
@@ -12,6 +12,7 @@
 
 #include "actions/actions.h"
 #include "actions/child.h"
+#include "actions/endpoints.h"
 #include "actions/label.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -29,6 +30,7 @@ struct actions {
 	const struct config	*conf;		/* borrowed */
 	struct child		*child;		/* NULL: not in run mode */
 	struct label		*label;		/* NULL: label disabled */
+	struct endpoints	*ep[2];		/* slice, Endpoints; or NULL */
 	actions_quit_cb		 quit_cb;	/* the command ended leaderd */
 	void			*quit_arg;	/* for quit_cb */
 	int			 leading;	/* the claim holds */
@@ -41,6 +43,7 @@ struct actions {
 	int			 exit_code;	/* leaderd's exit; -1 none */
 	int			 shutting;	/* actions_shutdown ran */
 	int			 label_done;	/* shutdown's standby done */
+	int			 ep_done[2];	/* shutdown's clearing done */
 	void			(*done_cb)(void *); /* of actions_shutdown */
 	void			*done_arg;	/* for done_cb */
 	char			 env[3][2 * CONFIG_STR_MAX + 32]; /* vars */
@@ -56,6 +59,9 @@ shutdown_check(struct actions *a)
 	if (a->child != NULL && child_active(a->child))
 		return;
 	if (a->label != NULL && !a->label_done)
+		return;
+	if ((a->ep[0] != NULL && !a->ep_done[0]) ||
+	    (a->ep[1] != NULL && !a->ep_done[1]))
 		return;
 	a->done_cb = NULL;
 	cb(a->done_arg);
@@ -96,6 +102,8 @@ start_command(struct actions *a)
 static void
 lost(struct actions *a, const char *why)
 {
+	int	 i;
+
 	if (!a->leading)
 		return;
 	a->leading = 0;
@@ -103,6 +111,9 @@ lost(struct actions *a, const char *why)
 	ev_timer_stop(a->loop, &a->restart);
 	if (a->label != NULL)
 		label_set(a->label, 0);
+	for (i = 0; i < 2; i++)
+		if (a->ep[i] != NULL)
+			endpoints_set(a->ep[i], 0);
 	if (a->child != NULL && child_active(a->child)) {
 		log_info("%s: stopping the command (pid %ld)", why,
 		    (long)child_pid(a->child));
@@ -184,6 +195,7 @@ actions_new(struct ev_loop *loop, struct curlev *cv,
     actions_quit_cb quit_cb, void *arg, char *err, size_t errlen)
 {
 	struct actions	*a;
+	int		 i;
 
 	a = xcalloc(1, sizeof(*a));
 	a->loop = loop;
@@ -205,6 +217,18 @@ actions_new(struct ev_loop *loop, struct curlev *cv,
 		/* A restarted leaderd does not lead yet: say so first. */
 		label_set(a->label, 0);
 	}
+	/*
+	 * Unlike the label, the endpoints are not written before we lead:
+	 * the object is shared, and another instance may lead now.
+	 */
+	for (i = 0; c->ep_service[0] != '\0' && i < 1 + c->ep_legacy; i++)
+		if ((a->ep[i] = endpoints_new(loop, cv, creds, token,
+		    user_agent, c, i, err, errlen)) == NULL) {
+			endpoints_free(a->ep[0]);
+			label_free(a->label);
+			free(a);
+			return NULL;
+		}
 	if (cmd != NULL)
 		a->child = child_new(loop, cmd, c->run_grace_ms,
 		    command_exit_cb, a);
@@ -215,6 +239,8 @@ void
 actions_sync(struct actions *a, uint64_t lead_until_ms, const char *token,
     uint64_t now_ms)
 {
+	int	 i;
+
 	if (lead_until_ms == 0 || now_ms >= lead_until_ms) {
 		lost(a, "stopped leading");
 		return;
@@ -233,6 +259,9 @@ actions_sync(struct actions *a, uint64_t lead_until_ms, const char *token,
 		return;
 	if (a->label != NULL)
 		label_set(a->label, 1);	/* set, or re-assert on a renew */
+	for (i = 0; i < 2; i++)
+		if (a->ep[i] != NULL)
+			endpoints_set(a->ep[i], 1);
 	if (!a->leading) {
 		a->leading = 1;
 		snprintf(a->token, sizeof(a->token), "%s", token);
@@ -246,6 +275,24 @@ label_done_cb(void *arg)
 	struct actions	*a = arg;
 
 	a->label_done = 1;
+	shutdown_check(a);
+}
+
+static void
+ep0_done_cb(void *arg)
+{
+	struct actions	*a = arg;
+
+	a->ep_done[0] = 1;
+	shutdown_check(a);
+}
+
+static void
+ep1_done_cb(void *arg)
+{
+	struct actions	*a = arg;
+
+	a->ep_done[1] = 1;
 	shutdown_check(a);
 }
 
@@ -263,6 +310,10 @@ actions_shutdown(struct actions *a, void (*done_cb)(void *), void *arg)
 	}
 	if (a->label != NULL)
 		label_finish(a->label, label_done_cb, a);
+	if (a->ep[0] != NULL)
+		endpoints_finish(a->ep[0], ep0_done_cb, a);
+	if (a->ep[1] != NULL)
+		endpoints_finish(a->ep[1], ep1_done_cb, a);
 	shutdown_check(a);
 }
 
@@ -275,6 +326,9 @@ actions_unfinished(const struct actions *a)
 		return NULL;
 	cmd = a->child != NULL && child_active(a->child);
 	label = a->label != NULL && !a->label_done;
+	if (!cmd && !label && ((a->ep[0] != NULL && !a->ep_done[0]) ||
+	    (a->ep[1] != NULL && !a->ep_done[1])))
+		return "the leader's endpoints are not cleared";
 	if (cmd && label)
 		return "the command is still running and the label is not "
 		    "back to standby";
@@ -294,6 +348,8 @@ actions_shutdown_ms(const struct actions *a)
 		ms += a->conf->run_grace_ms + 1000;
 	if (a->label != NULL)
 		ms += 2 * a->conf->request_timeout_ms;
+	if (a->ep[0] != NULL)
+		ms += 2 * a->conf->request_timeout_ms;
 	return ms;
 }
 
@@ -306,8 +362,13 @@ actions_exit_code(const struct actions *a)
 void
 actions_set_observer(struct actions *a, kube_observe_cb cb, void *arg)
 {
+	int	 i;
+
 	if (a->label != NULL)
 		label_set_observer(a->label, cb, arg);
+	for (i = 0; i < 2; i++)
+		if (a->ep[i] != NULL)
+			endpoints_set_observer(a->ep[i], cb, arg);
 }
 
 void
@@ -319,5 +380,7 @@ actions_free(struct actions *a)
 	ev_timer_stop(a->loop, &a->restart);
 	child_free(a->child);
 	label_free(a->label);
+	endpoints_free(a->ep[0]);
+	endpoints_free(a->ep[1]);
 	free(a);
 }

@@ -1,7 +1,8 @@
 /*
  * actions.h -- what leaderd does because it leads: run a command while
- * leading (`leaderd run -- CMD`, child.c) and keep the leader pod label
- * (actions.label, label.c).
+ * leading (`leaderd run -- CMD`, child.c), keep the leader pod label
+ * (actions.label, label.c) and the leader's endpoints (actions.endpoints,
+ * endpoints.c).
  *
  * daemon.c reports, after every elector step, until when this instance
  * leads (the elector's lead_until_ms, 0 when it does not lead).  The
@@ -33,7 +34,8 @@ struct actions;
 
 /*
  * Actions for c (borrowed): cmd (borrowed, NULL-ended; NULL when not in
- * run mode) and the label when c->label_enabled, whose API client sends
+ * run mode), the endpoints when c->ep_service is set, and the label when
+ * c->label_enabled, whose API clients send
  * token (borrowed; it must outlive the actions).  loop must be the
  * default loop.  quit_cb(arg) runs from the loop when the command exits
  * by itself while leading under run.restart never.  Returns NULL with err
@@ -65,7 +67,9 @@ void		 actions_shutdown(struct actions *a, void (*done_cb)(void *),
 /*
  * What actions_shutdown has not finished yet, for the log of a hard
  * stop: "the command is still running", "the label is not back to
- * standby", both, or NULL when all is done (or it was never called).
+ * standby", both, "the leader's endpoints are not cleared" (when
+ * nothing else is left), or NULL when all is done (or it was never
+ * called).
  */
 const char	*actions_unfinished(const struct actions *a);
 

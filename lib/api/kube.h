@@ -118,6 +118,17 @@ int	kube_lease_watch(struct kube *k, const char *ns, const char *name,
 	    kube_line_cb line_cb, kube_done_cb done_cb, void *arg);
 
 /*
+ * The leader's EndpointSlice (actions.endpoints): POST body into the
+ * discovery.k8s.io/v1 endpointslices of ns, or PUT it onto ns/name; same
+ * rules as the Lease requests.
+ */
+int	kube_slice_create(struct kube *k, const char *ns, const char *body,
+	    uint64_t timeout_ms, kube_done_cb done_cb, void *arg);
+int	kube_slice_update(struct kube *k, const char *ns, const char *name,
+	    const char *body, uint64_t timeout_ms, kube_done_cb done_cb,
+	    void *arg);
+
+/*
  * PATCH body, a JSON merge patch, onto the pod ns/name (the leader
  * label); same rules as the Lease requests.  The answer is the Pod.
  */

@@ -1,8 +1,9 @@
 /*
  * kube_rest.c -- the requests leaderd makes, as URLs and methods on the
  * request engine (kube_request, kube.c): the Lease (GET, POST, PUT and
- * its watch), the core/v1 Endpoints and ConfigMap locks, the Events, and
- * the merge PATCH of the pod label.  Path segments are URL-escaped here.
+ * its watch), the core/v1 Endpoints and ConfigMap locks, the Events, the
+ * leader's EndpointSlice (POST, PUT) and the merge PATCH of the pod
+ * label.  Path segments are URL-escaped here.
  */
 
 #include <stdio.h>
@@ -173,5 +174,29 @@ kube_core_update(struct kube *k, const char *resource, const char *ns,
     kube_done_cb cb, void *arg)
 {
 	return kube_request(k, "PUT", core_url(k, resource, ns, name), body,
+	    timeout_ms, cb, arg);
+}
+
+/* The URL of EndpointSlice ns/name, or of the collection (name NULL). */
+static char *
+slice_url(struct kube *k, const char *ns, const char *name)
+{
+	return object_url(k, "/apis/discovery.k8s.io/v1", "endpointslices",
+	    ns, name);
+}
+
+int
+kube_slice_create(struct kube *k, const char *ns, const char *body,
+    uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return kube_request(k, "POST", slice_url(k, ns, NULL), body,
+	    timeout_ms, cb, arg);
+}
+
+int
+kube_slice_update(struct kube *k, const char *ns, const char *name,
+    const char *body, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return kube_request(k, "PUT", slice_url(k, ns, name), body,
 	    timeout_ms, cb, arg);
 }

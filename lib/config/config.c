@@ -66,6 +66,17 @@ const struct config_keydef config_keys[CONFIG_NKEYS] = {
 	{ "actions.label.pod", CONFIG_LABEL_POD, CONFIG_T_STR, STR(label_pod) },
 	{ "actions.label.namespace", CONFIG_LABEL_NAMESPACE, CONFIG_T_STR,
 	    STR(label_namespace) },
+	{ "actions.endpoints.service", CONFIG_EP_SERVICE, CONFIG_T_STR,
+	    STR(ep_service) },
+	{ "actions.endpoints.namespace", CONFIG_EP_NAMESPACE, CONFIG_T_STR,
+	    STR(ep_namespace) },
+	{ "actions.endpoints.ip", CONFIG_EP_IP, CONFIG_T_STR, STR(ep_ip) },
+	{ "actions.endpoints.port", CONFIG_EP_PORT, CONFIG_T_INT,
+	    NUM(ep_port) },
+	{ "actions.endpoints.port_name", CONFIG_EP_PORT_NAME, CONFIG_T_STR,
+	    STR(ep_port_name) },
+	{ "actions.endpoints.legacy", CONFIG_EP_LEGACY, CONFIG_T_BOOL,
+	    NUM(ep_legacy) },
 	{ "step_down.cooldown", CONFIG_STEP_DOWN_COOLDOWN, CONFIG_T_DUR,
 	    NUM(step_down_cooldown_ms) },
 	{ "shutdown_timeout", CONFIG_SHUTDOWN_TIMEOUT, CONFIG_T_DUR,
@@ -385,6 +396,11 @@ config_finish(struct config *c, const char *sa_dir)
 		    v);
 		config_origin_set(&c->origin[CONFIG_LABEL_NAMESPACE],
 		    "$POD_NAMESPACE", 0, 0);
+	}
+	if (!c->set[CONFIG_EP_IP] &&
+	    (v = getenv("POD_IP")) != NULL && *v != '\0') {
+		snprintf(c->ep_ip, sizeof(c->ep_ip), "%s", v);
+		config_origin_set(&c->origin[CONFIG_EP_IP], "$POD_IP", 0, 0);
 	}
 	if (!c->set[CONFIG_REQUEST_TIMEOUT]) {
 		/* client-go's NewFromKubeconfig: max(1s, renewDeadline/2). */

@@ -55,6 +55,12 @@ enum config_key {
 	CONFIG_LABEL_KEY,
 	CONFIG_LABEL_POD,
 	CONFIG_LABEL_NAMESPACE,
+	CONFIG_EP_SERVICE,
+	CONFIG_EP_NAMESPACE,
+	CONFIG_EP_IP,
+	CONFIG_EP_PORT,
+	CONFIG_EP_PORT_NAME,
+	CONFIG_EP_LEGACY,
 	CONFIG_STEP_DOWN_COOLDOWN,
 	CONFIG_SHUTDOWN_TIMEOUT,
 	CONFIG_COMPAT,
@@ -87,6 +93,12 @@ struct config {
 	char		 label_key[CONFIG_STR_MAX];	/* leaderd.io/role */
 	char		 label_pod[CONFIG_STR_MAX];	/* pod; default $POD_NAME */
 	char		 label_namespace[CONFIG_STR_MAX]; /* "" = lock's */
+	char		 ep_service[CONFIG_STR_MAX];	/* "" = no endpoints */
+	char		 ep_namespace[CONFIG_STR_MAX];	/* "" = lock's */
+	char		 ep_ip[CONFIG_STR_MAX];		/* default $POD_IP */
+	int		 ep_port;			/* 0 = no ports */
+	char		 ep_port_name[CONFIG_STR_MAX];	/* the Service port's */
+	int		 ep_legacy;			/* also core Endpoints */
 	int		 insecure_http;			/* credentials over http:// */
 	uint64_t	 step_down_cooldown_ms;		/* default lease_duration */
 	uint64_t	 shutdown_timeout_ms;		/* signal..exit; default 5s

@@ -504,6 +504,46 @@ config_shutdown_ms(const struct config *c, uint64_t actions_ms)
 	return c->shutdown_timeout_ms + actions_ms;
 }
 
+/* actions.endpoints when a Service is named. */
+static void
+check_endpoints(const struct config *c, struct config_errs *e)
+{
+	struct netaddr_ip	 ip;
+
+	if (c->ep_service[0] == '\0')
+		return;
+	/* "<service>-leader" must be a DNS subdomain too. */
+	if (!dns_label(c->ep_service, strlen(c->ep_service), 63))
+		config_errs_add(e, ORIGIN(c, CONFIG_EP_SERVICE),
+		    "actions.endpoints.service \"%s\" is not a valid Service "
+		    "name (a DNS label: lower-case letters, digits and '-', at "
+		    "most 63)", c->ep_service);
+	if (c->ep_ip[0] == '\0')
+		config_errs_add(e, ORIGIN(c, CONFIG_EP_SERVICE),
+		    "actions.endpoints.service needs this pod's IP: set "
+		    "actions.endpoints.ip, or $POD_IP from the downward API "
+		    "(fieldRef status.podIP)");
+	else if (netaddr_ip_parse(c->ep_ip, &ip) == -1)
+		config_errs_add(e, ORIGIN(c, CONFIG_EP_IP),
+		    "actions.endpoints.ip \"%s\" is not an IPv4 or IPv6 "
+		    "address", c->ep_ip);
+	if (c->ep_namespace[0] != '\0' &&
+	    !dns_label(c->ep_namespace, strlen(c->ep_namespace), 63))
+		config_errs_add(e, ORIGIN(c, CONFIG_EP_NAMESPACE),
+		    "actions.endpoints.namespace \"%s\" is not a valid "
+		    "namespace", c->ep_namespace);
+	if (c->ep_port < 0 || c->ep_port > 65535)
+		config_errs_add(e, ORIGIN(c, CONFIG_EP_PORT),
+		    "actions.endpoints.port %d is not 0 (no port) or a port "
+		    "1-65535", c->ep_port);
+	if (c->ep_port_name[0] != '\0' && (c->ep_port == 0 ||
+	    !dns_label(c->ep_port_name, strlen(c->ep_port_name), 15)))
+		config_errs_add(e, ORIGIN(c, CONFIG_EP_PORT_NAME),
+		    "actions.endpoints.port_name \"%s\" needs "
+		    "actions.endpoints.port and must be the Service port's "
+		    "name (a DNS label, at most 15)", c->ep_port_name);
+}
+
 int
 config_validate(const struct config *c, char *err, size_t errlen)
 {
@@ -517,6 +557,7 @@ config_validate(const struct config *c, char *err, size_t errlen)
 	check_request_timeout(c, &e);
 	check_watch_timeout(c, &e);
 	check_actions(c, &e);
+	check_endpoints(c, &e);
 	if (c->shutdown_timeout_ms == 0)
 		config_errs_add(&e, ORIGIN(c, CONFIG_SHUTDOWN_TIMEOUT),
 		    "shutdown_timeout must be greater than zero (default 5s)");

@@ -24,7 +24,7 @@
 /* The sections, in the order of the first key of each; dotted: nested. */
 static const char *const sections[] = {
 	"lock", "listen", "kubernetes", "log", "readyz", "run", "actions",
-	"actions.label", "step_down"
+	"actions.label", "actions.endpoints", "step_down"
 };
 #define NSECTIONS	(sizeof(sections) / sizeof(sections[0]))
 
@@ -227,8 +227,8 @@ unknown_key(struct load *l, const char *name, const char *section,
 			bestd = d;
 		}
 	}
-	for (i = 0; best == NULL && i < sizeof(classic) / sizeof(classic[0]);
-	    i++)
+	/* A classic flag's exact name beats a near key ("id", not "ip"). */
+	for (i = 0; i < sizeof(classic) / sizeof(classic[0]); i++)
 		if (distance(name, classic[i].flag) == 0)
 			best = classic[i].path;
 	if (section == NULL)

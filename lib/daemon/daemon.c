@@ -335,7 +335,8 @@ daemon_setup(struct daemon *d, const struct config *c,
 		    c->lock_name, c->watch_timeout_ms, c->request_timeout_ms,
 		    &cbs, d);
 	}
-	if ((d->cmd != NULL || c->label_enabled) && (d->act = actions_new(
+	if ((d->cmd != NULL || c->label_enabled || c->ep_service[0] != '\0') &&
+	    (d->act = actions_new(
 	    d->loop, d->cv, creds, d->token, ua, c, d->cmd, command_quit_cb, d,
 	    err, sizeof(err))) == NULL) {
 		log_warnx("%s", err);

@@ -34,10 +34,11 @@ KUSTOMIZATIONS = [
     "deploy/native-sidecar",
     "deploy/migrate-leader-elector",
     "deploy/leader-service",
+    "deploy/leader-endpoints",
 ]
 # The variants that keep the base's config file and unix socket.
 WITH_CONFIG = ["deploy", "deploy/base", "deploy/native-sidecar",
-               "deploy/leader-service"]
+               "deploy/leader-service", "deploy/leader-endpoints"]
 
 IMAGE = "ghcr.io/leaderd/leaderd"
 SA_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -45,6 +46,7 @@ LEASES = ("coordination.k8s.io", "leases")
 ENDPOINTS = ("", "endpoints")
 EVENTS = ("", "events")
 PODS = ("", "pods")
+SLICES = ("discovery.k8s.io", "endpointslices")
 # The variants whose leaderd uses a MultiLock on an Endpoints object too.
 WITH_ENDPOINTS = ["deploy/migrate-leader-elector"]
 
@@ -217,6 +219,12 @@ def test_role_is_least_privilege(kubectl, rel):
         # The pod label: get and patch, on all pods (resourceNames cannot
         # name a Deployment's generated pod names).
         want |= {PODS + ("get", None), PODS + ("patch", None)}
+    if rel == "deploy/leader-endpoints":
+        # The leader's EndpointSlice: by name, but for the create.
+        slice_name = ("leaderd-example-leader-leader",)
+        want |= {SLICES + ("get", slice_name),
+            SLICES + ("update", slice_name), SLICES + ("delete", slice_name),
+            SLICES + ("create", None)}
     if rel in WITH_ENDPOINTS:
         want |= {ENDPOINTS + ("get", name), ENDPOINTS + ("update", name),
             ENDPOINTS + ("create", None)}
@@ -515,7 +523,7 @@ def test_leaderd_accepts_rendered_config(kubectl, leaderd, rel, tmp_path):
     spec = pod_spec(docs)
     c = leaderd_container(spec)
     env = {"PATH": "/usr/bin:/bin", "POD_NAME": "leaderd-example-7d4b9-x2x9z",
-        "POD_NAMESPACE": "leaderd-test"}
+        "POD_NAMESPACE": "leaderd-test", "POD_IP": "10.244.1.7"}
     for e in c.get("env", []):
         if "value" in e:
             env[e["name"]] = e["value"]
@@ -578,3 +586,29 @@ def test_leader_service(kubectl):
     # Everything else is the base's.
     base = leaderd_container(pod_spec(render(kubectl, "deploy/base")))
     assert leaderd_container(spec) == base
+
+
+def test_leader_endpoints(kubectl):
+    """deploy/leader-endpoints: a selectorless Service, leaderd keeping
+    its EndpointSlice on the leader's pod IP (downward API), the slice's
+    port named and numbered as the Service's."""
+    docs = render(kubectl, "deploy/leader-endpoints")
+    svc = one(docs, "Service")
+    assert "selector" not in svc["spec"], "the Service must be selectorless"
+    cfg = leaderd_config(docs)["actions"]["endpoints"]
+    assert cfg["service"] == svc["metadata"]["name"]
+    assert not cfg.get("legacy", False)
+    [port] = svc["spec"]["ports"]
+    assert cfg["port"] == port["targetPort"]
+    assert cfg.get("port_name", "") == port.get("name", "")
+    spec = pod_spec(docs)
+    env = {e["name"]: e for e in leaderd_container(spec)["env"]}
+    assert env["POD_IP"]["valueFrom"]["fieldRef"]["fieldPath"] == \
+        "status.podIP"
+    assert "label" not in leaderd_config(docs)["actions"]
+    role = one(docs, "Role")
+    slice_rules = [r for r in role["rules"]
+                   if r["resources"] == ["endpointslices"]]
+    assert all(r["apiGroups"] == ["discovery.k8s.io"] for r in slice_rules)
+    assert {v for r in slice_rules for v in r["verbs"]} == \
+        {"get", "create", "update", "delete"}

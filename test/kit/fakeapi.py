@@ -1185,8 +1185,22 @@ class _Handler(BaseHTTPRequestHandler):
 # Writes are kept in their own history, core_history().
 
 CORE_PREFIX = "/api/v1/namespaces/"
-CORE_KINDS = {"endpoints": "Endpoints", "configmaps": "ConfigMap"}
-CORE_CREATE_ON_UPDATE = {"endpoints": True, "configmaps": False}
+CORE_KINDS = {"endpoints": "Endpoints", "configmaps": "ConfigMap",
+              "endpointslices": "EndpointSlice"}
+CORE_CREATE_ON_UPDATE = {"endpoints": True, "configmaps": False,
+                         "endpointslices": False}
+# discovery.k8s.io/v1 EndpointSlices share the core objects' store.
+SLICE_PREFIX = "/apis/discovery.k8s.io/v1/namespaces/"
+CORE_API = {"endpointslices": "discovery.k8s.io/v1"}
+
+
+def object_ips(obj):
+    """The addresses an Endpoints or EndpointSlice object names."""
+    if obj.get("kind") == "EndpointSlice":
+        return [a for ep in obj.get("endpoints") or []
+                for a in ep.get("addresses") or []]
+    return [a.get("ip") for ss in obj.get("subsets") or []
+            for a in ss.get("addresses") or []]
 ENDPOINTS_WARNING = ('299 - "v1 Endpoints is deprecated in v1.33+; use '
                      'discovery.k8s.io/v1 EndpointSlice"')
 LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
@@ -1220,6 +1234,7 @@ class _CoreObjects:
             "t": time.monotonic(), "method": method, "resource": resource,
             "ns": ns, "name": name, "token": token, "admin": admin,
             "annotation": ann.get(LEADER_ANNOTATION),
+            "ips": object_ips(obj),
             "rv": obj["metadata"]["resourceVersion"],
             "uid": obj["metadata"]["uid"]})
 
@@ -1232,7 +1247,8 @@ class _CoreObjects:
         meta.update({"name": name, "namespace": ns, "uid": str(uuid.uuid4()),
                      "resourceVersion": str(self._rv),
                      "creationTimestamp": now_rfc3339()})
-        obj = {"kind": CORE_KINDS[resource], "apiVersion": "v1",
+        obj = {"kind": CORE_KINDS[resource],
+               "apiVersion": CORE_API.get(resource, "v1"),
                "metadata": _ordered(meta, META_ORDER)}
         for k, v in body.items():
             if k not in ("kind", "apiVersion", "metadata"):
@@ -1243,6 +1259,7 @@ class _CoreObjects:
     def _core_decode(self, resource, body):
         """The request body as an object, or an error answer."""
         kind = CORE_KINDS[resource]
+        version = CORE_API.get(resource, "v1")
         try:
             obj = json.loads(body)
         except (ValueError, UnicodeDecodeError) as e:
@@ -1250,10 +1267,10 @@ class _CoreObjects:
                                            "json parse error: %s" % e), {})
         if not isinstance(obj, dict) or \
                 obj.get("kind", kind) != kind or \
-                obj.get("apiVersion", "v1") != "v1":
-            return None, (400, bad_request("%s in version \"v1\" cannot be "
-                                           "handled as a %s" % (kind, kind)),
-                          {})
+                obj.get("apiVersion", version) != version:
+            return None, (400, bad_request("%s in version \"%s\" cannot be "
+                                           "handled as a %s"
+                                           % (kind, version, kind)), {})
         meta = obj.get("metadata") or {}
         ann = meta.get("annotations") if isinstance(meta, dict) else None
         if not isinstance(meta, dict) or (ann is not None and (
@@ -1267,9 +1284,16 @@ class _CoreObjects:
     def _core_route(self, method, path, body, token, entry):
         """(code, object, headers) for a core/v1 endpoints or configmaps
         path, or None for any other path."""
-        if not path.startswith(CORE_PREFIX):
+        if path.startswith(SLICE_PREFIX):
+            parts = path[len(SLICE_PREFIX):].split("/")
+            if len(parts) < 2 or parts[1] != "endpointslices":
+                return None
+        elif path.startswith(CORE_PREFIX):
+            parts = path[len(CORE_PREFIX):].split("/")
+            if len(parts) < 2 or parts[1] == "endpointslices":
+                return None
+        else:
             return None
-        parts = path[len(CORE_PREFIX):].split("/")
         if len(parts) not in (2, 3) or parts[1] not in CORE_KINDS or \
                 not parts[0] or (len(parts) == 3 and not parts[2]):
             return None
@@ -1357,7 +1381,8 @@ class _CoreObjects:
         for k in ("name", "namespace", "uid", "creationTimestamp"):
             meta[k] = om[k]
         meta["resourceVersion"] = str(self._rv)
-        new = {"kind": CORE_KINDS[resource], "apiVersion": "v1",
+        new = {"kind": CORE_KINDS[resource],
+               "apiVersion": CORE_API.get(resource, "v1"),
                "metadata": _ordered(meta, META_ORDER)}
         for k, v in obj.items():
             if k not in ("kind", "apiVersion", "metadata"):
@@ -1406,9 +1431,10 @@ class _CoreObjects:
             return True
 
     def core_history(self, resource=None, ns=None, name=None):
-        """The writes to Endpoints and ConfigMaps: dicts with t, method,
-        resource, ns, name, token, admin, annotation (the raw record
-        string or None), rv, uid."""
+        """The writes to Endpoints, ConfigMaps and EndpointSlices: dicts
+        with t, method, resource, ns, name, token, admin, annotation (the
+        raw record string or None), ips (the addresses an Endpoints or
+        EndpointSlice names), rv, uid."""
         with self._lock:
             self._core_store()
             return [dict(h) for h in self._core_hist
