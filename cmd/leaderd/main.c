@@ -10,13 +10,16 @@
 
 #include <sys/resource.h>
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/duration.h"
 #include "base/log.h"
+#include "config/compat.h"
 #include "config/config.h"
 #include "config/creds.h"
 #include "config/kubeconfig.h"
@@ -185,26 +188,6 @@ set_ttl(struct config *c, const char *arg, char *err, size_t errlen)
 		config_fail(err);
 }
 
-/*
- * The peer argv[0] names, or NULL: the classic leader-elector sidecar
- * when leaderd is installed under its name, or as its image's binary
- * /server (run.sh runs "/server --id=$(hostname) $@").  A bare "server"
- * found on $PATH is too common a name to mean it.
- */
-static const char *
-argv0_compat(const char *argv0)
-{
-	const char	*base;
-
-	if (argv0 == NULL)
-		return NULL;
-	base = (base = strrchr(argv0, '/')) != NULL ? base + 1 : argv0;
-	if (strcmp(base, "leader-elector") == 0 ||
-	    strcmp(argv0, "/server") == 0)
-		return "classic";
-	return NULL;
-}
-
 static void
 load_creds(struct config *c, struct kube_creds *creds, char *err,
     size_t errlen)
@@ -267,19 +250,96 @@ raise_nofile(void)
 	}
 }
 
+/*
+ * Check the configuration, load the credentials, and run; or with check,
+ * report and exit.  The configuration is checked before the credentials
+ * are loaded, so a bad file is reported as such wherever leaderd runs; a
+ * kubeconfig context's namespace may then fill an unset lock.namespace.
+ */
+static int
+start(struct config *conf, int check, int verbose, int run, char **cmd)
+{
+	struct kube_creds	 creds;
+	char			 err[CONFIG_ERR_MAX], dump[8192];
+	enum log_level		 level;
+	enum log_format		 format;
+	int			 ret;
+
+	config_finish(conf, getenv("LEADERD_SA_DIR"));
+	if (config_validate(conf, err, sizeof(err)) == -1)
+		config_fail(err);
+	if (run && config_check_grace(conf, err, sizeof(err)) == -1)
+		fprintf(stderr, "leaderd: warning: %s\n", err);
+	if (run && config_check_shutdown(conf, err, sizeof(err)) == -1)
+		config_fail(err);
+	if (check) {
+		if (conf->kubeconfig[0] != '\0') {
+			load_creds(conf, &creds, err, sizeof(err));
+			creds_clear(&creds);
+			if (config_validate(conf, err, sizeof(err)) == -1)
+				config_fail(err);
+		}
+		if (verbose) {
+			config_dump(conf, dump, sizeof(dump));
+			fputs(dump, stdout);
+		}
+		printf("lock %s/%s/%s\n", conf->lock_type, conf->lock_namespace,
+		    conf->lock_name);
+		printf("configuration OK\n");
+		return 0;
+	}
+
+	if (log_level_parse(conf->log_level, &level) == -1)
+		level = LOG_LEVEL_INFO;
+	if (log_format_parse(conf->log_format, &format) == -1)
+		format = LOG_FORMAT_TEXT;
+	log_init(verbose ? LOG_LEVEL_DEBUG : level, format);
+
+	load_creds(conf, &creds, err, sizeof(err));
+	if (config_validate(conf, err, sizeof(err)) == -1)
+		config_fail(err);
+
+	raise_nofile();
+	ret = daemon_run(conf, &creds, run ? cmd : NULL);
+	creds_clear(&creds);
+	return ret;
+}
+
 int
 main(int argc, char *argv[])
 {
 	static struct config	 conf;
-	struct kube_creds	 creds;
-	char			 err[CONFIG_ERR_MAX], dump[8192];
-	const char		*file = NULL;
-	int			 ch, check = 0, verbose = 0, ret;
+	struct compat_cmdline	 pc;
+	char			 err[CONFIG_ERR_MAX];
+	const char		*file = NULL, *peer;
+	int			 ch, check = 0, verbose = 0;
 	size_t			 i;
-	enum log_level		 level;
-	enum log_format		 format;
 	char		       **cmd = NULL;
 	int			 run = 0, nargs;
+
+	/*
+	 * A peer with a command line of its own (compat.h) reads all of
+	 * argv as that peer does, "--" included.
+	 */
+	peer = compat_detect(argc, argv);
+	if (peer != NULL && compat_own_args(peer)) {
+		config_defaults(&conf);
+		if (compat_args(&conf, peer, argc, argv, &pc, err,
+		    sizeof(err)) == -1) {
+			if (err[0] != '\0')
+				fprintf(stderr, "%s\n", err);
+			exit(pc.exit_status);
+		}
+		if (pc.exit_status >= 0)
+			exit(pc.exit_status);
+		if (pc.exec_direct) {
+			execvp(pc.cmd[0], pc.cmd);
+			fprintf(stderr, "leaderd: %s: %s\n", pc.cmd[0],
+			    strerror(errno));
+			exit(1);
+		}
+		return start(&conf, 0, 0, pc.cmd != NULL, pc.cmd);
+	}
 
 	/*
 	 * The run mode: everything after the first "--" is the command,
@@ -308,7 +368,9 @@ main(int argc, char *argv[])
 			verbose = 1;
 			break;
 		case 'h':
-			usage(0);
+			/* The classic sidecar's pflag exits 2 on --help. */
+			usage(peer != NULL && strcmp(peer, "classic") == 0 ?
+			    EXIT_CONFIG : 0);
 		case OPT_VERSION:
 			printf("leaderd %s\n", LEADERD_VERSION);
 			return 0;
@@ -341,13 +403,16 @@ main(int argc, char *argv[])
 	config_defaults(&conf);
 	if (file != NULL && config_load(&conf, file, err, sizeof(err)) == -1)
 		config_fail(err);
-	/* argv[0] selects a peer unless the file does; --compat overrides. */
-	if (!conf.set[CONFIG_COMPAT] && argv0_compat(argv[0]) != NULL) {
+	/*
+	 * argv[0] (or the environment) selects a peer unless the file
+	 * does; --compat, read below, overrides both.
+	 */
+	if (!conf.set[CONFIG_COMPAT] && peer != NULL) {
 		char	 origin[64];
 
 		snprintf(origin, sizeof(origin), "argv[0] %.40s", argv[0]);
-		if (config_set(&conf, "compat", argv0_compat(argv[0]), origin,
-		    err, sizeof(err)) == -1)
+		if (config_set(&conf, "compat", peer, origin, err,
+		    sizeof(err)) == -1)
 			config_fail(err);
 	}
 	optind = 1;
@@ -363,47 +428,5 @@ main(int argc, char *argv[])
 				config_fail(err);
 	}
 
-	/*
-	 * The configuration is checked before the credentials are loaded, so
-	 * a bad file is reported as such wherever leaderd runs; a kubeconfig
-	 * context's namespace may then fill an unset lock.namespace.
-	 */
-	config_finish(&conf, getenv("LEADERD_SA_DIR"));
-	if (config_validate(&conf, err, sizeof(err)) == -1)
-		config_fail(err);
-	if (run && config_check_grace(&conf, err, sizeof(err)) == -1)
-		fprintf(stderr, "leaderd: warning: %s\n", err);
-	if (run && config_check_shutdown(&conf, err, sizeof(err)) == -1)
-		config_fail(err);
-	if (check) {
-		if (conf.kubeconfig[0] != '\0') {
-			load_creds(&conf, &creds, err, sizeof(err));
-			creds_clear(&creds);
-			if (config_validate(&conf, err, sizeof(err)) == -1)
-				config_fail(err);
-		}
-		if (verbose) {
-			config_dump(&conf, dump, sizeof(dump));
-			fputs(dump, stdout);
-		}
-		printf("lock %s/%s/%s\n", conf.lock_type, conf.lock_namespace,
-		    conf.lock_name);
-		printf("configuration OK\n");
-		return 0;
-	}
-
-	if (log_level_parse(conf.log_level, &level) == -1)
-		level = LOG_LEVEL_INFO;
-	if (log_format_parse(conf.log_format, &format) == -1)
-		format = LOG_FORMAT_TEXT;
-	log_init(verbose ? LOG_LEVEL_DEBUG : level, format);
-
-	load_creds(&conf, &creds, err, sizeof(err));
-	if (config_validate(&conf, err, sizeof(err)) == -1)
-		config_fail(err);
-
-	raise_nofile();
-	ret = daemon_run(&conf, &creds, run ? cmd : NULL);
-	creds_clear(&creds);
-	return ret;
+	return start(&conf, check, verbose, run, cmd);
 }

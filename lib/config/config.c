@@ -17,6 +17,7 @@
 #include "base/duration.h"
 #include "base/text.h"
 #include "config/cfgfile.h"
+#include "config/compat.h"
 #include "config/config.h"
 #include "config/config_int.h"
 
@@ -326,40 +327,6 @@ read_namespace(const char *path, char *buf, size_t len)
 	return n > 0 ? 0 : -1;
 }
 
-/*
- * The classic leader-elector sidecar's defaults for what is still unset
- * (kubernetes/contrib election/example/main.go and lib/election.go):
- * an Endpoints lock in the namespace "default", --ttl 10s split into
- * lease 10s, renew 5s and retry 2.5s, and HTTP only with --http.
- */
-static void
-finish_classic(struct config *c)
-{
-	static const struct {
-		enum config_key	 key;
-		const char	*value;
-	} classic[] = {
-		{ CONFIG_LOCK_TYPE,		"endpoints" },
-		{ CONFIG_LOCK_NAMESPACE,	"default" },
-		{ CONFIG_LEASE_DURATION,	"10s" },
-		{ CONFIG_RENEW_DEADLINE,	"5s" },
-		{ CONFIG_RETRY_PERIOD,		"2.5s" },
-		{ CONFIG_LISTEN_HTTP,		"" },
-	};
-	char	 why[512];
-	size_t	 i;
-
-	for (i = 0; i < sizeof(classic) / sizeof(classic[0]); i++) {
-		if (c->set[classic[i].key])
-			continue;
-		if (config_parse_value(c, &config_keys[classic[i].key],
-		    classic[i].value, why, sizeof(why)) == 0)
-			config_origin_set(&c->origin[classic[i].key],
-			    "compat: classic", 0, 0);
-		c->set[classic[i].key] = 1;
-	}
-}
-
 void
 config_finish(struct config *c, const char *sa_dir)
 {
@@ -368,8 +335,7 @@ config_finish(struct config *c, const char *sa_dir)
 	char			 path[CONFIG_PATH_MAX], buf[CONFIG_STR_MAX];
 	uint64_t		 t;
 
-	if (strcmp(c->compat, "classic") == 0)
-		finish_classic(c);
+	compat_finish(c);
 
 	if (!c->set[CONFIG_IDENTITY]) {
 		o = &c->origin[CONFIG_IDENTITY];

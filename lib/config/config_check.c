@@ -15,6 +15,7 @@
 
 #include "base/duration.h"
 #include "base/netaddr.h"
+#include "config/compat.h"
 #include "config/config.h"
 #include "config/config_int.h"
 #include "core/elector.h"
@@ -276,25 +277,12 @@ check_names(const struct config *c, struct config_errs *e)
 		    "configmaps, endpointsleases, configmapsleases to share "
 		    "a lock with older clients)", s);
 
-	/*
-	 * The peers leaderd can stand in for exactly (migrating.md).  nais
-	 * cannot be: its pods only ever create the Lease and never renew
-	 * it, and its Role grants no update, so a leaderd beside them would
-	 * either fail every renew or take the Lease over from a holder that
-	 * still leads.
-	 */
+	/* The peers leaderd stands in for (compat.c, migrating.md). */
 	s = c->compat;
-	if (strcmp(s, "nais") == 0)
-		config_errs_add(e, ORIGIN(c, CONFIG_COMPAT), "compat \"nais\" "
-		    "is not supported: nais/elector holds its Lease for life "
-		    "(created once, never renewed, no update in its Role), "
-		    "which leaderd cannot share safely; replace every "
-		    "elector pod at once (Recreate), with a Lease name of "
-		    "its own for leaderd and update on leases in the Role");
-	else if (*s != '\0' && strcmp(s, "classic") != 0)
+	if (*s != '\0' && !compat_known(s))
 		config_errs_add(e, ORIGIN(c, CONFIG_COMPAT), "compat \"%s\" "
-		    "is not supported; use classic (the kubernetes/contrib "
-		    "leader-elector sidecar), or leave it unset", s);
+		    "is not a peer leaderd stands in for; use one of %s, or "
+		    "leave it unset", s, compat_names());
 
 	s = c->lock_name;
 	if (*s == '\0')

@@ -74,8 +74,8 @@ typedef void (*httpd_handler_cb)(const struct http_request *req,
 
 /* One path of a route table; a table ends with a NULL path. */
 struct httpd_route {
-	const char	*path;		/* exact: "/leader" */
-	const char	*methods;	/* the Allow value: "GET, HEAD" */
+	const char	*path;		/* exact: "/leader"; "*" any other */
+	const char	*methods;	/* the Allow value: "GET, HEAD"; "*" any */
 	int		 probes;	/* the probes listener serves it */
 	int		 local_only;	/* unix socket, loopback TCP only */
 	const char	*what;		/* names it in the 403 if local_only */
@@ -90,6 +90,9 @@ struct httpd_route {
  * the refusal's status (*route NULL) with its reason in why (whylen >
  * 0; the text of a JSON error) and, for a 405, the Allow value in
  * *allow (else NULL):
+ * a route whose path is "*" answers every path the table does not
+ * name (not on the probes listener), and one whose methods are "*"
+ * every method.
  * 404 for a path the table does not name, or one the probes listener
  * does not serve there (that reason names the ones it does); 405 for a
  * method the route does not list; 403 for a local-only route asked

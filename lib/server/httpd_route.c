@@ -17,6 +17,8 @@ route_allows(const struct httpd_route *r, const char *method)
 	const char	*p = r->methods;
 	size_t		 n = strlen(method);
 
+	if (strcmp(p, "*") == 0)
+		return 1;
 	while (*p != '\0') {
 		if (strncmp(p, method, n) == 0 && (p[n] == ',' || p[n] == '\0'))
 			return 1;
@@ -49,6 +51,11 @@ httpd_route_match(const struct httpd_route *routes, const char *method,
 	for (r = routes; r->path != NULL; r++)
 		if (strcmp(r->path, path) == 0)
 			break;
+	/* "*": every path the table does not name (a peer's catch-all). */
+	if (r->path == NULL && !probes_only)
+		for (r = routes; r->path != NULL; r++)
+			if (strcmp(r->path, "*") == 0)
+				break;
 	if (probes_only && (r->path == NULL || !r->probes)) {
 		/* "only /healthz, /readyz and /metrics are served here" */
 		for (r = routes; r->path != NULL; r++)

@@ -19,6 +19,7 @@
 #include "codec/apitime.h"
 #include "codec/http_parse.h"
 #include "server/localapi.h"
+#include "server/peers.h"
 
 #define STUCK_SLACK_MS	5000	/* a timer this late means a stuck loop */
 
@@ -305,29 +306,15 @@ query_leader(const char *query)
 	    (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
 }
 
-/* GET /: who leads, by name; with compat classic, in its bytes. */
+/* GET /: who leads, by name. */
 static void
 reply_root(const struct http_request *req, struct httpd_reply *reply,
     void *arg)
 {
 	const struct localapi_state	*d = arg;
-	struct buf			 b = { 0 };
 
 	(void)req;
-	if (strcmp(d->conf->compat, "classic") != 0) {
-		reply_status(reply, 200, "name", elector_holder(d->el), NULL);
-		return;
-	}
-	/*
-	 * The classic sidecar's bytes: Go's json.Marshal, no newline, and
-	 * no Content-Type, which net/http sniffs as text/plain.
-	 */
-	buf_add(&b, "{\"name\":", 8);
-	buf_json_str(&b, elector_holder(d->el));
-	buf_add(&b, "}", 1);
-	reply->status = 200;
-	reply->content_type = "text/plain; charset=utf-8";
-	reply->body = buf_steal(&b, &reply->len);
+	reply_status(reply, 200, "name", elector_holder(d->el), NULL);
 }
 
 /* GET /healthz: the loop turns and a leader renews. */
@@ -365,6 +352,19 @@ reply_readyz(const struct http_request *req, struct httpd_reply *reply,
 		reply_status(reply, 200, "status", "ready", NULL);
 }
 
+/*
+ * The peers' answers that stand in for leaderd's (compat.h): "/", and
+ * with catch_all every path leaderd does not serve, by any method, as
+ * the peer answers all of them.
+ */
+static const struct {
+	const char		*peer;
+	httpd_handler_cb	 root;
+	int			 catch_all;
+} peer_answers[] = {
+	{ "classic", peer_classic_root, 1 },
+};
+
 const struct httpd_route *
 localapi_routes(struct localapi_state *st, httpd_handler_cb metrics,
     httpd_handler_cb release, void *arg)
@@ -375,7 +375,7 @@ localapi_routes(struct localapi_state *st, httpd_handler_cb metrics,
 	 * not marked probes), 405 with Allow (other methods) and 403 (a
 	 * local-only path over another listener).
 	 */
-	const struct httpd_route table[LOCALAPI_ROUTES] = {
+	const struct httpd_route table[] = {
 		/* path, methods, probes, local_only, what, handler, arg */
 		{ "/", "GET, HEAD", 0, 0, NULL, reply_root, st },
 		{ "/leader", "GET, HEAD", 0, 0, NULL, reply_leader, st },
@@ -387,7 +387,21 @@ localapi_routes(struct localapi_state *st, httpd_handler_cb metrics,
 		{ "/leader/release", "POST", 0, 1, "step-down", release, arg },
 		{ NULL, NULL, 0, 0, NULL, NULL, NULL }
 	};
+	struct httpd_route	*r;
+	size_t			 i, n = sizeof(table) / sizeof(table[0]) - 1;
 
 	memcpy(st->routes, table, sizeof(table));
+	for (i = 0; i < sizeof(peer_answers) / sizeof(peer_answers[0]); i++) {
+		if (strcmp(st->conf->compat, peer_answers[i].peer) != 0)
+			continue;
+		st->routes[0].methods = "*";
+		st->routes[0].handler = peer_answers[i].root;
+		if (peer_answers[i].catch_all) {
+			r = &st->routes[n++];
+			*r = st->routes[0];
+			r->path = "*";
+		}
+	}
+	memset(&st->routes[n], 0, sizeof(st->routes[n]));
 	return st->routes;
 }

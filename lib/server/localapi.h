@@ -20,7 +20,7 @@
 #include "core/elector.h"
 #include "server/httpd.h"
 
-#define LOCALAPI_ROUTES	9	/* route table rows, the end included */
+#define LOCALAPI_ROUTES	16	/* route table rows, the end included */
 
 /* What the daemon shows the local API; fields kept current by daemon/. */
 struct localapi_state {
@@ -74,12 +74,13 @@ int	localapi_parse_wait(const char *query, int *blocking,
  * GET or HEAD, answered from st at the reply's now_ms: /leader
  * (blocking with wait and index; 400 for a bad one; every answer
  * carries X-Leaderd-Index), the streams /leader/watch and /sse, / (who
- * leads; with compat "classic" as that sidecar answers: {"name":...}
- * without a newline, as text/plain), and, also on the probes listener,
- * /healthz and /readyz (?leader=true: 503 unless leading, whatever
- * readyz.leader_only says).  The daemon's: GET or HEAD /metrics, also on the probes
- * listener, answered by metrics; POST /leader/release, on the unix
- * socket and loopback listeners only, by release; both with arg.
+ * leads), and, also on the probes listener, /healthz and /readyz
+ * (?leader=true: 503 unless leading, whatever readyz.leader_only says).
+ * The daemon's: GET or HEAD /metrics, also on the probes listener,
+ * answered by metrics; POST /leader/release, on the unix socket and
+ * loopback listeners only, by release; both with arg.  With compat, the
+ * peer answers / as it does (peers.h), by any method, and for the peers
+ * that answer every path alike, every path leaderd does not serve.
  */
 const struct httpd_route *localapi_routes(struct localapi_state *st,
 	    httpd_handler_cb metrics, httpd_handler_cb release, void *arg);

@@ -107,9 +107,9 @@ def holder(api, ns, name):
     return json.loads(raw)["holderIdentity"] if raw else None
 
 
-def classic_answer(port, name):
-    """The classic's bytes for GET /, or the mismatch."""
-    r = get_root(port)
+def classic_answer(port, name, path="/"):
+    """The classic's bytes for GET path, or the mismatch."""
+    r = get_root(port, path)
     if r is None:
         return "no answer"
     st, h, b = r
@@ -170,6 +170,14 @@ def test_pod_yaml_localhost_http(api, pods):
     rec = json.loads(raw)
     # --ttl's default 10s is the record's leaseDurationSeconds.
     assert rec["leaseDurationSeconds"] == 10, raw
+    # webHandler is on "/", which net/http matches for every path and
+    # method: the same bytes for all of them.
+    for path in ("/master", "/x/y?z=1"):
+        assert classic_answer(port, "nodejs-elector", path) is None, path
+    st, h, b = tcp_request(port, b"POST / HTTP/1.1\r\nHost: localhost\r\n"
+                           b"Content-Length: 0\r\nConnection: close\r\n\r\n",
+                           timeout=1.0)
+    assert (st, b) == (200, b'{"name":"nodejs-elector"}'), (st, b)
     assert p.proc.poll() is None
 
 
@@ -259,12 +267,14 @@ def run_check(args, argv0="/server"):
 
 
 def test_compat_refusals():
-    """An unknown peer, and the classic's single-dash spelling (pflag
-    reads -election=x as shorthand letters and exits 2), exit 2."""
-    rc, out, err = run_check(["--compat=vapor", "--election=x", "--id=a"])
-    assert rc == 2 and 'compat "vapor" is not supported' in err, err
-    rc, out, err = run_check(["--compat=nais", "--election=x", "--id=a"])
-    assert rc == 2 and "holds its Lease for life" in err, err
+    """An unknown peer, the classic's single-dash spelling (pflag reads
+    -election=x as shorthand letters and exits 2), and --help (its old
+    pflag exits 2 on ErrHelp too) exit 2."""
+    rc, out, err = run_check(["--compat=zookeeper", "--election=x",
+                              "--id=a"])
+    assert rc == 2 and 'compat "zookeeper" is not a peer' in err, err
+    rc, out, err = run_check(["--help"])
+    assert rc == 2 and "usage:" in err, (out, err)
     rc, out, err = run_check(["-election=x", "--id=a"])
     assert rc == 2, (out, err)
     rc, out, err = run_check(["--id=a", "--election=x", "--ttl=20s"])

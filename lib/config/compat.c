@@ -1,0 +1,226 @@
+/*
+ * compat.c -- which peer sidecar leaderd stands in for, and the table of
+ * them: each peer's command-line grammar (NULL for leaderd's own) and
+ * its defaults.  The peers' own grammars are in compat_PEER.c.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/compat.h"
+#include "config/compat_int.h"
+#include "config/config.h"
+#include "config/config_int.h"
+
+/*
+ * The classic leader-elector sidecar's defaults for what is still unset
+ * (kubernetes/contrib election/example/main.go and lib/election.go):
+ * an Endpoints lock in the namespace "default", --ttl 10s split into
+ * lease 10s, renew 5s and retry 2.5s, and HTTP only with --http.
+ */
+static void
+finish_classic(struct config *c)
+{
+	compat_default(c, "classic", CONFIG_LOCK_TYPE, "endpoints");
+	compat_default(c, "classic", CONFIG_LOCK_NAMESPACE, "default");
+	compat_default(c, "classic", CONFIG_LEASE_DURATION, "10s");
+	compat_default(c, "classic", CONFIG_RENEW_DEADLINE, "5s");
+	compat_default(c, "classic", CONFIG_RETRY_PERIOD, "2.5s");
+	compat_default(c, "classic", CONFIG_LISTEN_HTTP, "");
+}
+
+static const struct peer {
+	const char	*name;
+	/* NULL: leaderd's own flags */
+	int		(*args)(struct config *, int, char *[],
+			    struct compat_cmdline *, char *, size_t);
+	const char	*usage;
+	void		(*finish)(struct config *);
+} peers[] = {
+	{ "classic", NULL, NULL, finish_classic },
+};
+
+/*
+ * What selects a peer without --compat, first match wins: the binary's
+ * name (the base name, or the whole path when it starts with "/"), an
+ * environment variable that is set, or a flag (before any "=").
+ */
+static const struct {
+	enum { BY_ARGV0, BY_PATH, BY_ENV, BY_FLAG } by;
+	const char	*what;
+	const char	*peer;
+} selectors[] = {
+	/* run.sh runs "/server --id=$(hostname) $@"; a bare "server"
+	 * found on $PATH is too common a name to mean it. */
+	{ BY_ARGV0,	"leader-elector",	"classic" },
+	{ BY_PATH,	"/server",		"classic" },
+};
+
+static const struct peer *
+peer_find(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(peers) / sizeof(peers[0]); i++)
+		if (strcmp(peers[i].name, name) == 0)
+			return &peers[i];
+	return NULL;
+}
+
+int
+compat_known(const char *peer)
+{
+	return peer_find(peer) != NULL;
+}
+
+const char *
+compat_names(void)
+{
+	static char	 names[128];
+	size_t		 i, off = 0;
+
+	if (names[0] != '\0')
+		return names;
+	for (i = 0; i < sizeof(peers) / sizeof(peers[0]); i++)
+		off += snprintf(names + off, sizeof(names) - off, "%s%s",
+		    i == 0 ? "" : ", ", peers[i].name);
+	return names;
+}
+
+int
+compat_own_args(const char *peer)
+{
+	const struct peer	*p = peer_find(peer);
+
+	return p != NULL && p->args != NULL;
+}
+
+const char *
+compat_usage(const char *peer)
+{
+	const struct peer	*p = peer_find(peer);
+
+	return p != NULL && p->usage != NULL ? p->usage : "";
+}
+
+/* The value of a --compat flag at argv[*i], or NULL if it is not one. */
+static const char *
+compat_flag(int argc, char *const argv[], int *i)
+{
+	const char	*a = argv[*i];
+
+	if (strncmp(a, "--", 2) == 0)
+		a += 2;
+	else if (a[0] == '-')
+		a += 1;
+	else
+		return NULL;
+	if (strncmp(a, "compat", 6) != 0)
+		return NULL;
+	if (a[6] == '=')
+		return a + 7;
+	if (a[6] == '\0' && *i + 1 < argc) {
+		(*i)++;
+		return argv[*i];
+	}
+	return NULL;
+}
+
+const char *
+compat_detect(int argc, char *const argv[])
+{
+	const char	*v, *base, *found = NULL, *e;
+	size_t		 i, n;
+	int		 a;
+
+	for (a = 1; a < argc && strcmp(argv[a], "--") != 0; a++)
+		if ((v = compat_flag(argc, argv, &a)) != NULL)
+			found = v;	/* the last one wins */
+	if (found != NULL)
+		return found;
+	if (argc < 1 || argv[0] == NULL)
+		return NULL;
+	base = (base = strrchr(argv[0], '/')) != NULL ? base + 1 : argv[0];
+	for (i = 0; i < sizeof(selectors) / sizeof(selectors[0]); i++) {
+		switch (selectors[i].by) {
+		case BY_ARGV0:
+			if (strcmp(base, selectors[i].what) == 0)
+				return selectors[i].peer;
+			break;
+		case BY_PATH:
+			if (strcmp(argv[0], selectors[i].what) == 0)
+				return selectors[i].peer;
+			break;
+		case BY_ENV:
+			if (getenv(selectors[i].what) != NULL)
+				return selectors[i].peer;
+			break;
+		case BY_FLAG:
+			n = strlen(selectors[i].what);
+			for (a = 1; a < argc && strcmp(argv[a], "--") != 0;
+			    a++) {
+				e = argv[a];
+				if (strncmp(e, selectors[i].what, n) == 0 &&
+				    (e[n] == '\0' || e[n] == '='))
+					return selectors[i].peer;
+			}
+			break;
+		}
+	}
+	return NULL;
+}
+
+int
+compat_args(struct config *c, const char *peer, int argc, char *argv[],
+    struct compat_cmdline *out, char *err, size_t errlen)
+{
+	const struct peer	*p = peer_find(peer);
+
+	memset(out, 0, sizeof(*out));
+	out->exit_status = -1;
+	if (p == NULL || p->args == NULL) {
+		snprintf(err, errlen, "compat \"%s\" reads leaderd's own "
+		    "flags", peer);
+		out->exit_status = 2;
+		return -1;
+	}
+	if (config_set(c, "compat", peer, "--compat", err, errlen) == -1) {
+		out->exit_status = 2;
+		return -1;
+	}
+	return p->args(c, argc, argv, out, err, errlen);
+}
+
+void
+compat_default(struct config *c, const char *peer, enum config_key key,
+    const char *value)
+{
+	char	 why[512], origin[64];
+
+	if (c->set[key])
+		return;
+	if (config_parse_value(c, &config_keys[key], value, why,
+	    sizeof(why)) == 0) {
+		snprintf(origin, sizeof(origin), "compat: %s", peer);
+		config_origin_set(&c->origin[key], origin, 0, 0);
+	}
+	c->set[key] = 1;
+}
+
+int
+compat_set(struct config *c, const char *key, const char *value,
+    const char *flag, char *err, size_t errlen)
+{
+	return config_set(c, key, value, flag, err, errlen);
+}
+
+void
+compat_finish(struct config *c)
+{
+	const struct peer	*p;
+
+	if (c->compat[0] != '\0' && (p = peer_find(c->compat)) != NULL &&
+	    p->finish != NULL)
+		p->finish(c);
+}

@@ -1,0 +1,62 @@
+/*
+ * compat.h -- the peer sidecars leaderd stands in for (docs/migrating.md;
+ * their facts, read from their sources, in test/compat/peers.md): which
+ * one a command line selects, and each one's command line, environment
+ * and defaults read into a struct config as that peer reads them.
+ *
+ * classic (the kubernetes/contrib leader-elector) takes leaderd's own
+ * flags, a subset of ours; nais (nais/elector), vapor
+ * (vapor-ware/k8s-elector) and await (LINBIT k8s-await-election) have
+ * grammars of their own, read by compat_args.
+ */
+
+#ifndef COMPAT_H
+#define COMPAT_H
+
+#include "config/config.h"
+
+/* Whether peer names a peer leaderd stands in for ("" is none: 0). */
+int		 compat_known(const char *peer);
+
+/* The peers' names, for messages: "classic, nais, ...". */
+const char	*compat_names(void);
+
+/* Whether peer's command line is read by compat_args (not leaderd's). */
+int		 compat_own_args(const char *peer);
+
+/*
+ * The peer a command line selects, or NULL for none: --compat=PEER (or
+ * --compat PEER, -compat[=]PEER) before any "--"; else argv[0] (the
+ * peer's binary name, compat.c's table); else the peer's environment
+ * or a flag only that peer has.  An explicit --compat="" gives "".
+ */
+const char	*compat_detect(int argc, char *const argv[]);
+
+/* What a peer's command line asks main to do besides configure. */
+struct compat_cmdline {
+	int		 exit_status;	/* >= 0: exit with it now */
+	char		**cmd;		/* run mode: the command, else NULL */
+	int		 exec_direct;	/* exec cmd with no election at all */
+};
+
+/*
+ * Read argv (argv[0] included) and the environment of a peer with a
+ * grammar of its own into c, as the peer reads them (a --compat flag
+ * is skipped).  Returns 0 with *out filled (exit_status -1 to go on),
+ * or -1 with the message in err and out->exit_status the status the
+ * peer exits with for it (its usage: 0 or 2 as the peer does).
+ */
+int		 compat_args(struct config *c, const char *peer, int argc,
+		    char *argv[], struct compat_cmdline *out, char *err,
+		    size_t errlen);
+
+/* The usage text of a peer with a grammar of its own, for its --help. */
+const char	*compat_usage(const char *peer);
+
+/*
+ * Give what is still unset the selected peer's defaults (config_finish
+ * calls it first).  A no-op without compat.
+ */
+void		 compat_finish(struct config *c);
+
+#endif /* COMPAT_H */

@@ -1,0 +1,24 @@
+/*
+ * compat_int.h -- what compat.c shares with each peer's compat_PEER.c:
+ * the peer's row of the table, and the helpers every peer grammar uses.
+ * Private to lib/config.
+ */
+
+#ifndef COMPAT_INT_H
+#define COMPAT_INT_H
+
+#include "config/compat.h"
+#include "config/config.h"
+
+/* Set key to the peer's default unless a flag or the file set it. */
+void	compat_default(struct config *c, const char *peer,
+	    enum config_key key, const char *value);
+
+/*
+ * Set key from one of the peer's flags (flag names it in errors and in
+ * the origin).  Returns 0, or -1 with "flag: reason" in err.
+ */
+int	compat_set(struct config *c, const char *key, const char *value,
+	    const char *flag, char *err, size_t errlen);
+
+#endif /* COMPAT_INT_H */

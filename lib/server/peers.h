@@ -1,0 +1,21 @@
+/*
+ * peers.h -- the answers of the peer sidecars leaderd stands in for
+ * (config/compat.h), in their bytes, for the local API's route table.
+ * Each handler's arg is the struct localapi_state; each peer's are in
+ * peer_PEER.c.  Pure: no I/O.
+ */
+
+#ifndef PEERS_H
+#define PEERS_H
+
+#include "codec/http_parse.h"
+#include "server/httpd.h"
+
+/*
+ * classic: {"name":"<holder>"} without a newline, as text/plain (Go's
+ * net/http sniffs the untyped body so), to every path and method.
+ */
+void	peer_classic_root(const struct http_request *req,
+	    struct httpd_reply *reply, void *arg);
+
+#endif /* PEERS_H */
