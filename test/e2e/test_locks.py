@@ -323,3 +323,134 @@ def test_rolling_migration_v023_to_multilock_to_leases(locks):
     for k in kills:
         print("killed leader %s -> %s after %.2fs" % k)
     report(sampler)
+
+
+# The classic sidecar's --ttl split (lease ttl, renew ttl/2, retry ttl/4),
+# at the suite's lease duration.
+C_LD, C_RD, C_RP = LD, LD / 2, LD / 4
+C_KILL_BOUND = C_LD + 2.2 * C_RP + E.SLACK
+
+
+class ClassicPeer(V023Elector):
+    """The classic leader-elector as its pods run: the Endpoints lock in
+    the namespace "default" (its --election-namespace default), its --ttl
+    split, no release on SIGTERM.  client-go v0.23's endpoints lock is
+    the classic's algorithm on today's client (the 2016 sidecar cannot be
+    fetched here): both take over after their own lease duration from
+    the last change they saw."""
+
+    def argv(self):
+        return [V023, "-lock-type", "endpoints",
+                "-kubeconfig", self.kubeconfig, "-namespace", "default",
+                "-name", self.lease, "-id", self.ident,
+                "-http", "127.0.0.1:%d" % self.port,
+                "-lease-duration", "%gs" % C_LD,
+                "-renew-deadline", "%gs" % C_RD,
+                "-retry-period", "%gs" % C_RP,
+                "-release-on-cancel=false"]
+
+
+class ClassicLeaderd(E.Leaderd):
+    """leaderd in the classic's pod: the classic's own command line
+    (README, with --ttl), under --compat=classic as its image variant
+    runs it, in a pod whose namespace is not "default" (the kubeconfig's
+    context and $POD_NAMESPACE say the test namespace)."""
+
+    kind = "c-classic"
+
+    def argv(self):
+        return [E.LEADERD, "--compat=classic", "--kubeconfig",
+                self.kubeconfig, "--id=%s" % self.ident,
+                "--election=%s" % self.lease,
+                "--http=127.0.0.1:%d" % self.port, "--ttl=%gs" % C_LD]
+
+    def start(self):
+        self.port = E.free_port()
+        self.generation += 1
+        self.proc = E.Proc("%s-%s" % (self.kind, self.ident), self.argv(),
+                           env=dict(os.environ,
+                                    POD_NAMESPACE=self.namespace))
+        return self
+
+
+def test_rolling_migration_classic_namespace_default(cluster, locks):
+    """Three classic sidecars on Endpoints default/NAME (no
+    --election-namespace: its default is the literal "default"), replaced
+    one by one by leaderd with the same command line: leaderd locks the
+    same object, never the pod's namespace, and no two claims overlap;
+    the leader is killed -9 once mid-rollout."""
+    lk = locks(["endpoints"], prefix="cls")
+    # The lock is in "default": the same rules there.
+    for kind, obj in (("Role", {"rules": lock_rules(["endpoints"],
+                                                      lk.name)}),
+                      ("RoleBinding", {"roleRef": {
+                          "apiGroup": "rbac.authorization.k8s.io",
+                          "kind": "Role", "name": lk.name}})):
+        obj.update({"apiVersion": "rbac.authorization.k8s.io/v1",
+                    "kind": kind, "metadata": {"name": lk.name,
+                                               "namespace": "default"}})
+        if kind == "RoleBinding":
+            obj["subjects"] = cluster.admin.json(
+                "get", "rolebinding", lk.name)["subjects"]
+        cluster.admin.run("apply", "-f", "-", input=json.dumps(obj),
+                          ns=False)
+    old = [ClassicPeer("classic-%d" % i, lk.kubeconfig, lk.namespace,
+                       lk.name) for i in range(3)]
+    new_made = []
+    for p in old:
+        p.start()
+    for p in old:
+        p.wait_up()
+    parts = list(old)
+    sampler = Sampler(parts)
+    sampler.start()
+    kills = []
+    try:
+        wait_leader(parts, C_KILL_BOUND + 5)
+        for i, p in enumerate(old):
+            new = ClassicLeaderd("leaderd-%d" % i, lk.kubeconfig,
+                                 lk.namespace, lk.name)
+            new_made.append(new)
+            if p.proc.alive():
+                assert p.proc.term()[0] == 0, p.ident
+            new.start()
+            parts.append(new)
+            new.wait_up()
+            wait_leader(parts, C_KILL_BOUND + 5)
+            time.sleep(3 * C_RP)
+            if i != 0:
+                continue
+            victim = wait_leader(parts, C_KILL_BOUND + 5)
+            t0 = time.monotonic()
+            victim.proc.kill9()
+            ldr = wait_leader([x for x in parts if x is not victim],
+                              C_KILL_BOUND + 5)
+            kills.append((victim.ident, ldr.ident, time.monotonic() - t0))
+            if victim in new_made:
+                victim.start().wait_up()
+            time.sleep(3 * C_RP)
+        ldr = wait_leader(parts, C_KILL_BOUND + 5)
+        assert ldr.ident.startswith("leaderd-"), ldr.ident
+        assert ldr.leader()["lock"] == "endpoints/default/%s" % lk.name
+        raw = (cluster.admin.json("get", "endpoints", lk.name, "-n",
+                                  "default", ns=False)["metadata"]
+               ["annotations"][ANNOTATION])
+        assert RECORD_RE.match(raw) and \
+            json.loads(raw)["holderIdentity"] == ldr.ident, raw
+        # Nothing in the pods' own namespace: not the Endpoints, not a
+        # Lease.
+        assert lk.get("endpoints") is None
+        assert lk.get("leases") is None
+    finally:
+        sampler.stop()
+        for p in new_made:
+            p.stop()
+        cluster.admin.run("delete", "endpoints,role,rolebinding", lk.name,
+                          "-n", "default", "--ignore-not-found", ns=False,
+                          check=False)
+    for k in kills:
+        print("killed leader %s -> %s after %.2fs" % k)
+    ts = check_no_overlap(sampler.samples)
+    worst = check_agreement(sampler.rounds, 2.2 * C_RP + 1.5)
+    print("samples %d, leadership terms %d, worst disagreement %.2fs" % (
+        len(sampler.samples), len(ts), worst))
