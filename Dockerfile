@@ -46,7 +46,26 @@ RUN ./leaderd --version \
  && sh deploy/image/mkrootfs.sh ./leaderd /rootfs \
  && chroot --userspec=65532:65532 /rootfs /leaderd --version
 
-FROM scratch
+FROM scratch AS leaderd
 COPY --from=build /rootfs/ /
 USER 65532:65532
 ENTRYPOINT ["/leaderd"]
+
+# One image per peer sidecar leaderd stands in for: the peer's pod spec
+# (its args, its env) runs unchanged when only its image is changed to
+# TAG-PEER (docs/migrating.md).  `make image` writes the same five.
+#   docker build --target classic -t ghcr.io/leaderd/leaderd:0.1.0-classic .
+FROM leaderd AS classic
+ENTRYPOINT ["/leaderd", "--compat=classic"]
+
+FROM leaderd AS nais
+ENTRYPOINT ["/leaderd", "--compat=nais"]
+
+FROM leaderd AS vapor
+ENTRYPOINT ["/leaderd", "--compat=vapor"]
+
+FROM leaderd AS await
+ENTRYPOINT ["/leaderd", "--compat=await"]
+
+# The default target: leaderd's own image.
+FROM leaderd

@@ -10,12 +10,16 @@
         a gzip'd tar with deterministic headers (sorted, mtime 0, uid/gid
         0, no user or group names), so the same ROOTFS gives the same
         digests.  Its config runs /leaderd as 65532:65532 (no shell: the
-        entrypoint is the exec form).
+        entrypoint is the exec form).  The layout holds one image per
+        entry of VARIANTS, all on that one layer: tag T runs /leaderd, and
+        tag T-PEER runs /leaderd --compat=PEER, the image a user of that
+        peer sidecar puts in place of the peer's (docs/migrating.md).
 
-    oci.py unpack LAYOUT_OR_TARBALL DEST
+    oci.py unpack LAYOUT_OR_TARBALL DEST [--tag T]
         Check the layout (oci-layout version, media types, every blob's
         size and sha256 digest, the layers' diff_ids) and extract the
-        image's file system to DEST/rootfs; print its config as JSON.
+        image's file system to DEST/rootfs (the image tagged T, else the
+        first); print its config as JSON.
         Refuses any layer entry that would land outside DEST/rootfs, and
         any entry type other than a directory or a regular file.
 
@@ -36,6 +40,11 @@ MT_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 MT_CONFIG = "application/vnd.oci.image.config.v1+json"
 MT_LAYER = "application/vnd.oci.image.layer.v1.tar+gzip"
 USER = "65532:65532"
+# (tag suffix, entrypoint): the image, and one per peer sidecar leaderd
+# stands in for (lib/config/compat.c).
+VARIANTS = [("", ["/leaderd"])] + [
+    ("-" + peer, ["/leaderd", "--compat=" + peer])
+    for peer in ("classic", "nais", "vapor", "await")]
 
 
 class ImageError(Exception):
@@ -98,50 +107,51 @@ def build(rootfs, layout, tarball, tag, arch, version):
     """Write the layout directory and its tarball; return a summary."""
     layer_tar = deterministic_tar(rootfs_entries(rootfs))
     layer = gzip.compress(layer_tar, compresslevel=9, mtime=0)
-    config = {
-        "created": "1970-01-01T00:00:00Z",
-        "architecture": arch,
-        "os": "linux",
-        "config": {
-            "User": USER,
-            "Entrypoint": ["/leaderd"],
-            "WorkingDir": "/",
-            "Labels": {
-                "org.opencontainers.image.title": "leaderd",
-                "org.opencontainers.image.version": version,
+    blobs, descs = [layer], []
+    for suffix, entrypoint in VARIANTS:
+        config = {
+            "created": "1970-01-01T00:00:00Z",
+            "architecture": arch,
+            "os": "linux",
+            "config": {
+                "User": USER,
+                "Entrypoint": entrypoint,
+                "WorkingDir": "/",
+                "Labels": {
+                    "org.opencontainers.image.title": "leaderd",
+                    "org.opencontainers.image.version": version,
+                },
             },
-        },
-        "rootfs": {"type": "layers", "diff_ids": [sha256(layer_tar)]},
-        "history": [{"created": "1970-01-01T00:00:00Z",
-                     "created_by": "deploy/image/mkrootfs.sh + "
-                                   "deploy/image/oci.py"}],
-    }
-    config_b = json.dumps(config, sort_keys=True,
-                          separators=(",", ":")).encode()
-    manifest = {
-        "schemaVersion": 2,
-        "mediaType": MT_MANIFEST,
-        "config": {"mediaType": MT_CONFIG, "digest": sha256(config_b),
-                   "size": len(config_b)},
-        "layers": [{"mediaType": MT_LAYER, "digest": sha256(layer),
-                    "size": len(layer)}],
-    }
-    manifest_b = json.dumps(manifest, sort_keys=True,
-                            separators=(",", ":")).encode()
-    index = {
-        "schemaVersion": 2,
-        "mediaType": MT_INDEX,
-        "manifests": [{
+            "rootfs": {"type": "layers", "diff_ids": [sha256(layer_tar)]},
+            "history": [{"created": "1970-01-01T00:00:00Z",
+                         "created_by": "deploy/image/mkrootfs.sh + "
+                                       "deploy/image/oci.py"}],
+        }
+        config_b = json.dumps(config, sort_keys=True,
+                              separators=(",", ":")).encode()
+        manifest = {
+            "schemaVersion": 2,
+            "mediaType": MT_MANIFEST,
+            "config": {"mediaType": MT_CONFIG, "digest": sha256(config_b),
+                       "size": len(config_b)},
+            "layers": [{"mediaType": MT_LAYER, "digest": sha256(layer),
+                        "size": len(layer)}],
+        }
+        manifest_b = json.dumps(manifest, sort_keys=True,
+                                separators=(",", ":")).encode()
+        blobs += [config_b, manifest_b]
+        descs.append({
             "mediaType": MT_MANIFEST, "digest": sha256(manifest_b),
             "size": len(manifest_b),
             "platform": {"architecture": arch, "os": "linux"},
-            "annotations": {"org.opencontainers.image.ref.name": tag},
-        }],
-    }
+            "annotations": {"org.opencontainers.image.ref.name":
+                            tag + suffix},
+        })
+    index = {"schemaVersion": 2, "mediaType": MT_INDEX, "manifests": descs}
     index_b = json.dumps(index, sort_keys=True, indent=2).encode() + b"\n"
     files = [("oci-layout", b'{"imageLayoutVersion":"1.0.0"}\n'),
              ("index.json", index_b)]
-    for blob in (layer, config_b, manifest_b):
+    for blob in blobs:
         files.append(("blobs/sha256/" + sha256(blob)[7:], blob))
     # The directory, written afresh.
     if os.path.isdir(layout):
@@ -161,7 +171,7 @@ def build(rootfs, layout, tarball, tag, arch, version):
     with open(tmp, "wb") as f:
         f.write(deterministic_tar(entries))
     os.replace(tmp, tarball)
-    return {"manifest": sha256(manifest_b), "layer": sha256(layer),
+    return {"manifest": descs[0]["digest"], "layer": sha256(layer),
             "layer_size": len(layer), "rootfs_size": len(layer_tar),
             "tarball_size": os.path.getsize(tarball)}
 
@@ -220,9 +230,10 @@ class Layout:
         return data
 
 
-def read_image(path):
-    """(config, [layer tar bytes, uncompressed]) of the single image in
-    the layout at path, every digest, size and diff_id checked."""
+def read_image(path, tag=None):
+    """(config, [layer tar bytes, uncompressed]) of the image tagged tag
+    (None: the first) in the layout at path, every digest, size and
+    diff_id checked, and every file of the layout referenced."""
     lay = Layout(path)
     if lay.json("oci-layout").get("imageLayoutVersion") != "1.0.0":
         raise ImageError("oci-layout: imageLayoutVersion is not 1.0.0")
@@ -230,24 +241,33 @@ def read_image(path):
     if index.get("schemaVersion") != 2:
         raise ImageError("index.json: schemaVersion is not 2")
     mans = index.get("manifests") or []
-    if len(mans) != 1:
-        raise ImageError("index.json: %d manifests, expected 1" % len(mans))
-    manifest = json.loads(lay.blob(mans[0], MT_MANIFEST))
-    if manifest.get("schemaVersion") != 2:
-        raise ImageError("manifest: schemaVersion is not 2")
-    config = json.loads(lay.blob(manifest["config"], MT_CONFIG))
-    layers = [gzip.decompress(lay.blob(d, MT_LAYER))
-              for d in manifest.get("layers", [])]
-    diff_ids = config.get("rootfs", {}).get("diff_ids", [])
-    if diff_ids != [sha256(t) for t in layers]:
-        raise ImageError("config: rootfs.diff_ids do not match the layers")
-    used = {"oci-layout", "index.json"} | {
-        "blobs/sha256/" + d["digest"][7:] for d in
-        [mans[0], manifest["config"]] + manifest.get("layers", [])}
+    if not mans:
+        raise ImageError("index.json: no manifests")
+    used = {"oci-layout", "index.json"}
+    found = None
+    for desc in mans:
+        manifest = json.loads(lay.blob(desc, MT_MANIFEST))
+        if manifest.get("schemaVersion") != 2:
+            raise ImageError("manifest: schemaVersion is not 2")
+        config = json.loads(lay.blob(manifest["config"], MT_CONFIG))
+        layers = [gzip.decompress(lay.blob(d, MT_LAYER))
+                  for d in manifest.get("layers", [])]
+        diff_ids = config.get("rootfs", {}).get("diff_ids", [])
+        if diff_ids != [sha256(t) for t in layers]:
+            raise ImageError("config: rootfs.diff_ids do not match the "
+                             "layers")
+        used |= {"blobs/sha256/" + d["digest"][7:] for d in
+                 [desc, manifest["config"]] + manifest.get("layers", [])}
+        name = (desc.get("annotations") or {}).get(
+            "org.opencontainers.image.ref.name")
+        if found is None and (tag is None or name == tag):
+            found = config, layers
+    if found is None:
+        raise ImageError("index.json: no image tagged %r" % tag)
     extra = sorted(set(lay.files) - used)
     if extra:
         raise ImageError("the layout holds unreferenced files: %s" % extra)
-    return config, layers
+    return found
 
 
 def layer_members(layer):
@@ -300,6 +320,7 @@ def main():
     u = sub.add_parser("unpack")
     u.add_argument("image")
     u.add_argument("dest")
+    u.add_argument("--tag", default=None)
     args = ap.parse_args()
     try:
         if args.cmd == "build":
@@ -311,7 +332,7 @@ def main():
                      s["layer_size"], s["layer_size"] / 1e6,
                      s["rootfs_size"], args.tarball, s["tarball_size"]))
         else:
-            config, layers = read_image(args.image)
+            config, layers = read_image(args.image, args.tag)
             extract(layers, os.path.join(args.dest, "rootfs"))
             json.dump(config, sys.stdout, indent=2, sort_keys=True)
             print()

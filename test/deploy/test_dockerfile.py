@@ -93,14 +93,32 @@ def apt_packages(stage):
     return pkgs
 
 
+PEERS = ["classic", "nais", "vapor", "await"]
+
+
 def test_stages(stages):
-    assert len(stages) == 2, "expected a build stage and a runtime stage"
-    build, run = stages
+    assert len(stages) == 3 + len(PEERS), \
+        "expected a build stage, a runtime stage, one per peer, the default"
+    build, run = stages[:2]
     assert build["base"].split("@")[0] == "debian:bookworm"
     assert build["name"] == "build"
     # scratch: the image holds mkrootfs.sh's file set and nothing else,
     # which test_image.py compares with `make image`'s.
     assert run["base"] == "scratch", run["base"]
+    assert run["name"] == "leaderd"
+    # The last stage, what `docker build` builds by default, is the
+    # runtime stage itself.
+    assert stages[-1]["base"] == "leaderd" and not stages[-1]["steps"]
+
+
+def test_peer_stages(stages):
+    """Each peer's target is the runtime stage with only its entrypoint
+    changed, as `make image` writes TAG-PEER (oci.py VARIANTS)."""
+    for st, peer in zip(stages[2:-1], PEERS):
+        assert st["base"] == "leaderd" and st["name"] == peer, st
+        assert [i for i, _ in st["steps"]] == ["ENTRYPOINT"], st
+        assert json.loads(steps(st, "ENTRYPOINT")[0]) == [
+            "/leaderd", "--compat=" + peer]
 
 
 def test_build_stage(stages):

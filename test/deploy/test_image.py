@@ -137,6 +137,35 @@ def test_config_user_and_entrypoint(unpacked):
     assert not any(e.startswith("SHELL") for e in cfg.get("Env", []))
 
 
+def test_peer_variants(image, unpacked, image_root):
+    """One image per peer sidecar on the same layer: tag T-PEER runs
+    /leaderd --compat=PEER, so that a peer's pod spec (its args, its env)
+    runs unchanged when only its image is changed.  The classic's
+    variant with the classic's own arguments locks what the classic did:
+    Endpoints in the namespace "default"."""
+    index = oci.Layout(str(image)).json("index.json")
+    tags = [m["annotations"]["org.opencontainers.image.ref.name"]
+            for m in index["manifests"]]
+    base = tags[0]
+    assert tags == [base + sfx for sfx, _ in oci.VARIANTS], tags
+    assert [sfx for sfx, _ in oci.VARIANTS] == [
+        "", "-classic", "-nais", "-vapor", "-await"]
+    layer = unpacked[1]
+    for sfx, entrypoint in oci.VARIANTS[1:]:
+        config, layers = oci.read_image(str(image), base + sfx)
+        assert layers == layer, "one layer for every variant"
+        assert config["config"]["Entrypoint"] == [
+            "/leaderd", "--compat=" + sfx[1:]]
+        assert config["config"]["User"] == "65532:65532"
+    with pytest.raises(oci.ImageError, match="no image tagged"):
+        oci.read_image(str(image), base + "-zookeeper")
+    cfg, _ = oci.read_image(str(image), base + "-classic")
+    proc = run_as_nonroot(image_root, *cfg["config"]["Entrypoint"],
+                          "--id=p", "--election=example", "-n")
+    assert proc.returncode == 0, proc.stderr
+    assert "lock endpoints/default/example" in proc.stdout, proc.stdout
+
+
 def test_no_shell(image_root):
     for p in pathlib.Path(image_root).rglob("*"):
         assert p.name not in SHELLS, f"{p.relative_to(image_root)}: a shell"
@@ -165,7 +194,7 @@ def test_file_set_is_the_dockerfiles(leaderd, reference_rootfs, image_root):
     /rootfs (mkrootfs.sh's output); the image must hold the same files,
     and those are ldd's list, the loader, the binary and EXTRAS."""
     stages = parse_dockerfile((ROOT / "Dockerfile").read_text())
-    build, run = stages[0], stages[-1]
+    build, run = stages[0], stages[1]
     assert run["base"] == "scratch", \
         f"the runtime stage is {run['base']}: its base's files would be " \
         "in the image too; this comparison assumes scratch"
