@@ -115,6 +115,8 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 {
 	uint64_t	 at, sent, until;
 
+	if (e->ours && e->passive)
+		e->stepdown = 1;
 	if (e->ours && e->stepdown) {
 		/* Stepping down: hand our record back (CAS on its version). */
 		schedule(e, ELECTOR_DO_UPDATE, now_ms);
@@ -141,12 +143,15 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 		    "another holder took the lease", act);
 	/* The record is not ours: nothing is left to release. */
 	e->stepdown = 0;
-	if (now_ms < e->cooldown_until_ms) {
-		/* Cooling down after a step-down: follow, read, never take. */
+	if (e->passive || now_ms < e->cooldown_until_ms) {
+		/*
+		 * Not a candidate, or cooling down after a step-down: follow,
+		 * read, never take.
+		 */
 		e->state = ELECTOR_FOLLOWER;
 		at = now_ms + (e->watching ? e->watch_poll_ms :
 		    elector_jitter(e));
-		if (at > e->cooldown_until_ms)
+		if (!e->passive && at > e->cooldown_until_ms)
 			at = e->cooldown_until_ms;
 		schedule(e, ELECTOR_DO_GET, at);
 		return;
@@ -246,6 +251,13 @@ on_notfound(struct elector *e, const struct elector_input *in,
 	lose(e, ELECTOR_CANDIDATE, "the lease was deleted", act);
 	e->state = ELECTOR_CANDIDATE;
 	e->stepdown = 0;
+	if (e->passive) {
+		/* Not a candidate: read again, never create. */
+		e->state = ELECTOR_FOLLOWER;
+		schedule(e, ELECTOR_DO_GET, in->now_ms + (e->watching ?
+		    e->watch_poll_ms : elector_jitter(e)));
+		return;
+	}
 	if (at < e->cooldown_until_ms)
 		at = e->cooldown_until_ms;
 	schedule(e, ELECTOR_DO_CREATE, at);
@@ -278,7 +290,7 @@ on_written(struct elector *e, const struct elector_input *in, int release,
 		}
 		/* A step-down's release: the cooldown runs from now. */
 		e->stepdown = 0;
-		e->cooldown_until_ms = in->now_ms + e->conf.cooldown_ms;
+		e->cooldown_until_ms = in->now_ms + e->release_cooldown_ms;
 		e->state = ELECTOR_FOLLOWER;
 		decide(e, in->now_ms, act);
 		return;
@@ -286,8 +298,15 @@ on_written(struct elector *e, const struct elector_input *in, int release,
 	if ((until = elector_lead_until(e, in->record->renew_us, e->sent_ms)) >
 	    e->lead_until_ms)
 		e->lead_until_ms = until;
-	if (e->state == ELECTOR_STOPPING || e->stepdown) {
-		/* A renew landed after STOP or a step-down: hand it back. */
+	if (e->state == ELECTOR_STOPPING || e->stepdown || e->passive) {
+		/*
+		 * A renew landed after STOP or a step-down, or a takeover
+		 * after candidacy ended: hand it back.
+		 */
+		if (e->passive && e->state != ELECTOR_STOPPING) {
+			e->stepdown = 1;
+			e->state = ELECTOR_FOLLOWER;
+		}
 		schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
 		e->next_release = 1;
 		e->lead_until_ms = 0;
@@ -414,6 +433,7 @@ on_step_down(struct elector *e, const struct elector_input *in,
 		return;
 	lose(e, ELECTOR_FOLLOWER, "stepped down", act);
 	e->stepdown = 1;
+	e->release_cooldown_ms = e->conf.cooldown_ms;
 	e->cooldown_until_ms = in->now_ms + e->conf.cooldown_ms;
 	/* We lead, so the record observed is ours: release it at once. */
 	abandon(e, act);
@@ -441,6 +461,51 @@ on_watch(struct elector *e, const struct elector_input *in)
 	at = in->now_ms + elector_jitter(e);
 	if (e->next_kind != ELECTOR_DO_NOTHING && e->next_ms > at)
 		schedule(e, ELECTOR_DO_GET, at);
+}
+
+/*
+ * Candidacy on or off (the application's health, a client, a pause).  Off
+ * while leading is a step-down whose cooldown is the input's; off while
+ * a takeover or create is due cancels it (one in flight is handed back
+ * by on_written if it lands).  On: read, then decide.
+ */
+static void
+on_candidacy(struct elector *e, const struct elector_input *in,
+    struct elector_action *act)
+{
+	if (e->state == ELECTOR_STOPPING || e->state == ELECTOR_STOPPED)
+		return;
+	if (in->candidate) {
+		if (!e->passive)
+			return;
+		e->passive = 0;
+		if (e->inflight == ELECTOR_DO_NOTHING &&
+		    (e->state == ELECTOR_FOLLOWER ||
+		    e->state == ELECTOR_CANDIDATE))
+			schedule(e, ELECTOR_DO_GET, in->now_ms);
+		return;
+	}
+	if (e->passive)
+		return;
+	e->passive = 1;
+	e->release_cooldown_ms = in->cooldown_ms;
+	if (elector_is_leader(e, in->now_ms)) {
+		lose(e, ELECTOR_FOLLOWER, "no longer a candidate", act);
+		e->stepdown = 1;
+		e->cooldown_until_ms = in->now_ms + in->cooldown_ms;
+		abandon(e, act);
+		schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
+		e->next_release = 1;
+		return;
+	}
+	if (e->state == ELECTOR_LEADER)
+		lose(e, ELECTOR_FOLLOWER, "no longer a candidate", act);
+	if (e->next_kind == ELECTOR_DO_CREATE ||
+	    (e->next_kind == ELECTOR_DO_UPDATE && !e->next_release)) {
+		e->state = ELECTOR_FOLLOWER;
+		schedule(e, ELECTOR_DO_GET, in->now_ms + (e->watching ?
+		    e->watch_poll_ms : elector_jitter(e)));
+	}
 }
 
 /* The watch saw the Lease deleted, or its version expired: read it. */
@@ -518,6 +583,9 @@ elector_step(struct elector *e, const struct elector_input *in,
 		break;
 	case ELECTOR_IN_REREAD:
 		on_reread(e, in);
+		break;
+	case ELECTOR_IN_CANDIDACY:
+		on_candidacy(e, in, act);
 		break;
 	}
 

@@ -60,8 +60,10 @@ enum elector_input_kind {
 	ELECTOR_IN_STEP_DOWN,	/* release now if leading, then cool down */
 	ELECTOR_IN_WATCH_UP,	/* a watch on the lock delivers changes */
 	ELECTOR_IN_WATCH_DOWN,	/* that watch broke: poll again */
-	ELECTOR_IN_REREAD	/* read the lock at once (the watch saw it
+	ELECTOR_IN_REREAD,	/* read the lock at once (the watch saw it
 				   deleted, or its version expired) */
+	ELECTOR_IN_CANDIDACY	/* become a candidate, or stop being one
+				   (in.candidate) */
 };
 
 enum elector_action_kind {
@@ -101,6 +103,9 @@ struct elector_input {
 						   from now_ms */
 	uint64_t		 poll_ms;	/* WATCH_UP only: a follower's poll
 						   period while watching; > 0 */
+	int			 candidate;	/* CANDIDACY only: 1 on, 0 off */
+	uint64_t		 cooldown_ms;	/* CANDIDACY off only: after the
+						   release, no takeover this long */
 };
 
 struct elector_action {
@@ -143,6 +148,8 @@ struct elector {
 	int			 stepdown;	/* stepping down: release ours */
 	int			 releasing;	/* the in-flight UPDATE releases */
 	uint64_t		 stop_until_ms;	/* STOPPING gives up at this time */
+	int			 passive;	/* not a candidate: never takes,
+						   creates or renews the lease */
 
 	/* Private to the elector. */
 	uint64_t		 observed_ms;	/* when observed last changed */
@@ -167,6 +174,8 @@ struct elector {
 	int			 unsure;	/* that write failed and may still
 						   land: a stop reads first */
 	uint64_t		 cooldown_until_ms; /* no takeover before this */
+	uint64_t		 release_cooldown_ms; /* cooldown from the release
+						   being written */
 };
 
 /*
@@ -216,6 +225,16 @@ int	elector_init(struct elector *e, const struct elector_config *conf,
  * REREAD: read the lock at once if nothing is in flight and e is a
  * follower or a candidate (the watch saw the Lease deleted, or its
  * version expired).
+ *
+ * CANDIDACY: in->candidate 0 makes e passive, a follower that reads the
+ * lease but never takes it over, creates it or renews it; if e leads it
+ * stops leading at once and releases as STEP_DOWN does, and after the
+ * release is written follows for in->cooldown_ms more even once it is a
+ * candidate again.  A takeover or create in flight that lands is handed
+ * back the same way.  in->candidate 1 makes e a candidate again: it
+ * reads the lease at once (or when the request in flight is answered)
+ * and decides.  An elector starts as a candidate.  Ignored once
+ * stopping.
  */
 void	elector_step(struct elector *e, const struct elector_input *in,
 	    struct elector_action *act);

@@ -40,6 +40,8 @@
 #define WATCH_POLL_MS	60000	/* safety-net poll while watching */
 
 static unsigned long	 step_downs;	/* ELECTOR_IN_STEP_DOWN fed */
+static unsigned long	 candidacy_offs; /* ELECTOR_IN_CANDIDACY off fed */
+static unsigned long	 passive_leaders; /* offs fed while leading */
 static unsigned long	 abandoned[3];	/* abandoned writes that landed
 					   before the release, were refused,
 					   never landed */
@@ -111,6 +113,8 @@ struct node {
 	int			 wq_n;
 	struct lease		 pending;	/* delivered during a request */
 	int			 have_pending;
+	int			 candidate;	/* CANDIDACY to feed: on or off */
+	uint64_t		 cooldown_ms;	/* and its cooldown */
 };
 
 struct world {
@@ -382,6 +386,12 @@ check_safety(struct world *w)
 		if (!w->nodes[i].alive ||
 		    !elector_is_leader(&w->nodes[i].e, w->now_ms))
 			continue;
+		if (w->nodes[i].e.passive) {
+			fprintf(stderr, "seed %" PRIu64 ": node %d leads at %"
+			    PRIu64 " ms though not a candidate\n", w->seed, i,
+			    w->now_ms);
+			exit(1);
+		}
 		if (leader != -1) {
 			fprintf(stderr, "seed %" PRIu64 ": two leaders at %"
 			    PRIu64 " ms: node %d (%s) and node %d (%s)\n",
@@ -414,6 +424,8 @@ feed(struct world *w, int i, enum elector_input_kind kind,
 	in.wall_us = 1700000000000000LL + (int64_t)w->now_ms * 1000;
 	in.record = rec;
 	in.poll_ms = WATCH_POLL_MS;	/* read by WATCH_UP only */
+	in.candidate = nd->candidate;	/* read by CANDIDACY only */
+	in.cooldown_ms = nd->cooldown_ms;
 	if (kind == ELECTOR_IN_STOP && nd->stop_in_ms == NEVER) {
 		in.until_ms = w->now_ms + nd->budget_ms;
 		nd->stop_in_ms = w->now_ms;
@@ -647,6 +659,21 @@ run_due(struct world *w)
 			step_downs++;
 			feed(w, i, ELECTOR_IN_STEP_DOWN, NULL);
 		}
+		if (nd->alive && w->faults &&
+		    chance(&w->rng, nd->e.passive ? 20 : 1)) {
+			/*
+			 * The application's health, its client, a pause: out
+			 * of candidacy now and then, back soon after.
+			 */
+			nd->candidate = nd->e.passive;
+			nd->cooldown_ms = between(&w->rng, 0, 15000);
+			if (!nd->candidate) {
+				candidacy_offs++;
+				passive_leaders += elector_is_leader(&nd->e,
+				    w->now_ms);
+			}
+			feed(w, i, ELECTOR_IN_CANDIDACY, NULL);
+		}
 		if (nd->alive && w->faults && chance(&w->rng, 3))
 			/* SIGSTOP for up to 1.5 x lease_duration (F3, F4). */
 			nd->paused_until = w->now_ms + between(&w->rng, 100,
@@ -723,6 +750,8 @@ main(int argc, char *argv[])
 	printf("elector_sim: %" PRIu64 " schedules of %d s, %u leader "
 	    "transitions, %lu step-downs, a leader %.1f%% of the time\n", n,
 	    SIM_MS / 1000, transitions, step_downs, share * 100);
+	printf("elector_sim: candidacy ended %lu times, %lu of them while "
+	    "leading\n", candidacy_offs, passive_leaders);
 	printf("elector_sim: abandoned writes: %lu landed before the "
 	    "release, %lu refused after it, %lu never landed\n", abandoned[0],
 	    abandoned[1], abandoned[2]);
@@ -731,6 +760,11 @@ main(int argc, char *argv[])
 	    abandoned[2] == 0)) {
 		fprintf(stderr, "elector_sim: an order of abandoned writes and "
 		    "releases was never exercised\n");
+		return 1;
+	}
+	if (n >= 1000 && (candidacy_offs == 0 || passive_leaders == 0)) {
+		fprintf(stderr, "elector_sim: candidacy never ended while "
+		    "leading in %" PRIu64 " schedules\n", n);
 		return 1;
 	}
 	if (n >= 1000 && step_downs == 0) {

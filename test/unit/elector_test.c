@@ -29,7 +29,9 @@ enum rec {
 	R_FREE,		/* released: holder "" */
 	R_SELF_OLD,	/* names "a" but was written by an earlier process */
 	R_SENT0,	/* the first write this case sent, as stored */
-	R_SENT1		/* the second write this case sent, as stored */
+	R_SENT1,	/* the second write this case sent, as stored */
+	R_ON,		/* CANDIDACY only: on */
+	R_OFF		/* CANDIDACY only: off, 5 s cooldown after the release */
 };
 
 #define ANY	(-1)
@@ -49,7 +51,7 @@ struct step {
 struct elcase {
 	const char	*what;
 	int		 release_on_cancel;
-	struct step	 steps[16];
+	struct step	 steps[20];
 };
 
 #define END	{ .in = (enum elector_input_kind)-1 }
@@ -73,6 +75,11 @@ struct elcase {
 #define EV_NEW	ELECTOR_EV_NEW_LEADER
 #define EV_REL	ELECTOR_EV_RELEASED
 #define EV_STOP	ELECTOR_EV_STOPPED
+
+/* Candidacy on, or off (cancel: the request in flight is abandoned). */
+#define ON(t, a, s, l, ev, w)	S(CANDIDACY, t, R_ON, a, s, l, ev, w)
+#define OFF(t, a, s, l, ev, w)	S(CANDIDACY, t, R_OFF, a, s, l, ev, w)
+#define OFFC(t, a, s, l, ev, w)	SC(CANDIDACY, t, R_OFF, a, s, l, ev, w)
 
 /* Acquire a released lease: GET, UPDATE at 10, stored at 20. */
 #define ACQUIRE							\
@@ -346,6 +353,64 @@ static const struct elcase cases[] = {
 	    S(WRITTEN, 1010, R_ECHO, NOTHING, STOPD, 0, EV_REL | EV_STOP,
 		ANY),
 	    END } },
+	{ "out of candidacy, a leader releases at once, then cools down", 1, {
+	    ACQUIRE,
+	    OFF(1000, UPDATE, FOLL, 0, EV_LOST, ANY),
+	    S(WRITTEN, 1010, R_ECHO, NOTHING, FOLL, 0, EV_REL, ANY),
+	    S(REREAD, 3000, R_NONE, GET, FOLL, 0, 0, ANY),
+	    /* Free, but not a candidate: never taken. */
+	    S(GOT, 3010, R_FREE, NOTHING, FOLL, 0, 0, ANY),
+	    /* A candidate again: read at once, but the cooldown runs from
+	     * the release (1010) to 6010. */
+	    ON(4000, GET, FOLL, 0, 0, ANY),
+	    S(GOT, 4010, R_FREE, NOTHING, FOLL, 0, 0, 6010),
+	    S(TICK, 6010, R_NONE, GET, FOLL, 0, 0, ANY),
+	    S(GOT, 6020, R_FREE, UPDATE, CAND, 0, 0, ANY),
+	    S(WRITTEN, 6030, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, ANY),
+	    END } },
+	{ "out of candidacy during a renew: abandoned, released at once", 1, {
+	    ACQUIRE,
+	    S(TICK, 2020, R_NONE, UPDATE, LEAD, 1, 0, ANY),
+	    OFFC(2025, UPDATE, FOLL, 0, EV_LOST, ANY),
+	    S(CONFLICT, 2030, R_NONE, GET, FOLL, 0, 0, ANY),
+	    /* The abandoned renew landed: still ours, released again. */
+	    S(GOT, 2040, R_SENT1, UPDATE, FOLL, 0, 0, ANY),
+	    S(WRITTEN, 2050, R_ECHO, NOTHING, FOLL, 0, EV_REL, ANY),
+	    END } },
+	{ "out of candidacy, a follower never takes or creates the lease", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
+	    OFF(5, NOTHING, CAND, 0, 0, 0),
+	    S(GOT, 10, R_FREE, NOTHING, FOLL, 0, 0, ANY),
+	    S(REREAD, 5000, R_NONE, GET, FOLL, 0, 0, ANY),
+	    S(GOT, 5010, R_FOREIGN, NOTHING, FOLL, 0, EV_NEW, ANY),
+	    /* Long expired: still not taken. */
+	    S(REREAD, 30000, R_NONE, GET, FOLL, 0, 0, ANY),
+	    S(GOT, 30010, R_FOREIGN, NOTHING, FOLL, 0, 0, ANY),
+	    S(REREAD, 35000, R_NONE, GET, FOLL, 0, 0, ANY),
+	    S(NOTFOUND, 35010, R_NONE, NOTHING, FOLL, 0, 0, ANY),
+	    /* Never the leader: no cooldown; the absent lease is created. */
+	    ON(36000, GET, FOLL, 0, 0, ANY),
+	    S(NOTFOUND, 36010, R_NONE, CREATE, CAND, 0, 0, ANY),
+	    S(WRITTEN, 36020, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, ANY),
+	    END } },
+	{ "a takeover in flight when candidacy ends is handed back", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
+	    S(GOT, 10, R_FREE, UPDATE, CAND, 0, 0, ANY),
+	    OFF(15, NOTHING, CAND, 0, 0, ANY),
+	    /* It landed: released at once, never reported as leading. */
+	    S(WRITTEN, 20, R_ECHO, UPDATE, FOLL, 0, 0, ANY),
+	    S(WRITTEN, 30, R_ECHO, NOTHING, FOLL, 0, EV_REL, ANY),
+	    S(REREAD, 3000, R_NONE, GET, FOLL, 0, 0, ANY),
+	    S(GOT, 3010, R_FREE, NOTHING, FOLL, 0, 0, ANY),
+	    END } },
+	{ "candidacy changes nothing once stopping", 1, {
+	    ACQUIRE,
+	    S(STOP, 1000, R_NONE, UPDATE, STOPG, 0, EV_LOST, ANY),
+	    OFF(1005, NOTHING, STOPG, 0, 0, ANY),
+	    ON(1006, NOTHING, STOPG, 0, 0, ANY),
+	    S(WRITTEN, 1010, R_ECHO, NOTHING, STOPD, 0, EV_REL | EV_STOP,
+		ANY),
+	    END } },
 	{ "a reread reads at once, unless a request is out or we lead", 1, {
 	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
 	    S(REREAD, 5, R_NONE, NOTHING, CAND, 0, 0, 0),
@@ -438,6 +503,11 @@ run_case(const struct elcase *c)
 			rec = last.record;
 			snprintf(rec.rv, sizeof(rec.rv), "%d", rv++);
 			in.record = &rec;
+			break;
+		case R_ON:
+		case R_OFF:
+			in.candidate = s->rec == R_ON;
+			in.cooldown_ms = 5000;
 			break;
 		case R_SENT0:
 		case R_SENT1:
