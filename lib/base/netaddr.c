@@ -72,6 +72,59 @@ netaddr_split(const char *s, int flags, char *host, size_t hostlen,
 }
 
 int
+netaddr_url_split(const char *url, char *scheme, size_t schemelen,
+    char *host, size_t hostlen, int *port, const char **path, char *err,
+    size_t errlen)
+{
+	const char	*sep, *auth, *end;
+	char		 hp[320], portstr[16];
+	size_t		 n;
+
+	if ((sep = strstr(url, "://")) == NULL || sep == url) {
+		snprintf(err, errlen, "it must be a URL, such as "
+		    "http://127.0.0.1:8080/healthz");
+		return -1;
+	}
+	n = (size_t)(sep - url);
+	if (strspn(url, "abcdefghijklmnopqrstuvwxyz0123456789+-.") < n ||
+	    copy_part(url, n, scheme, schemelen) == -1) {
+		snprintf(err, errlen, "the scheme \"%.*s\" is not one",
+		    (int)(n > 16 ? 16 : n), url);
+		return -1;
+	}
+	auth = sep + 3;
+	end = auth + strcspn(auth, "/?#");
+	if (memchr(auth, '@', (size_t)(end - auth)) != NULL) {
+		snprintf(err, errlen, "user information in the URL is not "
+		    "supported");
+		return -1;
+	}
+	if (copy_part(auth, (size_t)(end - auth), hp, sizeof(hp)) == -1) {
+		snprintf(err, errlen, "the host is too long");
+		return -1;
+	}
+	if (netaddr_split(hp, 0, host, hostlen, portstr, sizeof(portstr),
+	    err, errlen) == -1)
+		return -1;
+	if (host[0] == '\0') {
+		snprintf(err, errlen, "the URL names no host");
+		return -1;
+	}
+	if ((*port = netaddr_port(portstr)) <= 0) {
+		snprintf(err, errlen, "the port \"%s\" is not a port number",
+		    portstr);
+		return -1;
+	}
+	*path = *end == '/' ? end : "/";
+	if (*end != '\0' && *end != '/') {
+		snprintf(err, errlen, "a query or fragment after the host "
+		    "needs a path: host:port/path?query");
+		return -1;
+	}
+	return 0;
+}
+
+int
 netaddr_port(const char *s)
 {
 	size_t	 n = strspn(s, "0123456789");

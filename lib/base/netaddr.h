@@ -37,6 +37,17 @@ struct netaddr_ip {
 int	netaddr_split(const char *s, int flags, char *host, size_t hostlen,
 	    char *port, size_t portlen, char *err, size_t errlen);
 
+/*
+ * Split url, "SCHEME://HOST:PORT[/PATH]" with HOST a name, an IPv4
+ * literal or "[v6]", into scheme (lowercase letters, digits, "+-."),
+ * host (without brackets), the port number and the path ("/" when
+ * absent; a pointer into url).  No user info, no query or fragment
+ * check.  Returns 0, or -1 with what is wrong in err.
+ */
+int	netaddr_url_split(const char *url, char *scheme, size_t schemelen,
+	    char *host, size_t hostlen, int *port, const char **path,
+	    char *err, size_t errlen);
+
 /* The port number in s, one to five digits up to 65535; -1 otherwise. */
 int	netaddr_port(const char *s);
 

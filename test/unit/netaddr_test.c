@@ -215,6 +215,58 @@ test_split(void **state)
 	}
 }
 
+/* URLs as an application probe gives them. */
+static void
+test_url_split(void **state)
+{
+	static const struct {
+		const char	*url;
+		int		 ok;
+		const char	*scheme, *host;
+		int		 port;
+		const char	*path;	/* or the error's words */
+	} cases[] = {
+		{ "http://127.0.0.1:8080/healthz", 1, "http", "127.0.0.1",
+		    8080, "/healthz" },
+		{ "http://[::1]:80/ready?full=1", 1, "http", "::1", 80,
+		    "/ready?full=1" },
+		{ "tcp://localhost:5432", 1, "tcp", "localhost", 5432, "/" },
+		{ "http://app:9/", 1, "http", "app", 9, "/" },
+		{ "127.0.0.1:8080", 0, "", "", 0, "must be a URL" },
+		{ "://x:1", 0, "", "", 0, "must be a URL" },
+		{ "HTTP://x:1/", 0, "", "", 0, "is not one" },
+		{ "http://x/", 0, "", "", 0, "host:port" },
+		{ "http://x:0/", 0, "", "", 0, "not a port number" },
+		{ "http://x:99999/", 0, "", "", 0, "not a port number" },
+		{ "http://:80/", 0, "", "", 0, "names no host" },
+		{ "http://u:p@x:80/", 0, "", "", 0, "user information" },
+		{ "http://::1:80/", 0, "", "", 0, "needs brackets" },
+		{ "http://x:80?a=1", 0, "", "", 0, "needs a path" },
+	};
+	char		 scheme[16], host[64], err[128];
+	const char	*path;
+	int		 port, rc;
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = '\0';
+		rc = netaddr_url_split(cases[i].url, scheme, sizeof(scheme),
+		    host, sizeof(host), &port, &path, err, sizeof(err));
+		print_message("%s -> %d %s\n", cases[i].url, rc, err);
+		if (!cases[i].ok) {
+			assert_int_equal(rc, -1);
+			assert_non_null(strstr(err, cases[i].path));
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		assert_string_equal(scheme, cases[i].scheme);
+		assert_string_equal(host, cases[i].host);
+		assert_int_equal(port, cases[i].port);
+		assert_string_equal(path, cases[i].path);
+	}
+}
+
 int
 main(void)
 {
@@ -224,6 +276,7 @@ main(void)
 		cmocka_unit_test(test_ip),
 		cmocka_unit_test(test_port),
 		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_url_split),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
