@@ -33,7 +33,8 @@ enum {
 	OPT_RETRY_PERIOD, OPT_REQUEST_TIMEOUT, OPT_TTL, OPT_RELEASE,
 	OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_CLUSTER_CREDS, OPT_VERSION,
 	OPT_WATCH, OPT_GRACE, OPT_RESTART, OPT_PROBES, OPT_LOCK_TYPE,
-	OPT_COOLDOWN, OPT_SHUTDOWN_TIMEOUT, OPT_COMPAT
+	OPT_COOLDOWN, OPT_SHUTDOWN_TIMEOUT, OPT_COMPAT, OPT_APP_PROBE,
+	OPT_REQUIRE_CLIENT
 };
 
 static const struct option longopts[] = {
@@ -66,6 +67,8 @@ static const struct option longopts[] = {
 	{ "step-down-cooldown",	required_argument, NULL, OPT_COOLDOWN },
 	{ "shutdown-timeout",	required_argument, NULL, OPT_SHUTDOWN_TIMEOUT },
 	{ "compat",		required_argument, NULL, OPT_COMPAT },
+	{ "app-probe",		required_argument, NULL, OPT_APP_PROBE },
+	{ "require-client",	optional_argument, NULL, OPT_REQUIRE_CLIENT },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -97,6 +100,9 @@ static const struct {
 	{ OPT_COOLDOWN,		"step_down.cooldown",	"--step-down-cooldown" },
 	{ OPT_SHUTDOWN_TIMEOUT,	"shutdown_timeout",	"--shutdown-timeout" },
 	{ OPT_COMPAT,		"compat",		"--compat" },
+	{ OPT_APP_PROBE,	"candidacy.probe.url",	"--app-probe" },
+	{ OPT_REQUIRE_CLIENT,	"candidacy.require_client",
+	    "--require-client" },
 };
 
 static void __attribute__((noreturn))
@@ -145,6 +151,13 @@ usage(int status)
 	    "/leader/release\n"
 	    "                              (step_down.cooldown; default "
 	    "lease_duration)\n"
+	    "  --app-probe URL             a candidate only while the app is "
+	    "healthy:\n"
+	    "                              http://127.0.0.1:PORT/PATH or "
+	    "tcp://HOST:PORT\n"
+	    "  --require-client[=BOOL]     a candidate only while a local "
+	    "client holds\n"
+	    "                              a /leader/watch or /sse stream\n"
 	    "  --use-cluster-credentials   accepted; in-cluster is the "
 	    "default\n"
 	    "  --compat PEER               classic: the leader-elector "
@@ -423,8 +436,9 @@ main(int argc, char *argv[])
 		}
 		for (i = 0; i < sizeof(flag_keys) / sizeof(flag_keys[0]); i++)
 			if (flag_keys[i].opt == ch &&
-			    config_set(&conf, flag_keys[i].key, optarg,
-			    flag_keys[i].flag, err, sizeof(err)) == -1)
+			    config_set(&conf, flag_keys[i].key, optarg != NULL ?
+			    optarg : "true", flag_keys[i].flag, err,
+			    sizeof(err)) == -1)
 				config_fail(err);
 	}
 

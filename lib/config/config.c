@@ -83,6 +83,24 @@ const struct config_keydef config_keys[CONFIG_NKEYS] = {
 	{ "shutdown_timeout", CONFIG_SHUTDOWN_TIMEOUT, CONFIG_T_DUR,
 	    NUM(shutdown_timeout_ms) },
 	{ "compat", CONFIG_COMPAT, CONFIG_T_STR, STR(compat) },
+	{ "candidacy.probe.url", CONFIG_PROBE_URL, CONFIG_T_STR,
+	    STR(probe_url) },
+	{ "candidacy.probe.period", CONFIG_PROBE_PERIOD, CONFIG_T_DUR,
+	    NUM(probe_period_ms) },
+	{ "candidacy.probe.timeout", CONFIG_PROBE_TIMEOUT, CONFIG_T_DUR,
+	    NUM(probe_timeout_ms) },
+	{ "candidacy.probe.failure_threshold", CONFIG_PROBE_FAILURES,
+	    CONFIG_T_INT, NUM(probe_failures) },
+	{ "candidacy.probe.success_threshold", CONFIG_PROBE_SUCCESSES,
+	    CONFIG_T_INT, NUM(probe_successes) },
+	{ "candidacy.probe.any_host", CONFIG_PROBE_ANY_HOST, CONFIG_T_BOOL,
+	    NUM(probe_any_host) },
+	{ "candidacy.cooldown", CONFIG_CANDIDACY_COOLDOWN, CONFIG_T_DUR,
+	    NUM(candidacy_cooldown_ms) },
+	{ "candidacy.require_client", CONFIG_REQUIRE_CLIENT, CONFIG_T_BOOL,
+	    NUM(require_client) },
+	{ "candidacy.client_grace", CONFIG_CLIENT_GRACE, CONFIG_T_DUR,
+	    NUM(client_grace_ms) },
 };
 
 void
@@ -147,6 +165,10 @@ config_defaults(struct config *c)
 	snprintf(c->run_restart, sizeof(c->run_restart), "never");
 	snprintf(c->label_key, sizeof(c->label_key), "leaderd.io/role");
 	c->shutdown_timeout_ms = 5000;
+	c->probe_period_ms = 2000;
+	c->probe_timeout_ms = 1000;
+	c->probe_failures = 3;
+	c->probe_successes = 1;
 }
 
 int
@@ -381,6 +403,9 @@ config_finish(struct config *c, const char *sa_dir)
 	/* After POST /leader/release, one lease_duration by default. */
 	if (!c->set[CONFIG_STEP_DOWN_COOLDOWN])
 		c->step_down_cooldown_ms = c->lease_duration_ms;
+	/* After a release for ill health or no client, the same. */
+	if (!c->set[CONFIG_CANDIDACY_COOLDOWN])
+		c->candidacy_cooldown_ms = c->lease_duration_ms;
 	if (!c->set[CONFIG_LOCK_NAMESPACE]) {
 		o = &c->origin[CONFIG_LOCK_NAMESPACE];
 		snprintf(path, sizeof(path), "%s/namespace",

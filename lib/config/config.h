@@ -64,6 +64,15 @@ enum config_key {
 	CONFIG_STEP_DOWN_COOLDOWN,
 	CONFIG_SHUTDOWN_TIMEOUT,
 	CONFIG_COMPAT,
+	CONFIG_PROBE_URL,
+	CONFIG_PROBE_PERIOD,
+	CONFIG_PROBE_TIMEOUT,
+	CONFIG_PROBE_FAILURES,
+	CONFIG_PROBE_SUCCESSES,
+	CONFIG_PROBE_ANY_HOST,
+	CONFIG_CANDIDACY_COOLDOWN,
+	CONFIG_REQUIRE_CLIENT,
+	CONFIG_CLIENT_GRACE,
 	CONFIG_NKEYS
 };
 
@@ -104,7 +113,17 @@ struct config {
 	uint64_t	 shutdown_timeout_ms;		/* signal..exit; default 5s
 							   (plus the actions' time
 							   when unset) */
-	char		 compat[16];			/* "" or "classic" */
+	char		 compat[16];			/* "" or a peer, compat.h */
+	char		 probe_url[512];		/* app probe; "" = none */
+	uint64_t	 probe_period_ms;		/* default 2s */
+	uint64_t	 probe_timeout_ms;		/* default 1s */
+	int		 probe_failures;		/* failure_threshold, 3 */
+	int		 probe_successes;		/* success_threshold, 1 */
+	int		 probe_any_host;		/* hosts off the pod too */
+	uint64_t	 candidacy_cooldown_ms;		/* default lease_duration */
+	int		 require_client;		/* candidate only with a
+							   client's stream */
+	uint64_t	 client_grace_ms;		/* default 0 */
 	struct config_origin origin[CONFIG_NKEYS];	/* where each value came from */
 	int		 set[CONFIG_NKEYS];		/* value given explicitly */
 };

@@ -446,6 +446,74 @@ check_actions(const struct config *c, struct config_errs *e)
 		    "namespace", c->label_namespace);
 }
 
+/*
+ * candidacy: the application probe's URL, by default only to this pod
+ * (loopback, localhost, or $POD_IP): a probe is the application's
+ * health, and a host elsewhere would make another pod's health decide
+ * this one's candidacy.
+ */
+static void
+check_candidacy(const struct config *c, struct config_errs *e)
+{
+	char		 scheme[16], host[256], why[256];
+	const char	*path, *pod_ip;
+	int		 port;
+
+	if (c->probe_period_ms == 0 || c->probe_timeout_ms == 0)
+		config_errs_add(e, ORIGIN(c, c->probe_period_ms == 0 ?
+		    CONFIG_PROBE_PERIOD : CONFIG_PROBE_TIMEOUT),
+		    "candidacy.probe.period and timeout must be greater "
+		    "than zero (defaults 2s and 1s)");
+	else if (c->probe_timeout_ms > c->probe_period_ms)
+		config_errs_add(e, ORIGIN(c, CONFIG_PROBE_TIMEOUT),
+		    "candidacy.probe.timeout (%llums) is longer than its "
+		    "period (%llums): a probe must end before the next "
+		    "starts; lower the timeout or lengthen the period",
+		    (unsigned long long)c->probe_timeout_ms,
+		    (unsigned long long)c->probe_period_ms);
+	if (c->probe_failures < 1 || c->probe_failures > 1000)
+		config_errs_add(e, ORIGIN(c, CONFIG_PROBE_FAILURES),
+		    "candidacy.probe.failure_threshold %d is not from 1 to "
+		    "1000 (default 3)", c->probe_failures);
+	if (c->probe_successes < 1 || c->probe_successes > 1000)
+		config_errs_add(e, ORIGIN(c, CONFIG_PROBE_SUCCESSES),
+		    "candidacy.probe.success_threshold %d is not from 1 to "
+		    "1000 (default 1)", c->probe_successes);
+	if (c->require_client && c->listen_http[0] == '\0' &&
+	    c->listen_unix[0] == '\0')
+		config_errs_add(e, ORIGIN(c, CONFIG_REQUIRE_CLIENT),
+		    "candidacy.require_client needs a listener for the "
+		    "client's stream: set listen.http or listen.unix");
+	if (c->probe_url[0] == '\0')
+		return;
+	if (netaddr_url_split(c->probe_url, scheme, sizeof(scheme), host,
+	    sizeof(host), &port, &path, why, sizeof(why)) == -1) {
+		config_errs_add(e, ORIGIN(c, CONFIG_PROBE_URL),
+		    "candidacy.probe.url \"%s\": %s", c->probe_url, why);
+		return;
+	}
+	if (strcmp(scheme, "http") != 0 && strcmp(scheme, "tcp") != 0) {
+		config_errs_add(e, ORIGIN(c, CONFIG_PROBE_URL),
+		    "candidacy.probe.url \"%s\": the scheme must be http "
+		    "(a GET, healthy on 200-399) or tcp (a connect)",
+		    c->probe_url);
+		return;
+	}
+	if (strcmp(scheme, "tcp") == 0 && strcmp(path, "/") != 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_PROBE_URL),
+		    "candidacy.probe.url \"%s\": a tcp probe has no path; "
+		    "write tcp://HOST:PORT", c->probe_url);
+	pod_ip = getenv("POD_IP");
+	if (!c->probe_any_host && strcasecmp(host, "localhost") != 0 &&
+	    !netaddr_is_loopback(host) &&
+	    (pod_ip == NULL || strcmp(host, pod_ip) != 0))
+		config_errs_add(e, ORIGIN(c, CONFIG_PROBE_URL),
+		    "candidacy.probe.url \"%s\": host %s is not this pod "
+		    "(loopback, localhost or $POD_IP); probe the application "
+		    "beside leaderd, or set candidacy.probe.any_host: true",
+		    c->probe_url, host);
+}
+
 int
 config_check_grace(const struct config *c, char *err, size_t errlen)
 {
@@ -546,6 +614,7 @@ config_validate(const struct config *c, char *err, size_t errlen)
 	check_watch_timeout(c, &e);
 	check_actions(c, &e);
 	check_endpoints(c, &e);
+	check_candidacy(c, &e);
 	if (c->shutdown_timeout_ms == 0)
 		config_errs_add(&e, ORIGIN(c, CONFIG_SHUTDOWN_TIMEOUT),
 		    "shutdown_timeout must be greater than zero (default 5s)");

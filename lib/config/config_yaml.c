@@ -24,7 +24,8 @@
 /* The sections, in the order of the first key of each; dotted: nested. */
 static const char *const sections[] = {
 	"lock", "listen", "kubernetes", "log", "readyz", "run", "actions",
-	"actions.label", "actions.endpoints", "step_down"
+	"actions.label", "actions.endpoints", "step_down", "candidacy",
+	"candidacy.probe"
 };
 #define NSECTIONS	(sizeof(sections) / sizeof(sections[0]))
 
