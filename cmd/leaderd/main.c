@@ -165,6 +165,10 @@ usage(int status)
 	    "                              and answers (also as argv[0] "
 	    "leader-elector\n"
 	    "                              or /server)\n"
+	    "                              vapor: k8s-elector's Go flags, "
+	    "defaults and\n"
+	    "                              answers (also on -election "
+	    "etc.)\n"
 	    "  --version                   print the version\n");
 	exit(status);
 }

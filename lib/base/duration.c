@@ -6,8 +6,8 @@
  * optional fraction ("1.5", ".5", "5.") and a unit is ns, us, µs, ms,
  * s, m or h.  "0" alone is zero.  Values are computed exactly in
  * nanoseconds (fractions of a nanosecond are dropped, as Go drops them),
- * bounded by Go's limit of 2^63 - 1 ns, and must come to a whole number
- * of milliseconds.
+ * bounded by Go's limit of 2^63 - 1 ns; duration_parse also wants a
+ * whole number of milliseconds.
  */
 
 #include <inttypes.h>
@@ -75,7 +75,7 @@ frac_ns(uint64_t f, int n, const struct unit *u)
 }
 
 int
-duration_parse(const char *s, uint64_t *ms, char *err, size_t errlen)
+duration_parse_ns(const char *s, uint64_t *ns, char *err, size_t errlen)
 {
 	const struct unit	*u;
 	const char		*p, *q;
@@ -94,7 +94,7 @@ duration_parse(const char *s, uint64_t *ms, char *err, size_t errlen)
 		return -1;
 	}
 	if (strcmp(s, "0") == 0) {
-		*ms = 0;
+		*ns = 0;
 		return 0;
 	}
 	p = s;
@@ -157,17 +157,28 @@ duration_parse(const char *s, uint64_t *ms, char *err, size_t errlen)
 			goto range;
 		total += add;
 	}
-	if (total % NS_PER_MS != 0) {
-		snprintf(err, errlen, "invalid duration \"%s\": not a whole "
-		    "number of milliseconds", s);
-		return -1;
-	}
-	*ms = total / NS_PER_MS;
+	*ns = total;
 	return 0;
 range:
 	snprintf(err, errlen, "invalid duration \"%s\": out of range "
 	    "(at most 2562047h)", s);
 	return -1;
+}
+
+int
+duration_parse(const char *s, uint64_t *ms, char *err, size_t errlen)
+{
+	uint64_t	 ns;
+
+	if (duration_parse_ns(s, &ns, err, errlen) == -1)
+		return -1;
+	if (ns % NS_PER_MS != 0) {
+		snprintf(err, errlen, "invalid duration \"%s\": not a whole "
+		    "number of milliseconds", s);
+		return -1;
+	}
+	*ms = ns / NS_PER_MS;
+	return 0;
 }
 
 void

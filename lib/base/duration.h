@@ -17,6 +17,15 @@
  */
 int	duration_parse(const char *s, uint64_t *ms, char *err, size_t errlen);
 
+/*
+ * The same grammar in nanoseconds, without the whole-millisecond rule:
+ * for a peer's flag that Go reads to the nanosecond, so that leaderd
+ * can tell what it cannot honour from what is not a duration at all.
+ * Returns 0, or -1 with the reason in err.
+ */
+int	duration_parse_ns(const char *s, uint64_t *ns, char *err,
+	    size_t errlen);
+
 /* Format ms the way Go prints it ("1m30s", "500ms", "0s") into buf. */
 void	duration_format(uint64_t ms, char *buf, size_t len);
 

@@ -39,6 +39,7 @@ static const struct peer {
 	void		(*finish)(struct config *);
 } peers[] = {
 	{ "classic", NULL, NULL, finish_classic },
+	{ "vapor", compat_vapor_args, compat_vapor_usage, compat_vapor_finish },
 };
 
 /*
@@ -55,7 +56,49 @@ static const struct {
 	 * found on $PATH is too common a name to mean it. */
 	{ BY_ARGV0,	"leader-elector",	"classic" },
 	{ BY_PATH,	"/server",		"classic" },
+	/*
+	 * vapor-ware/k8s-elector reads Go's flag package, the one peer
+	 * grammar with single-dash long flags: leaderd's getopt and the
+	 * pflag of classic and nais read "-election" as the letters e, l,
+	 * e..., and refuse it.  Its binary is "elector" (./elector in its
+	 * image), nais/elector's too (/elector), so argv[0] does not select
+	 * it; these rows come before any argv[0] row for "elector".
+	 */
+	{ BY_FLAG,	"-election",		"vapor" },
+	{ BY_FLAG,	"-namespace",		"vapor" },
+	{ BY_FLAG,	"-lock-type",		"vapor" },
+	{ BY_FLAG,	"-ttl",			"vapor" },
+	{ BY_FLAG,	"-http",		"vapor" },
+	{ BY_FLAG,	"-id",			"vapor" },
+	{ BY_FLAG,	"-kubeconfig",		"vapor" },
 };
+
+/*
+ * Whether the flag what (up to any "=") is on the command line before
+ * any "--".  A single-dash long flag is Go's flag package's, which stops
+ * at the first argument that is not a flag (or not the value of a flag
+ * written without "="): it is looked for only before that, so the
+ * arguments of a command a peer runs (k8s-await-election's) never
+ * select by themselves.
+ */
+static int
+flag_given(int argc, char *const argv[], const char *what)
+{
+	size_t		 n = strlen(what);
+	const char	*e;
+	int		 a, go = what[0] == '-' && what[1] != '-';
+
+	for (a = 1; a < argc && strcmp(argv[a], "--") != 0; a++) {
+		e = argv[a];
+		if (strncmp(e, what, n) == 0 && (e[n] == '\0' || e[n] == '='))
+			return 1;
+		if (go && (e[0] != '-' || e[1] == '\0') && !(a > 1 &&
+		    argv[a - 1][0] == '-' && argv[a - 1][1] != '\0' &&
+		    strchr(argv[a - 1], '=') == NULL))
+			return 0;
+	}
+	return 0;
+}
 
 static const struct peer *
 peer_find(const char *name)
@@ -130,8 +173,8 @@ compat_flag(int argc, char *const argv[], int *i)
 const char *
 compat_detect(int argc, char *const argv[])
 {
-	const char	*v, *base, *found = NULL, *e;
-	size_t		 i, n;
+	const char	*v, *base, *found = NULL;
+	size_t		 i;
 	int		 a;
 
 	for (a = 1; a < argc && strcmp(argv[a], "--") != 0; a++)
@@ -157,14 +200,8 @@ compat_detect(int argc, char *const argv[])
 				return selectors[i].peer;
 			break;
 		case BY_FLAG:
-			n = strlen(selectors[i].what);
-			for (a = 1; a < argc && strcmp(argv[a], "--") != 0;
-			    a++) {
-				e = argv[a];
-				if (strncmp(e, selectors[i].what, n) == 0 &&
-				    (e[n] == '\0' || e[n] == '='))
-					return selectors[i].peer;
-			}
+			if (flag_given(argc, argv, selectors[i].what))
+				return selectors[i].peer;
 			break;
 		}
 	}

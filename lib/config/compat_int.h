@@ -21,4 +21,14 @@ void	compat_default(struct config *c, const char *peer,
 int	compat_set(struct config *c, const char *key, const char *value,
 	    const char *flag, char *err, size_t errlen);
 
+/*
+ * vapor-ware/k8s-elector (compat_vapor.c): its Go flags into c, its
+ * usage (flag.PrintDefaults, without the "Usage of ARGV0:" line), and
+ * its defaults for what is unset.
+ */
+int	compat_vapor_args(struct config *c, int argc, char *argv[],
+	    struct compat_cmdline *out, char *err, size_t errlen);
+extern const char compat_vapor_usage[];
+void	compat_vapor_finish(struct config *c);
+
 #endif /* COMPAT_INT_H */

@@ -112,6 +112,12 @@ dns_subdomain(const char *s)
 	}
 }
 
+int
+config_pod_name_ok(const char *s)
+{
+	return dns_subdomain(s);
+}
+
 /* Check "host:port"; returns NULL or what is wrong (in why). */
 static const char *
 check_hostport(const char *s, char *why, size_t whylen)
@@ -372,9 +378,9 @@ check_listen(const struct config *c, struct config_errs *e)
 		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_UNIX), "listen.unix "
 		    "is too long (%zu bytes; a unix socket path holds at most "
 		    "%zu)", strlen(c->listen_unix), SUN_PATH_MAX);
-	/* The classic sidecar runs without a listener unless --http. */
+	/* The peers run without a listener unless asked for one. */
 	if (c->listen_http[0] == '\0' && c->listen_unix[0] == '\0' &&
-	    strcmp(c->compat, "classic") != 0)
+	    c->compat[0] == '\0')
 		config_errs_add(e, ORIGIN(c, later(c, CONFIG_LISTEN_HTTP,
 		    CONFIG_LISTEN_UNIX)), "no listener: listen.http and "
 		    "listen.unix are both empty; set at least one");

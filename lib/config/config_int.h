@@ -51,6 +51,9 @@ void	config_origin_set(struct config_origin *o, const char *src, int line,
 int	config_expand(const char *s, char *out, size_t outlen, char *why,
 	    size_t whylen);
 
+/* Whether s is a valid pod name (a DNS-1123 subdomain). */
+int	config_pod_name_ok(const char *s);
+
 /* An error list being built in a caller's buffer. */
 struct config_errs {
 	char		*buf;		/* the caller's buffer */

@@ -363,6 +363,7 @@ static const struct {
 	int			 catch_all;
 } peer_answers[] = {
 	{ "classic", peer_classic_root, 1 },
+	{ "vapor", peer_vapor_root, 1 },
 };
 
 const struct httpd_route *

@@ -18,4 +18,13 @@
 void	peer_classic_root(const struct http_request *req,
 	    struct httpd_reply *reply, void *arg);
 
+/*
+ * vapor: {"is_leader":B,"leader":"<holder>","node":"<identity>",
+ * "timestamp":"<now, RFC 3339 UTC to the second>"} without a newline,
+ * as application/json, to every path and method.  is_leader only while
+ * our claim holds.
+ */
+void	peer_vapor_root(const struct http_request *req,
+	    struct httpd_reply *reply, void *arg);
+
 #endif /* PEERS_H */

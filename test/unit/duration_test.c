@@ -177,6 +177,32 @@ test_parse_messages(void **state)
 	assert_int_equal(duration_parse(NULL, &ms, err, sizeof(err)), -1);
 }
 
+/* Nanoseconds: what Go reads, including less than a millisecond. */
+static void
+test_parse_ns(void **state)
+{
+	char		 err[256];
+	uint64_t	 ns;
+
+	(void)state;
+	assert_int_equal(duration_parse_ns("1500us", &ns, err, sizeof(err)),
+	    0);
+	assert_int_equal(ns, 1500000);
+	assert_int_equal(duration_parse_ns("1ns", &ns, err, sizeof(err)), 0);
+	assert_int_equal(ns, 1);
+	assert_int_equal(duration_parse_ns("1.0000000001s", &ns, err,
+	    sizeof(err)), 0);
+	assert_int_equal(ns, 1000000000);	/* Go drops the 0.1 ns */
+	assert_int_equal(duration_parse_ns("2562047h47m16.854775807s", &ns,
+	    err, sizeof(err)), 0);
+	assert_true(ns == UINT64_C(9223372036854775807));
+	assert_int_equal(duration_parse_ns("2562047h47m16.854775808s", &ns,
+	    err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "out of range"));
+	assert_int_equal(duration_parse_ns("3", &ns, err, sizeof(err)), -1);
+	assert_int_equal(duration_parse_ns("-3s", &ns, err, sizeof(err)), -1);
+}
+
 static void
 test_format(void **state)
 {
@@ -249,6 +275,7 @@ main(void)
 		cmocka_unit_test(test_parse_ok),
 		cmocka_unit_test(test_parse_bad),
 		cmocka_unit_test(test_parse_messages),
+		cmocka_unit_test(test_parse_ns),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_round_trip),
 	};
