@@ -244,3 +244,64 @@ def test_classic_nodejs_pod(cluster):
             r.stop()
         cluster.admin.run("delete", "endpoints", "example", "-n", "default",
                           "--ignore-not-found", ns=False, check=False)
+
+
+def vapor_view(port):
+    """vapor's GET /: (is_leader, leader), or None."""
+    r = get(port)
+    if not r or r[0] != 200:
+        return None
+    b = json.loads(r[2])
+    return b["is_leader"], b["leader"]
+
+
+def test_vapor_example(cluster):
+    """vapor-ware's example.yaml: -election=example-election
+    -http=localhost:4040 -ttl=3s -namespace=default -lock-type=configmaps
+    under the vapor variant, three replicas: one says is_leader, all name
+    it, the ConfigMap holds the record, the leader's Pod is labelled
+    k8s-elector/status=leader; a dead leader is replaced."""
+    rules = [{"apiGroups": [""], "resources": ["configmaps"],
+              "verbs": ["get", "create", "update"]},
+             {"apiGroups": [""], "resources": ["pods"],
+              "verbs": ["get", "patch"]}]
+    names = ["k8s-elector-%d" % i for i in range(3)]
+    for n in names:
+        cluster.admin.run("apply", "-f", "-", ns=False, input=json.dumps({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": n, "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "x"}]}}))
+    reps = run_replicas(cluster, "vapor-example.yaml", "k8s-elector", 3,
+                        lambda i: {"4040": str(E.free_port())}, rules)
+    try:
+        def leader():
+            views = [vapor_view(int(p["4040"])) for r, p in reps
+                     if r.proc.alive()]
+            if None in views or sum(v[0] for v in views) != 1:
+                return None
+            names_seen = {v[1] for v in views}
+            return names_seen.pop() if len(names_seen) == 1 else None
+        lead = E.wait_for(leader, 20, what="one vapor leader named by all")
+        cm = cluster.admin.json("get", "configmap", "example-election",
+                                "-n", "default", ns=False)
+        rec = json.loads(cm["metadata"]["annotations"][
+            "control-plane.alpha.kubernetes.io/leader"])
+        assert rec["holderIdentity"] == lead and \
+            rec["leaseDurationSeconds"] == 3, rec
+        E.wait_for(lambda: cluster.admin.json(
+            "get", "pod", lead, "-n", "default", ns=False)["metadata"]
+            .get("labels", {}).get("k8s-elector/status") == "leader", 10,
+            what="the leader's pod label")
+        victim = [r for r, _ in reps if r.name == lead][0]
+        victim.proc.kill9()
+        E.wait_for(lambda: leader() not in (None, lead), 3 + 2.2 * 0.5 + 5,
+                   what="another pod to lead")
+    finally:
+        for r, _ in reps:
+            r.stop()
+        cluster.admin.run("delete", "configmap", "example-election", "-n",
+                          "default", "--ignore-not-found", ns=False,
+                          check=False)
+        cluster.admin.run("delete", "pod", *names, "-n", "default",
+                          "--ignore-not-found", "--wait=false", ns=False,
+                          check=False)
