@@ -183,7 +183,7 @@ deps:
 UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child \
 	     metrics \
 	     proxy log sock legacy text netaddr lock epslice gate \
-	     compat_vapor
+	     compat_vapor appprobe
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
 unit_module_elector_sim = elector
 unit_archives = $(call layer_archives,$(call layer_of,$(or $(unit_module_$(1)),$(1))))

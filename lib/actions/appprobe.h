@@ -29,7 +29,8 @@ struct appprobe_config {
 /*
  * One probe's result: ok 1 (healthy) or 0, how long it took, and for a
  * failure a short reason ("connection refused", "status 500", "timed out
- * after 1000 ms", ...), static or valid only during the call.
+ * after 1000 ms", ...), static or valid only during the call.  why is
+ * never NULL: a success says what was seen ("status 200", "connected").
  */
 typedef void (*appprobe_cb)(int ok, uint64_t took_ms, const char *why,
     void *arg);
@@ -42,13 +43,17 @@ struct appprobe;
  * probe still running when the next is due is abandoned and counts as
  * a failure, as a timeout).  The URL is split by netaddr_url_split;
  * the configuration check has vetted its scheme and host.  Returns NULL
- * with err for a URL it cannot probe.
+ * with err for a URL it cannot probe (any scheme but http and tcp:
+ * https is not needed for an application in the pod, see appprobe.c).
  */
 struct appprobe	*appprobe_new(struct ev_loop *loop, struct curlev *cv,
 		    const struct appprobe_config *conf, appprobe_cb cb,
 		    void *arg, char *err, size_t errlen);
 
-/* Stop probing (a probe running is aborted, cb is not called) and free. */
+/*
+ * Stop probing (a probe running is aborted, cb is not called) and free;
+ * p NULL is a no-op.  May be called from cb.
+ */
 void		 appprobe_free(struct appprobe *p);
 
 #endif /* APPPROBE_H */
