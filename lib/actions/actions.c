@@ -42,6 +42,9 @@ struct actions {
 	uint64_t		 started_ms;	/* when the command started */
 	int			 exit_code;	/* leaderd's exit; -1 none */
 	int			 shutting;	/* actions_shutdown ran */
+	int			 held;		/* actions_hold: no command */
+	void			(*hold_cb)(void *); /* the command is gone */
+	void			*hold_arg;	/* for hold_cb */
 	int			 label_done;	/* shutdown's standby done */
 	int			 ep_done[2];	/* shutdown's clearing done */
 	void			(*done_cb)(void *); /* of actions_shutdown */
@@ -67,12 +70,25 @@ shutdown_check(struct actions *a)
 	cb(a->done_arg);
 }
 
+/* The command held back is gone: say so, once. */
+static void
+hold_check(struct actions *a)
+{
+	void	(*cb)(void *) = a->hold_cb;
+
+	if (!a->held || cb == NULL ||
+	    (a->child != NULL && child_active(a->child)))
+		return;
+	a->hold_cb = NULL;
+	cb(a->hold_arg);
+}
+
 static void
 start_command(struct actions *a)
 {
 	char	*env[4], err[256];
 
-	if (a->child == NULL || a->shutting || !a->leading ||
+	if (a->child == NULL || a->shutting || a->held || !a->leading ||
 	    child_active(a->child) || ev_is_active(&a->restart))
 		return;
 	snprintf(a->env[0], sizeof(a->env[0]), "LEADERD_IDENTITY=%s",
@@ -161,6 +177,10 @@ command_exit_cb(int status, int stopped, void *arg)
 		    "%llums", code, (unsigned long long)ran_ms);
 	if (a->shutting) {
 		shutdown_check(a);
+		return;
+	}
+	if (a->held) {
+		hold_check(a);
 		return;
 	}
 	if (!a->leading)
@@ -294,6 +314,28 @@ ep1_done_cb(void *arg)
 
 	a->ep_done[1] = 1;
 	shutdown_check(a);
+}
+
+void
+actions_hold(struct actions *a, int hold, void (*done_cb)(void *), void *arg)
+{
+	if (!hold) {
+		a->held = 0;
+		a->hold_cb = NULL;
+		start_command(a);
+		return;
+	}
+	a->held = 1;
+	a->hold_cb = done_cb;
+	a->hold_arg = arg;
+	ev_timer_stop(a->loop, &a->restart);
+	if (a->child != NULL && child_active(a->child)) {
+		log_info("no longer a candidate: stopping the command (pid "
+		    "%ld) before releasing the lease",
+		    (long)child_pid(a->child));
+		child_stop(a->child);
+	}
+	hold_check(a);
 }
 
 void

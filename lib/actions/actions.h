@@ -56,6 +56,17 @@ void		 actions_sync(struct actions *a, uint64_t lead_until_ms,
 		    const char *token, uint64_t now_ms);
 
 /*
+ * Hold the command back (hold 1): stop it if it runs (SIGTERM, grace,
+ * SIGKILL), start none while held, and call done_cb(arg) once it is gone
+ * (at once if none runs), so that the lease is released only after it.
+ * hold 0 lets it start again while leading; a done_cb not yet called
+ * is then never called.  The label and endpoints follow leadership as
+ * ever.
+ */
+void		 actions_hold(struct actions *a, int hold,
+		    void (*done_cb)(void *), void *arg);
+
+/*
  * Shutdown, before the Lease is released: stop the command (SIGTERM,
  * grace, SIGKILL) and set the label to standby, then call done_cb(arg)
  * (at once if there is nothing to wait for).  No command starts after

@@ -246,6 +246,12 @@ void	elector_step(struct elector *e, const struct elector_input *in,
  */
 int	elector_takes_watched(const struct elector *e);
 
+/*
+ * Whether e holds back at now_ms for a cooldown (after a step-down, or a
+ * release when candidacy ended), though it may otherwise compete.
+ */
+int	elector_cooling_down(const struct elector *e, uint64_t now_ms);
+
 /* Whether e leads at monotonic time now_ms (strictly before lead_until). */
 int	elector_is_leader(const struct elector *e, uint64_t now_ms);
 

@@ -95,6 +95,13 @@ elector_init(struct elector *e, const struct elector_config *conf,
 }
 
 int
+elector_cooling_down(const struct elector *e, uint64_t now_ms)
+{
+	return !e->passive && e->state != ELECTOR_STOPPING &&
+	    e->state != ELECTOR_STOPPED && now_ms < e->cooldown_until_ms;
+}
+
+int
 elector_is_leader(const struct elector *e, uint64_t now_ms)
 {
 	return e->state == ELECTOR_LEADER && now_ms < e->lead_until_ms;

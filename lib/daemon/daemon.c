@@ -93,6 +93,10 @@ daemon_step(struct daemon *d, enum elector_input_kind kind,
 			in.until_ms = d->stop_until_ms;
 		if (kind == ELECTOR_IN_WATCH_UP)
 			in.poll_ms = WATCH_POLL_MS;
+		if (kind == ELECTOR_IN_CANDIDACY) {
+			in.candidate = d->cand_in;
+			in.cooldown_ms = d->cand_cooldown_ms;
+		}
 		elector_step(&d->el, &in, &act);
 		if (act.cancel) {
 			/*
@@ -345,7 +349,8 @@ daemon_setup(struct daemon *d, const struct config *c,
 	if (d->act != NULL)
 		actions_set_observer(d->act, daemon_api_observe_cb, d);
 	d->httpd = httpd_new(d->loop, localapi_routes(&d->st,
-	    daemon_metrics_reply, daemon_release_reply, d));
+	    daemon_metrics_reply, daemon_release_reply, daemon_pause_reply,
+	    d));
 	httpd_set_max_streams(d->httpd, c->listen_max_streams);
 	if (c->listen_http[0] != '\0' &&
 	    httpd_listen_tcp(d->httpd, c->listen_http, err, sizeof(err)) ==
@@ -365,7 +370,7 @@ daemon_setup(struct daemon *d, const struct config *c,
 		log_warnx("%s", err);
 		return -1;
 	}
-	return 0;
+	return daemon_gate_setup(d);
 }
 
 int
@@ -422,6 +427,7 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 			status = actions_exit_code(d.act);
 		actions_free(d.act);
 	}
+	daemon_gate_free(&d);
 	if (d.httpd != NULL)
 		httpd_free(d.httpd);
 	watch_free(d.watch);

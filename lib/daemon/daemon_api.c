@@ -321,6 +321,7 @@ void
 daemon_log_events(struct daemon *d, unsigned ev)
 {
 	const struct lease	*o = &d->el.observed;
+	char			 what[128];
 
 	if (ev & ELECTOR_EV_OBSERVED)
 		d->st.ready = 1;
@@ -334,7 +335,14 @@ daemon_log_events(struct daemon *d, unsigned ev)
 		if (d->release_state != RELEASE_PENDING && d->httpd != NULL)
 			httpd_wake(d->httpd);
 	}
-	if (ev & ELECTOR_EV_LOST) {
+	if ((ev & ELECTOR_EV_LOST) && d->cand_lost != NULL) {
+		/* Released for the application's sake: say why, and Event. */
+		log_warnx("stopped leading lease %s: not a candidate: %s; "
+		    "releasing it", d->lock, d->cand_lost);
+		snprintf(what, sizeof(what), "stopped leading and released "
+		    "the lease: not a candidate (%s)", d->cand_lost);
+		record_event(d, what);
+	} else if (ev & ELECTOR_EV_LOST) {
 		log_warnx("stopped leading lease %s: %s", d->lock,
 		    d->el.why != NULL ? d->el.why : "unknown");
 		record_event(d, "stopped leading");
@@ -355,5 +363,6 @@ daemon_log_events(struct daemon *d, unsigned ev)
 		d->released = 1;
 	if (ev & ELECTOR_EV_RELEASED)
 		log_info("released lease %s%s", d->lock, d->stopping ? "" :
+		    d->el.passive ? "; not a candidate" :
 		    "; stepping down (POST /leader/release)");
 }

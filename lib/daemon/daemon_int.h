@@ -23,7 +23,9 @@
 #include "api/watch.h"
 #include "codec/lease.h"
 #include "config/config.h"
+#include "actions/appprobe.h"
 #include "core/elector.h"
+#include "core/gate.h"
 #include "server/httpd.h"
 #include "server/localapi.h"
 #include "server/metrics.h"
@@ -72,6 +74,16 @@ struct daemon {
 	int			 prev_get;	/* the last answer was a GET's */
 	int			 req_renew;	/* the request renews our lease */
 	int			 release_state;	/* RELEASE_* of POST /leader/release */
+	struct gate		 gate;		/* candidacy (core/gate.h) */
+	struct appprobe		*probe;		/* the application's, or NULL */
+	enum gate_reason	 reason;	/* the verdict last applied */
+	int			 cand;		/* candidacy as the elector has it */
+	int			 holding;	/* run mode: the command goes first */
+	int			 cand_in;	/* CANDIDACY input: on or off */
+	uint64_t		 cand_cooldown_ms; /* and its cooldown */
+	const char		*cand_lost;	/* the gate's reason for the loss
+						   being reported, or NULL */
+	ev_timer		 gate_timer;	/* client grace; streams changed */
 };
 
 #define RELEASE_NONE	0	/* no step-down asked, or answered */
@@ -107,6 +119,23 @@ void	daemon_api_observe_cb(const char *verb, long status, double seconds,
 void	daemon_watch_record_cb(const struct lease *rec, char *obj, void *arg);
 void	daemon_watch_reread_cb(void *arg);
 void	daemon_watch_health_cb(int healthy, void *arg);
+
+/* daemon_gate.c */
+
+/*
+ * Candidacy: set up the gate and the application probe and tell the
+ * elector where it starts (not a candidate before the first probe
+ * result, or without a client when one is required).  Returns 0, or -1
+ * logged.
+ */
+int	daemon_gate_setup(struct daemon *d);
+
+/* Stop probing and free the probe. */
+void	daemon_gate_free(struct daemon *d);
+
+/* POST /leader/pause and /leader/resume (httpd_handler_cb); arg: daemon. */
+void	daemon_pause_reply(const struct http_request *req,
+	    struct httpd_reply *reply, void *arg);
 
 /* daemon_http.c */
 

@@ -390,6 +390,13 @@ httpd_streams(const struct httpd *h)
 }
 
 void
+httpd_set_streams_cb(struct httpd *h, httpd_streams_cb cb, void *arg)
+{
+	h->streams_cb = cb;
+	h->streams_arg = arg;
+}
+
+void
 httpd_stream_send(struct httpd *h, const char *data, size_t len)
 {
 	struct httpd_conn	*c, *next;
@@ -422,6 +429,7 @@ httpd_free(struct httpd *h)
 	if (h == NULL)
 		return;
 	h->paused = 0;		/* no resume from httpd_conn_close */
+	h->streams_cb = NULL;	/* nor news of the streams it closes */
 	for (c = h->conns; c != NULL; c = next) {
 		next = c->next;
 		if (c->kind == CONN_WAIT)

@@ -49,8 +49,12 @@ httpd_conn_close(struct httpd_conn *c)
 	ev_io_stop(h->loop, &c->rio);
 	ev_io_stop(h->loop, &c->wio);
 	ev_timer_stop(h->loop, &c->timer);
-	if (c->kind == CONN_STREAM && --h->nstreams == 0)
-		ev_timer_stop(h->loop, &h->ping);
+	if (c->kind == CONN_STREAM) {
+		if (--h->nstreams == 0)
+			ev_timer_stop(h->loop, &h->ping);
+		if (h->streams_cb != NULL)
+			h->streams_cb(h->nstreams, h->streams_arg);
+	}
 	if (c->kind == CONN_WAIT)
 		h->nwaits--;
 	close(c->fd);

@@ -88,6 +88,8 @@ struct httpd {
 	int			 nstreams;	/* CONN_STREAM connections */
 	int			 nwaits;	/* CONN_WAIT connections */
 	struct ev_timer		 ping;		/* stream keep-alives */
+	httpd_streams_cb	 streams_cb;	/* the number of streams changed */
+	void			*streams_arg;
 };
 
 /* httpd.c */

@@ -160,4 +160,6 @@ httpd_stream_start(struct httpd_conn *c, const struct httpd_reply *reply)
 	ev_timer_stop(h->loop, &c->timer);
 	if (h->nstreams++ == 0)
 		ev_timer_again(h->loop, &h->ping);
+	if (h->streams_cb != NULL)
+		h->streams_cb(h->nstreams, h->streams_arg);
 }

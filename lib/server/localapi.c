@@ -96,6 +96,22 @@ reply_status(struct httpd_reply *reply, int status, const char *key,
 	reply_json(reply, status, &b);
 }
 
+/*
+ * Why this instance does not compete at now_ms, as /leader's
+ * candidate_reason says it: the gate's reason (the daemon's), or
+ * "cooldown" after a step-down or a release for ill health; "" when it
+ * is a candidate.
+ */
+static const char *
+candidate_reason(const struct localapi_state *d, uint64_t now_ms)
+{
+	if (d->not_candidate != NULL)
+		return d->not_candidate;
+	if (elector_cooling_down(d->el, now_ms))
+		return "cooldown";
+	return "";
+}
+
 /* The /leader JSON body at now_ms, on one line, without a newline. */
 static void
 leader_json(const struct localapi_state *d, uint64_t now_ms, struct buf *b)
@@ -124,6 +140,9 @@ leader_json(const struct localapi_state *d, uint64_t now_ms, struct buf *b)
 	buf_printf(b, ",\"lease_duration_seconds\":%d,\"valid_for_ms\":%llu",
 	    o->duration_s, leading ?
 	    (unsigned long long)(d->el->lead_until_ms - now_ms) : 0ULL);
+	buf_printf(b, ",\"candidate\":%s,\"candidate_reason\":",
+	    *candidate_reason(d, now_ms) == '\0' ? "true" : "false");
+	buf_json_str(b, candidate_reason(d, now_ms));
 	buf_printf(b, ",\"index\":%llu", (unsigned long long)d->index);
 	json_time(b, "changed_at", d->changed_us);
 	buf_add(b, "}", 1);
@@ -216,10 +235,14 @@ localapi_changed(struct localapi_state *d, uint64_t now_ms, int64_t wall_us)
 			    d->el->state == ELECTOR_STOPPING ||
 			    d->el->state == ELECTOR_STOPPED;
 
+	const char	*reason = candidate_reason(d, now_ms);
+
 	if (d->index != 0 && leading == d->seen_leader &&
 	    stopping == d->seen_stopping &&
-	    strcmp(holder, d->seen_holder) == 0)
+	    strcmp(holder, d->seen_holder) == 0 &&
+	    d->seen_reason != NULL && strcmp(reason, d->seen_reason) == 0)
 		return 0;
+	d->seen_reason = reason;
 	d->index++;
 	d->changed_us = wall_us;
 	snprintf(d->seen_holder, sizeof(d->seen_holder), "%s", holder);
@@ -368,7 +391,7 @@ static const struct {
 
 const struct httpd_route *
 localapi_routes(struct localapi_state *st, httpd_handler_cb metrics,
-    httpd_handler_cb release, void *arg)
+    httpd_handler_cb release, httpd_handler_cb pause, void *arg)
 {
 	/*
 	 * The one route table of the local API.  httpd answers from it
@@ -386,6 +409,8 @@ localapi_routes(struct localapi_state *st, httpd_handler_cb metrics,
 		{ "/readyz", "GET, HEAD", 1, 0, NULL, reply_readyz, st },
 		{ "/metrics", "GET, HEAD", 1, 0, NULL, metrics, arg },
 		{ "/leader/release", "POST", 0, 1, "step-down", release, arg },
+		{ "/leader/pause", "POST", 0, 1, "pause", pause, arg },
+		{ "/leader/resume", "POST", 0, 1, "resume", pause, arg },
 		{ NULL, NULL, 0, 0, NULL, NULL, NULL }
 	};
 	struct httpd_route	*r;

@@ -36,6 +36,9 @@ struct localapi_state {
 	int			 seen_leader;	/* is_leader at index */
 	int			 seen_stopping;	/* stopping at index */
 	int			 stopping;	/* shutdown began: never "I lead" */
+	const char		*not_candidate;	/* why not a candidate (static),
+						   or NULL: a candidate */
+	const char		*seen_reason;	/* candidate_reason at index */
 	struct httpd_route	 routes[LOCALAPI_ROUTES]; /* localapi_routes */
 };
 
@@ -78,11 +81,13 @@ int	localapi_parse_wait(const char *query, int *blocking,
  * (?leader=true: 503 unless leading, whatever readyz.leader_only says).
  * The daemon's: GET or HEAD /metrics, also on the probes listener,
  * answered by metrics; POST /leader/release, on the unix socket and
- * loopback listeners only, by release; both with arg.  With compat, the
+ * loopback listeners only, by release; POST /leader/pause and
+ * /leader/resume, there only too, by pause; all with arg.  With compat, the
  * peer answers / as it does (peers.h), by any method, and for the peers
  * that answer every path alike, every path leaderd does not serve.
  */
 const struct httpd_route *localapi_routes(struct localapi_state *st,
-	    httpd_handler_cb metrics, httpd_handler_cb release, void *arg);
+	    httpd_handler_cb metrics, httpd_handler_cb release,
+	    httpd_handler_cb pause, void *arg);
 
 #endif /* LOCALAPI_H */

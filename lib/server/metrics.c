@@ -74,6 +74,20 @@ metrics_api_request(struct metrics *m, const char *verb, long code,
 	m->count[v]++;
 }
 
+void
+metrics_app_probe(struct metrics *m, int ok, double seconds)
+{
+	int	 b;
+
+	m->probes[ok != 0]++;
+	if (!(seconds > 0))
+		seconds = 0;
+	for (b = 0; b < METRICS_NBUCKETS && seconds > bounds[b]; b++)
+		;
+	m->probe_bucket[b]++;
+	m->probe_sum += seconds;
+}
+
 /* A label value, escaped: backslash, double quote and newline. */
 static void
 label_value(struct buf *b, const char *s)
@@ -181,6 +195,31 @@ metrics_render(const struct metrics *m, const struct metrics_gauges *g,
 	head(&b, "leaderd_local_api_connections", "gauge",
 	    "Open connections to the local API, streams included.");
 	buf_printf(&b, "leaderd_local_api_connections %d\n", g->connections);
+	head(&b, "leaderd_candidate", "gauge",
+	    "Whether this instance is a candidate for the lease now (1) or "
+	    "not (0); /leader's candidate_reason says why not.");
+	buf_printf(&b, "leaderd_candidate %d\n", g->candidate);
+	if (m->app_probe) {
+		head(&b, "leaderd_app_probe_total", "counter",
+		    "Probes of the application, by result.");
+		buf_printf(&b, "leaderd_app_probe_total{result=\"success\"} "
+		    "%llu\n", (unsigned long long)m->probes[1]);
+		buf_printf(&b, "leaderd_app_probe_total{result=\"failure\"} "
+		    "%llu\n", (unsigned long long)m->probes[0]);
+		head(&b, "leaderd_app_probe_duration_seconds", "histogram",
+		    "Duration of the probes of the application.");
+		cum = 0;
+		for (i = 0; i <= METRICS_NBUCKETS; i++) {
+			cum += m->probe_bucket[i];
+			buf_printf(&b, "leaderd_app_probe_duration_seconds_"
+			    "bucket{le=\"%s\"} %llu\n", i < METRICS_NBUCKETS ?
+			    bound_names[i] : "+Inf", (unsigned long long)cum);
+		}
+		buf_printf(&b, "leaderd_app_probe_duration_seconds_sum %.6f\n",
+		    m->probe_sum);
+		buf_printf(&b, "leaderd_app_probe_duration_seconds_count "
+		    "%llu\n", (unsigned long long)cum);
+	}
 	head(&b, "leaderd_build_info", "gauge",
 	    "Always 1; the version label is leaderd's version.");
 	buf_add(&b, "leaderd_build_info{version=", 27);

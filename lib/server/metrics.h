@@ -41,6 +41,10 @@ struct metrics {
 					   not cumulative */
 	double		 sum[METRICS_NVERBS];	/* seconds, per verb */
 	uint64_t	 count[METRICS_NVERBS];	/* observations, per verb */
+	int		 app_probe;	/* an application probe runs */
+	uint64_t	 probes[2];	/* its results: failed, succeeded */
+	uint64_t	 probe_bucket[METRICS_NBUCKETS + 1]; /* as bucket */
+	double		 probe_sum;	/* seconds */
 };
 
 /* What changes from moment to moment, given at each render. */
@@ -48,6 +52,7 @@ struct metrics_gauges {
 	int		 master;	/* 1 if this instance leads now */
 	double		 expires_in_s;	/* see leaderd_lease_expires_in_s */
 	int		 connections;	/* open local API connections */
+	int		 candidate;	/* 1 if a candidate for the lease */
 };
 
 /* Zero m and set the lock name and version it reports (both copied). */
@@ -68,6 +73,9 @@ void	metrics_api_request(struct metrics *m, const char *verb, long code,
  * and label values escaped as the format requires (\\, \", \n).  The
  * caller frees it; *len is its length.
  */
+/* One application probe's result (ok 1 or 0) and its duration. */
+void	metrics_app_probe(struct metrics *m, int ok, double seconds);
+
 char	*metrics_render(const struct metrics *m,
 	    const struct metrics_gauges *g, size_t *len);
 

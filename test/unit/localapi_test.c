@@ -226,7 +226,7 @@ ask(struct fixture *f, const char *path, const char *query, int wait_over,
 	r->wait_over = wait_over;
 	r->local = 1;
 	r->now_ms = 2000;
-	routes = localapi_routes(&f->st, NULL, NULL, NULL);
+	routes = localapi_routes(&f->st, NULL, NULL, NULL, NULL);
 	r->status = httpd_route_match(routes, req.method, req.path, 0, 1,
 	    &route, &allow, why, sizeof(why));
 	if (r->status == 0)
@@ -336,6 +336,8 @@ test_route_table(void **state)
 		{ "/readyz", "GET, HEAD", 1, 0, 0 },
 		{ "/metrics", "GET, HEAD", 1, 0, 1 },
 		{ "/leader/release", "POST", 0, 1, 2 },
+		{ "/leader/pause", "POST", 0, 1, 2 },
+		{ "/leader/resume", "POST", 0, 1, 2 },
 	};
 	struct fixture			 f;
 	const struct httpd_route	*rt;
@@ -344,7 +346,7 @@ test_route_table(void **state)
 
 	(void)state;
 	setup(&f);
-	rt = localapi_routes(&f.st, stub_cb, stub2_cb, &dmn);
+	rt = localapi_routes(&f.st, stub_cb, stub2_cb, stub2_cb, &dmn);
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		assert_non_null(rt[i].path);
 		assert_string_equal(rt[i].path, want[i].path);
@@ -398,7 +400,7 @@ test_route_table_peer(void **state)
 	(void)state;
 	setup(&f);
 	snprintf(f.conf.compat, sizeof(f.conf.compat), "classic");
-	rt = localapi_routes(&f.st, stub_cb, stub2_cb, &dmn);
+	rt = localapi_routes(&f.st, stub_cb, stub2_cb, stub2_cb, &dmn);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		st = httpd_route_match(rt, cases[i].method, cases[i].path,
 		    cases[i].probes_only, 1, &route, &allow, why,
@@ -479,7 +481,7 @@ test_route_match(void **state)
 
 	(void)state;
 	setup(&f);
-	rt = localapi_routes(&f.st, stub_cb, stub2_cb, NULL);
+	rt = localapi_routes(&f.st, stub_cb, stub2_cb, NULL, NULL);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		why[0] = '\0';
 		st = httpd_route_match(rt, cases[i].method, cases[i].path,
