@@ -221,7 +221,9 @@ actions_new(struct ev_loop *loop, struct curlev *cv,
 	 * Unlike the label, the endpoints are not written before we lead:
 	 * the object is shared, and another instance may lead now.
 	 */
-	for (i = 0; c->ep_service[0] != '\0' && i < 1 + c->ep_legacy; i++)
+	for (i = 0; c->ep_service[0] != '\0' && i < 2; i++) {
+		if ((i == 0 && !c->ep_slice) || (i == 1 && !c->ep_legacy))
+			continue;
 		if ((a->ep[i] = endpoints_new(loop, cv, creds, token,
 		    user_agent, c, i, err, errlen)) == NULL) {
 			endpoints_free(a->ep[0]);
@@ -229,6 +231,7 @@ actions_new(struct ev_loop *loop, struct curlev *cv,
 			free(a);
 			return NULL;
 		}
+	}
 	if (cmd != NULL)
 		a->child = child_new(loop, cmd, c->run_grace_ms,
 		    command_exit_cb, a);
@@ -348,7 +351,7 @@ actions_shutdown_ms(const struct actions *a)
 		ms += a->conf->run_grace_ms + 1000;
 	if (a->label != NULL)
 		ms += 2 * a->conf->request_timeout_ms;
-	if (a->ep[0] != NULL)
+	if (a->ep[0] != NULL || a->ep[1] != NULL)
 		ms += 2 * a->conf->request_timeout_ms;
 	return ms;
 }

@@ -121,6 +121,10 @@ endpoints_new(struct ev_loop *loop, struct curlev *cv,
 	e->what.pod = c->label_pod;
 	e->what.pod_ns = c->label_namespace[0] != '\0' ? c->label_namespace :
 	    c->lock_namespace;
+	e->what.ports_json = c->ep_ports_json;
+	e->what.node_name = c->ep_node_name;
+	/* Without a slice of ours, the control plane mirrors the object. */
+	e->what.mirror = !c->ep_slice;
 	if (legacy) {
 		snprintf(e->name, sizeof(e->name), "%s", c->ep_service);
 		e->kind = "endpoints";
