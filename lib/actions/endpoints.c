@@ -26,6 +26,8 @@ struct endpoints {
 	const char		*kind;		/* for the log */
 	int			 owned;		/* may name us: ours to clear */
 	struct keeper		*keeper;	/* the state and its writes */
+	endpoints_result_cb	 notify;	/* how writes naming us end */
+	void			*notify_arg;	/* for notify */
 };
 
 static const char *
@@ -92,13 +94,25 @@ written(void *obj, int sent, int want)
 
 	if (sent == 0 && want == 0)
 		e->owned = 0;
+	if (sent == 1 && e->notify != NULL)
+		e->notify(1, e->notify_arg);
+}
+
+static void
+failed(void *obj, int sent)
+{
+	struct endpoints *e = obj;
+
+	if (sent == 1 && e->notify != NULL)
+		e->notify(0, e->notify_arg);
 }
 
 static const struct keeper_ops endpoints_ops = {
 	.send = send_write,
 	.describe = describe,
 	.redo = redo,
-	.written = written
+	.written = written,
+	.failed = failed
 };
 
 struct endpoints *
@@ -160,6 +174,13 @@ endpoints_finish(struct endpoints *e, void (*done_cb)(void *), void *arg)
 {
 	/* An instance that never named itself there writes nothing. */
 	keeper_finish(e->keeper, e->owned, done_cb, arg);
+}
+
+void
+endpoints_set_notify(struct endpoints *e, endpoints_result_cb cb, void *arg)
+{
+	e->notify = cb;
+	e->notify_arg = arg;
 }
 
 void

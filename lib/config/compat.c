@@ -39,6 +39,7 @@ static const struct peer {
 	void		(*finish)(struct config *);
 } peers[] = {
 	{ "classic", NULL, NULL, finish_classic },
+	{ "await", compat_await_args, NULL, compat_await_finish },
 };
 
 /*
@@ -55,6 +56,9 @@ static const struct {
 	 * found on $PATH is too common a name to mean it. */
 	{ BY_ARGV0,	"leader-elector",	"classic" },
 	{ BY_PATH,	"/server",		"classic" },
+	/* Set even empty: then the command runs with no election. */
+	{ BY_ARGV0,	"k8s-await-election",	"await" },
+	{ BY_ENV,	"K8S_AWAIT_ELECTION_ENABLED", "await" },
 };
 
 static const struct peer *

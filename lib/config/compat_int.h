@@ -21,4 +21,12 @@ void	compat_default(struct config *c, const char *peer,
 int	compat_set(struct config *c, const char *key, const char *value,
 	    const char *flag, char *err, size_t errlen);
 
+/*
+ * await (LINBIT k8s-await-election, compat_await.c): no flags, argv[1..]
+ * the command, K8S_AWAIT_ELECTION_* the rest; its defaults.
+ */
+int	compat_await_args(struct config *c, int argc, char *argv[],
+	    struct compat_cmdline *out, char *err, size_t errlen);
+void	compat_await_finish(struct config *c);
+
 #endif /* COMPAT_INT_H */

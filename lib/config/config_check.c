@@ -373,9 +373,13 @@ check_listen(const struct config *c, struct config_errs *e)
 		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_UNIX), "listen.unix "
 		    "is too long (%zu bytes; a unix socket path holds at most "
 		    "%zu)", strlen(c->listen_unix), SUN_PATH_MAX);
-	/* The classic sidecar runs without a listener unless --http. */
+	/*
+	 * The classic sidecar runs without a listener unless --http,
+	 * k8s-await-election without K8S_AWAIT_ELECTION_STATUS_ENDPOINT.
+	 */
 	if (c->listen_http[0] == '\0' && c->listen_unix[0] == '\0' &&
-	    strcmp(c->compat, "classic") != 0)
+	    strcmp(c->compat, "classic") != 0 &&
+	    strcmp(c->compat, "await") != 0)
 		config_errs_add(e, ORIGIN(c, later(c, CONFIG_LISTEN_HTTP,
 		    CONFIG_LISTEN_UNIX)), "no listener: listen.http and "
 		    "listen.unix are both empty; set at least one");

@@ -80,7 +80,8 @@ int	localapi_parse_wait(const char *query, int *blocking,
  * answered by metrics; POST /leader/release, on the unix socket and
  * loopback listeners only, by release; both with arg.  With compat, the
  * peer answers / as it does (peers.h), by any method, and for the peers
- * that answer every path alike, every path leaderd does not serve.
+ * that answer every path alike, every path leaderd does not serve (for
+ * await, every path: leaderd's own routes are then not served).
  */
 const struct httpd_route *localapi_routes(struct localapi_state *st,
 	    httpd_handler_cb metrics, httpd_handler_cb release, void *arg);
