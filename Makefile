@@ -181,6 +181,7 @@ deps:
 # of the module's layer and those below it (lib/layers.mk).  A test that
 # is not named after its module says which one it tests.
 UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child \
+	     compat_await \
 	     metrics \
 	     proxy log sock legacy text netaddr lock epslice gate \
 	     compat_vapor appprobe

@@ -27,6 +27,9 @@
 
 #define EXIT_CONFIG	2
 
+/* A bad configuration's exit status: 2, or what a peer exits with. */
+static int	exit_config = EXIT_CONFIG;
+
 enum {
 	OPT_ELECTION = 256, OPT_ELECTION_NS, OPT_ID, OPT_HTTP, OPT_UNIX,
 	OPT_KUBECONFIG, OPT_LEASE_DURATION, OPT_RENEW_DEADLINE,
@@ -169,6 +172,12 @@ usage(int status)
 	    "defaults and\n"
 	    "                              answers (also on -election "
 	    "etc.)\n"
+	    "                              await: k8s-await-election's "
+	    "environment,\n"
+	    "                              argv[1..] the command (also as "
+	    "argv[0]\n"
+	    "                              k8s-await-election, or with\n"
+	    "                              K8S_AWAIT_ELECTION_ENABLED set)\n"
 	    "  --version                   print the version\n");
 	exit(status);
 }
@@ -178,7 +187,7 @@ config_fail(const char *err)
 {
 	fprintf(stderr, "%s%s", err,
 	    err[0] != '\0' && err[strlen(err) - 1] != '\n' ? "\n" : "");
-	exit(EXIT_CONFIG);
+	exit(exit_config);
 }
 
 /* --ttl D: the classic sidecar's lease D, renew D/2, retry D/4. */
@@ -349,6 +358,8 @@ main(int argc, char *argv[])
 		}
 		if (pc.exit_status >= 0)
 			exit(pc.exit_status);
+		if (pc.config_status > 0)
+			exit_config = pc.config_status;
 		if (pc.exec_direct) {
 			execvp(pc.cmd[0], pc.cmd);
 			fprintf(stderr, "leaderd: %s: %s\n", pc.cmd[0],

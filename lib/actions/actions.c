@@ -33,6 +33,11 @@ struct actions {
 	struct endpoints	*ep[2];		/* slice, Endpoints; or NULL */
 	actions_quit_cb		 quit_cb;	/* the command ended leaderd */
 	void			*quit_arg;	/* for quit_cb */
+	int			 await;		/* k8s-await-election's life
+						   cycle (compat await) */
+	int			 ep_named;	/* await: this term's endpoints
+						   write naming us succeeded */
+	ev_timer		 quit;		/* calls quit_cb from the loop */
 	int			 leading;	/* the claim holds */
 	uint64_t		 lead_until_ms;	/* when it ends, monotonic */
 	char			 token[LEASE_TOKEN_MAX]; /* of this term */
@@ -83,6 +88,38 @@ hold_check(struct actions *a)
 	cb(a->hold_arg);
 }
 
+/* Whether a has a keeper of the leader's endpoints. */
+static int
+has_endpoints(const struct actions *a)
+{
+	return a->ep[0] != NULL || a->ep[1] != NULL;
+}
+
+/*
+ * End leaderd with code, from the loop (never from inside an elector
+ * step or a keeper's callback): quit_cb stops the daemon as a signal
+ * would, and the code is what it exits with.
+ */
+static void
+quit_later(struct actions *a, int code)
+{
+	a->exit_code = code;
+	ev_timer_stop(a->loop, &a->quit);
+	ev_timer_set(&a->quit, 0., 0.);
+	ev_timer_start(a->loop, &a->quit);
+}
+
+static void
+quit_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct actions	*a = w->data;
+
+	(void)loop;
+	(void)revents;
+	if (!a->shutting)
+		a->quit_cb(a->quit_arg);
+}
+
 static void
 start_command(struct actions *a)
 {
@@ -90,6 +127,9 @@ start_command(struct actions *a)
 
 	if (a->child == NULL || a->shutting || a->held || !a->leading ||
 	    child_active(a->child) || ev_is_active(&a->restart))
+		return;
+	/* k8s-await-election starts it once the endpoints name us. */
+	if (a->await && has_endpoints(a) && !a->ep_named)
 		return;
 	snprintf(a->env[0], sizeof(a->env[0]), "LEADERD_IDENTITY=%s",
 	    a->conf->identity);
@@ -123,6 +163,7 @@ lost(struct actions *a, const char *why)
 	if (!a->leading)
 		return;
 	a->leading = 0;
+	a->ep_named = 0;
 	ev_timer_stop(a->loop, &a->claim);
 	ev_timer_stop(a->loop, &a->restart);
 	if (a->label != NULL)
@@ -134,6 +175,18 @@ lost(struct actions *a, const char *why)
 		log_info("%s: stopping the command (pid %ld)", why,
 		    (long)child_pid(a->child));
 		child_stop(a->child);
+	}
+	/*
+	 * k8s-await-election exits 1 when leadership is lost, so that the
+	 * container restarts: once the command is gone (command_exit_cb),
+	 * or now if it is not running.
+	 */
+	if (a->await && !a->shutting) {
+		log_info("%s: exiting with code 1 once the command is gone, as "
+		    "k8s-await-election does", why);
+		a->exit_code = 1;
+		if (a->child == NULL || !child_active(a->child))
+			quit_later(a, 1);
 	}
 }
 
@@ -183,6 +236,10 @@ command_exit_cb(int status, int stopped, void *arg)
 		hold_check(a);
 		return;
 	}
+	if (a->await && a->exit_code >= 0) {
+		quit_later(a, a->exit_code);	/* leadership was lost */
+		return;
+	}
 	if (!a->leading)
 		return;
 	if (stopped) {
@@ -190,6 +247,9 @@ command_exit_cb(int status, int stopped, void *arg)
 		start_command(a);
 		return;
 	}
+	/* k8s-await-election exits 0 or 1, not with the command's code. */
+	if (a->await)
+		code = code != 0;
 	if (strcmp(a->conf->run_restart, "never") == 0) {
 		log_info("run.restart is never: releasing the lease and "
 		    "exiting with code %d", code);
@@ -208,6 +268,31 @@ command_exit_cb(int status, int stopped, void *arg)
 	    a->restart_ms * 2;
 }
 
+/*
+ * How a write of the endpoints naming this pod ended.  Under compat
+ * await the command waits for the first one of the term, and a failed
+ * one ends leaderd with 1 before the command starts, as
+ * k8s-await-election's setServiceEndpoint does.
+ */
+static void
+ep_result_cb(int ok, void *arg)
+{
+	struct actions	*a = arg;
+
+	if (!a->await || !a->leading || a->shutting || a->ep_named ||
+	    a->exit_code >= 0)
+		return;
+	if (ok) {
+		a->ep_named = 1;
+		start_command(a);
+		return;
+	}
+	log_warnx("the Service's endpoints could not be written: exiting "
+	    "with code 1 without starting the command, as "
+	    "k8s-await-election does");
+	quit_later(a, 1);
+}
+
 struct actions *
 actions_new(struct ev_loop *loop, struct curlev *cv,
     const struct kube_creds *creds, struct token *token,
@@ -222,7 +307,10 @@ actions_new(struct ev_loop *loop, struct curlev *cv,
 	a->conf = c;
 	a->quit_cb = quit_cb;
 	a->quit_arg = arg;
+	a->await = strcmp(c->compat, "await") == 0;
 	a->exit_code = -1;
+	ev_init(&a->quit, quit_timer_cb);
+	a->quit.data = a;
 	a->restart_ms = RESTART_MIN_MS;
 	ev_init(&a->claim, claim_cb);
 	a->claim.data = a;
@@ -241,7 +329,9 @@ actions_new(struct ev_loop *loop, struct curlev *cv,
 	 * Unlike the label, the endpoints are not written before we lead:
 	 * the object is shared, and another instance may lead now.
 	 */
-	for (i = 0; c->ep_service[0] != '\0' && i < 1 + c->ep_legacy; i++)
+	for (i = 0; c->ep_service[0] != '\0' && i < 2; i++) {
+		if ((i == 0 && !c->ep_slice) || (i == 1 && !c->ep_legacy))
+			continue;
 		if ((a->ep[i] = endpoints_new(loop, cv, creds, token,
 		    user_agent, c, i, err, errlen)) == NULL) {
 			endpoints_free(a->ep[0]);
@@ -249,6 +339,8 @@ actions_new(struct ev_loop *loop, struct curlev *cv,
 			free(a);
 			return NULL;
 		}
+		endpoints_set_notify(a->ep[i], ep_result_cb, a);
+	}
 	if (cmd != NULL)
 		a->child = child_new(loop, cmd, c->run_grace_ms,
 		    command_exit_cb, a);
@@ -259,7 +351,7 @@ void
 actions_sync(struct actions *a, uint64_t lead_until_ms, const char *token,
     uint64_t now_ms)
 {
-	int	 i;
+	int	 i, began = 0;
 
 	if (lead_until_ms == 0 || now_ms >= lead_until_ms) {
 		lost(a, "stopped leading");
@@ -277,16 +369,18 @@ actions_sync(struct actions *a, uint64_t lead_until_ms, const char *token,
 	ev_timer_start(a->loop, &a->claim);
 	if (a->shutting)
 		return;
+	if (!a->leading) {
+		a->leading = 1;
+		snprintf(a->token, sizeof(a->token), "%s", token);
+		began = 1;
+	}
 	if (a->label != NULL)
 		label_set(a->label, 1);	/* set, or re-assert on a renew */
 	for (i = 0; i < 2; i++)
 		if (a->ep[i] != NULL)
 			endpoints_set(a->ep[i], 1);
-	if (!a->leading) {
-		a->leading = 1;
-		snprintf(a->token, sizeof(a->token), "%s", token);
+	if (began)
 		start_command(a);
-	}
 }
 
 static void
@@ -390,7 +484,7 @@ actions_shutdown_ms(const struct actions *a)
 		ms += a->conf->run_grace_ms + 1000;
 	if (a->label != NULL)
 		ms += 2 * a->conf->request_timeout_ms;
-	if (a->ep[0] != NULL)
+	if (has_endpoints(a))
 		ms += 2 * a->conf->request_timeout_ms;
 	return ms;
 }
@@ -420,6 +514,7 @@ actions_free(struct actions *a)
 		return;
 	ev_timer_stop(a->loop, &a->claim);
 	ev_timer_stop(a->loop, &a->restart);
+	ev_timer_stop(a->loop, &a->quit);
 	child_free(a->child);
 	label_free(a->label);
 	endpoints_free(a->ep[0]);

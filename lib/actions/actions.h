@@ -13,6 +13,11 @@
  * (DESIGN.md "Time").  Leading starts the command and sets the label to
  * leader, in that order, only once the Lease is ours; losing sets the
  * label to standby and stops the command.
+ *
+ * Under compat await, k8s-await-election's life cycle: the command
+ * starts only once the endpoints name this pod (a failed write ends
+ * leaderd with 1 instead), its exit ends leaderd with 0 or 1 (not its
+ * code), and a lost claim ends leaderd with 1 once the command is gone.
  */
 
 #ifndef ACTIONS_H

@@ -26,6 +26,8 @@ struct endpoints {
 	const char		*kind;		/* for the log */
 	int			 owned;		/* may name us: ours to clear */
 	struct keeper		*keeper;	/* the state and its writes */
+	endpoints_result_cb	 notify;	/* how writes naming us end */
+	void			*notify_arg;	/* for notify */
 };
 
 static const char *
@@ -92,13 +94,25 @@ written(void *obj, int sent, int want)
 
 	if (sent == 0 && want == 0)
 		e->owned = 0;
+	if (sent == 1 && e->notify != NULL)
+		e->notify(1, e->notify_arg);
+}
+
+static void
+failed(void *obj, int sent)
+{
+	struct endpoints *e = obj;
+
+	if (sent == 1 && e->notify != NULL)
+		e->notify(0, e->notify_arg);
 }
 
 static const struct keeper_ops endpoints_ops = {
 	.send = send_write,
 	.describe = describe,
 	.redo = redo,
-	.written = written
+	.written = written,
+	.failed = failed
 };
 
 struct endpoints *
@@ -121,6 +135,10 @@ endpoints_new(struct ev_loop *loop, struct curlev *cv,
 	e->what.pod = c->label_pod;
 	e->what.pod_ns = c->label_namespace[0] != '\0' ? c->label_namespace :
 	    c->lock_namespace;
+	e->what.ports_json = c->ep_ports_json;
+	e->what.node_name = c->ep_node_name;
+	/* Without a slice of ours, the control plane mirrors the object. */
+	e->what.mirror = !c->ep_slice;
 	if (legacy) {
 		snprintf(e->name, sizeof(e->name), "%s", c->ep_service);
 		e->kind = "endpoints";
@@ -156,6 +174,13 @@ endpoints_finish(struct endpoints *e, void (*done_cb)(void *), void *arg)
 {
 	/* An instance that never named itself there writes nothing. */
 	keeper_finish(e->keeper, e->owned, done_cb, arg);
+}
+
+void
+endpoints_set_notify(struct endpoints *e, endpoints_result_cb cb, void *arg)
+{
+	e->notify = cb;
+	e->notify_arg = arg;
 }
 
 void

@@ -55,6 +55,16 @@ void		 endpoints_set(struct endpoints *e, int leader);
 void		 endpoints_finish(struct endpoints *e, void (*done_cb)(void *),
 		    void *arg);
 
+/*
+ * Called with ok 1 when a write naming this pod succeeded, 0 when one
+ * failed (the keeper retries it); it may not free e or call into it.
+ */
+typedef void (*endpoints_result_cb)(int ok, void *arg);
+
+/* Tell cb(ok, arg) how each write naming this pod ends. */
+void		 endpoints_set_notify(struct endpoints *e,
+		    endpoints_result_cb cb, void *arg);
+
 /* Cancel what runs and free e. */
 void		 endpoints_free(struct endpoints *e);
 

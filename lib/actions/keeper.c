@@ -100,6 +100,8 @@ write_done_cb(const struct kube_result *res, void *arg)
 		    res->status == 403 ? k->needs : "");
 		memcpy(k->last_err, line, sizeof(line));
 	}
+	if (k->ops->failed != NULL)
+		k->ops->failed(k->obj, sent);
 	if (k->finishing) {
 		/*
 		 * Shutdown does not wait for a broken API server: one write

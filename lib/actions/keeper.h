@@ -53,6 +53,11 @@ struct keeper_ops {
 	int	(*redo)(void *obj, const struct kube_result *res, int created);
 	/* Optional: a write of sent succeeded, want being the wish now. */
 	void	(*written)(void *obj, int sent, int want);
+	/*
+	 * Optional: a write of sent failed (after redo; it is retried
+	 * unless finishing).  It may not call back into the keeper.
+	 */
+	void	(*failed)(void *obj, int sent);
 };
 
 /*

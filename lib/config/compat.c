@@ -40,6 +40,7 @@ static const struct peer {
 } peers[] = {
 	{ "classic", NULL, NULL, finish_classic },
 	{ "vapor", compat_vapor_args, compat_vapor_usage, compat_vapor_finish },
+	{ "await", compat_await_args, NULL, compat_await_finish },
 };
 
 /*
@@ -71,6 +72,9 @@ static const struct {
 	{ BY_FLAG,	"-http",		"vapor" },
 	{ BY_FLAG,	"-id",			"vapor" },
 	{ BY_FLAG,	"-kubeconfig",		"vapor" },
+	/* Set even empty: then the command runs with no election. */
+	{ BY_ARGV0,	"k8s-await-election",	"await" },
+	{ BY_ENV,	"K8S_AWAIT_ELECTION_ENABLED", "await" },
 };
 
 /*

@@ -7,7 +7,9 @@
  * classic (the kubernetes/contrib leader-elector) takes leaderd's own
  * flags, a subset of ours; nais (nais/elector), vapor
  * (vapor-ware/k8s-elector) and await (LINBIT k8s-await-election) have
- * grammars of their own, read by compat_args.
+ * grammars of their own, read by compat_args.  await reads no flags:
+ * its argv[1..] is the run mode's command and K8S_AWAIT_ELECTION_* its
+ * configuration (compat_await.c).
  */
 
 #ifndef COMPAT_H
@@ -37,6 +39,9 @@ struct compat_cmdline {
 	int		 exit_status;	/* >= 0: exit with it now */
 	char		**cmd;		/* run mode: the command, else NULL */
 	int		 exec_direct;	/* exec cmd with no election at all */
+	int		 config_status;	/* exit status for a configuration
+					   or credentials refused later;
+					   0: leaderd's 2 */
 };
 
 /*

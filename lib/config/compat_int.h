@@ -31,4 +31,12 @@ int	compat_vapor_args(struct config *c, int argc, char *argv[],
 extern const char compat_vapor_usage[];
 void	compat_vapor_finish(struct config *c);
 
+/*
+ * await (LINBIT k8s-await-election, compat_await.c): no flags, argv[1..]
+ * the command, K8S_AWAIT_ELECTION_* the rest; its defaults.
+ */
+int	compat_await_args(struct config *c, int argc, char *argv[],
+	    struct compat_cmdline *out, char *err, size_t errlen);
+void	compat_await_finish(struct config *c);
+
 #endif /* COMPAT_INT_H */

@@ -78,6 +78,12 @@ const struct config_keydef config_keys[CONFIG_NKEYS] = {
 	    STR(ep_port_name) },
 	{ "actions.endpoints.legacy", CONFIG_EP_LEGACY, CONFIG_T_BOOL,
 	    NUM(ep_legacy) },
+	{ "actions.endpoints.slice", CONFIG_EP_SLICE, CONFIG_T_BOOL,
+	    NUM(ep_slice) },
+	{ "actions.endpoints.ports_json", CONFIG_EP_PORTS_JSON, CONFIG_T_STR,
+	    STR(ep_ports_json) },
+	{ "actions.endpoints.node_name", CONFIG_EP_NODE_NAME, CONFIG_T_STR,
+	    STR(ep_node_name) },
 	{ "step_down.cooldown", CONFIG_STEP_DOWN_COOLDOWN, CONFIG_T_DUR,
 	    NUM(step_down_cooldown_ms) },
 	{ "shutdown_timeout", CONFIG_SHUTDOWN_TIMEOUT, CONFIG_T_DUR,
@@ -164,6 +170,7 @@ config_defaults(struct config *c)
 	c->run_grace_ms = 10000;
 	snprintf(c->run_restart, sizeof(c->run_restart), "never");
 	snprintf(c->label_key, sizeof(c->label_key), "leaderd.io/role");
+	c->ep_slice = 1;
 	c->shutdown_timeout_ms = 5000;
 	c->probe_period_ms = 2000;
 	c->probe_timeout_ms = 1000;

@@ -61,6 +61,9 @@ enum config_key {
 	CONFIG_EP_PORT,
 	CONFIG_EP_PORT_NAME,
 	CONFIG_EP_LEGACY,
+	CONFIG_EP_SLICE,
+	CONFIG_EP_PORTS_JSON,
+	CONFIG_EP_NODE_NAME,
 	CONFIG_STEP_DOWN_COOLDOWN,
 	CONFIG_SHUTDOWN_TIMEOUT,
 	CONFIG_COMPAT,
@@ -108,6 +111,9 @@ struct config {
 	int		 ep_port;			/* 0 = no ports */
 	char		 ep_port_name[CONFIG_STR_MAX];	/* the Service port's */
 	int		 ep_legacy;			/* also core Endpoints */
+	int		 ep_slice;			/* the slice; default 1 */
+	char		 ep_ports_json[CONFIG_PATH_MAX];	/* "" = ep_port */
+	char		 ep_node_name[CONFIG_STR_MAX];	/* "" = no nodeName */
 	int		 insecure_http;			/* credentials over http:// */
 	uint64_t	 step_down_cooldown_ms;		/* default lease_duration */
 	uint64_t	 shutdown_timeout_ms;		/* signal..exit; default 5s

@@ -15,6 +15,7 @@
 
 #include "base/duration.h"
 #include "base/netaddr.h"
+#include "codec/epslice.h"
 #include "config/compat.h"
 #include "config/config.h"
 #include "config/config_int.h"
@@ -571,6 +572,7 @@ static void
 check_endpoints(const struct config *c, struct config_errs *e)
 {
 	struct netaddr_ip	 ip;
+	char			 why[256];
 
 	if (c->ep_service[0] == '\0')
 		return;
@@ -604,6 +606,25 @@ check_endpoints(const struct config *c, struct config_errs *e)
 		    "actions.endpoints.port_name \"%s\" needs "
 		    "actions.endpoints.port and must be the Service port's "
 		    "name (a DNS label, at most 15)", c->ep_port_name);
+	if (c->ep_ports_json[0] != '\0' &&
+	    epslice_ports_check(c->ep_ports_json, why, sizeof(why)) == -1)
+		config_errs_add(e, ORIGIN(c, CONFIG_EP_PORTS_JSON),
+		    "actions.endpoints.ports_json: %s", why);
+	else if (c->ep_ports_json[0] != '\0' && (c->ep_port != 0 ||
+	    c->ep_port_name[0] != '\0'))
+		config_errs_add(e, ORIGIN(c, later(c, CONFIG_EP_PORTS_JSON,
+		    c->ep_port != 0 ? CONFIG_EP_PORT : CONFIG_EP_PORT_NAME)),
+		    "actions.endpoints.ports_json and actions.endpoints.port "
+		    "(or port_name) both name the ports; keep one");
+	if (c->ep_node_name[0] != '\0' && !dns_subdomain(c->ep_node_name))
+		config_errs_add(e, ORIGIN(c, CONFIG_EP_NODE_NAME),
+		    "actions.endpoints.node_name \"%s\" is not a valid node "
+		    "name (a DNS subdomain)", c->ep_node_name);
+	if (!c->ep_slice && !c->ep_legacy)
+		config_errs_add(e, ORIGIN(c, CONFIG_EP_SLICE),
+		    "actions.endpoints.slice is false and legacy is not true: "
+		    "nothing would be written; set legacy: true to keep the "
+		    "core Endpoints object alone");
 }
 
 int

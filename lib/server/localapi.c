@@ -378,15 +378,19 @@ reply_readyz(const struct http_request *req, struct httpd_reply *reply,
 /*
  * The peers' answers that stand in for leaderd's (compat.h): "/", and
  * with catch_all every path leaderd does not serve, by any method, as
- * the peer answers all of them.
+ * the peer answers all of them; with only, every path at all (leaderd's
+ * own routes are not served: the peer's clients, probes included, may
+ * use any path).
  */
 static const struct {
 	const char		*peer;
 	httpd_handler_cb	 root;
 	int			 catch_all;
+	int			 only;
 } peer_answers[] = {
-	{ "classic", peer_classic_root, 1 },
-	{ "vapor", peer_vapor_root, 1 },
+	{ "classic", peer_classic_root, 1, 0 },
+	{ "vapor", peer_vapor_root, 1, 0 },
+	{ "await", peer_await_root, 1, 1 },
 };
 
 const struct httpd_route *
@@ -422,6 +426,8 @@ localapi_routes(struct localapi_state *st, httpd_handler_cb metrics,
 			continue;
 		st->routes[0].methods = "*";
 		st->routes[0].handler = peer_answers[i].root;
+		if (peer_answers[i].only)
+			n = 1;
 		if (peer_answers[i].catch_all) {
 			r = &st->routes[n++];
 			*r = st->routes[0];

@@ -84,7 +84,8 @@ int	localapi_parse_wait(const char *query, int *blocking,
  * loopback listeners only, by release; POST /leader/pause and
  * /leader/resume, there only too, by pause; all with arg.  With compat, the
  * peer answers / as it does (peers.h), by any method, and for the peers
- * that answer every path alike, every path leaderd does not serve.
+ * that answer every path alike, every path leaderd does not serve (for
+ * await, every path: leaderd's own routes are then not served).
  */
 const struct httpd_route *localapi_routes(struct localapi_state *st,
 	    httpd_handler_cb metrics, httpd_handler_cb release,

@@ -27,4 +27,13 @@ void	peer_classic_root(const struct http_request *req,
 void	peer_vapor_root(const struct http_request *req,
 	    struct httpd_reply *reply, void *arg);
 
+/*
+ * await: client-go's Check(2s) as k8s-await-election's status endpoint
+ * answers it, to every path and method: 200 {"status": "ok"}, or 500
+ * {"status": "expired"} while the record names us but has not changed
+ * for lease_duration + 2s; text/plain (sniffed), no newline.
+ */
+void	peer_await_root(const struct http_request *req,
+	    struct httpd_reply *reply, void *arg);
+
 #endif /* PEERS_H */

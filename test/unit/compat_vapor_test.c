@@ -393,7 +393,7 @@ test_detect(void **state)
 		{ { "leaderd", "-election-namespace=x" }, NULL },
 		/* Only where Go's flag would read it. */
 		{ { "leaderd", "run", "-election=x" }, NULL },
-		{ { "k8s-await-election", "cmd", "-ttl=3" }, NULL },
+		{ { "k8s-await-election", "cmd", "-ttl=3" }, "await" },
 		{ { "leaderd", "--", "-election=x" }, NULL },
 		{ { "leaderd", "-", "-election=x" }, NULL },
 		/* The classic's /server comes first (it refuses -election). */

@@ -420,6 +420,81 @@ test_route_table_peer(void **state)
 			assert_ptr_equal(rt[i].handler, peer_classic_root);
 }
 
+/*
+ * compat await: k8s-await-election's mux has "/" alone, so every path
+ * and method gets its status, leaderd's own paths included; the answer
+ * is client-go's Check(2s): 500 only while the record names us and has
+ * not changed for lease_duration + 2s.
+ */
+static void
+test_peer_await(void **state)
+{
+	static const char *const paths[] = { "/", "/healthz", "/leader",
+	    "/metrics", "/leader/release", "/x/y" };
+	static const char *const methods[] = { "GET", "HEAD", "POST",
+	    "DELETE" };
+	struct fixture			 f;
+	struct httpd_reply		 reply;
+	struct http_request		 req;
+	const struct httpd_route	*rt, *route;
+	const char			*allow;
+	char				 why[256];
+	int				 dmn = 0;
+	size_t				 i, j;
+
+	(void)state;
+	setup(&f);
+	snprintf(f.conf.compat, sizeof(f.conf.compat), "await");
+	rt = localapi_routes(&f.st, stub_cb, stub2_cb, stub2_cb, &dmn);
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		for (j = 0; j < sizeof(methods) / sizeof(methods[0]); j++) {
+			assert_int_equal(httpd_route_match(rt, methods[j],
+			    paths[i], 0, 1, &route, &allow, why,
+			    sizeof(why)), 0);
+			assert_ptr_equal(route->handler, peer_await_root);
+		}
+	for (i = 0; rt[i].path != NULL; i++)
+		assert_ptr_equal(rt[i].handler, peer_await_root);
+	assert_int_equal(i, 2);
+
+	memset(&req, 0, sizeof(req));
+	/* A follower, however old its observation: ok. */
+	observe(&f, "other");
+	f.el.observed_ms = 1000;
+	memset(&reply, 0, sizeof(reply));
+	reply.now_ms = 1000000;
+	peer_await_root(&req, &reply, &f.st);
+	assert_int_equal(reply.status, 200);
+	assert_string_equal(reply.content_type, "text/plain; charset=utf-8");
+	assert_int_equal(reply.len, 16);
+	assert_memory_equal(reply.body, "{\"status\": \"ok\"}", 16);
+	free(reply.body);
+	/* Our record, changed 17s ago (15s + 2s): still ok. */
+	observe(&f, "me");
+	f.el.observed.duration_s = 15;
+	memset(&reply, 0, sizeof(reply));
+	reply.now_ms = 1000 + 17000;
+	peer_await_root(&req, &reply, &f.st);
+	assert_int_equal(reply.status, 200);
+	free(reply.body);
+	/* A millisecond later: expired. */
+	memset(&reply, 0, sizeof(reply));
+	reply.now_ms = 1000 + 17001;
+	peer_await_root(&req, &reply, &f.st);
+	assert_int_equal(reply.status, 500);
+	assert_string_equal(reply.content_type, "text/plain; charset=utf-8");
+	assert_int_equal(reply.len, 21);
+	assert_memory_equal(reply.body, "{\"status\": \"expired\"}", 21);
+	free(reply.body);
+	/* Released (no holder): ok again. */
+	observe(&f, "");
+	memset(&reply, 0, sizeof(reply));
+	reply.now_ms = 1000000;
+	peer_await_root(&req, &reply, &f.st);
+	assert_int_equal(reply.status, 200);
+	free(reply.body);
+}
+
 /* What httpd answers from the table, on each kind of listener. */
 static void
 test_route_match(void **state)
@@ -521,6 +596,7 @@ main(void)
 		cmocka_unit_test(test_replies),
 		cmocka_unit_test(test_route_table),
 		cmocka_unit_test(test_route_table_peer),
+		cmocka_unit_test(test_peer_await),
 		cmocka_unit_test(test_route_match),
 	};
 
