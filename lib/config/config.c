@@ -83,6 +83,8 @@ const struct config_keydef config_keys[CONFIG_NKEYS] = {
 	{ "shutdown_timeout", CONFIG_SHUTDOWN_TIMEOUT, CONFIG_T_DUR,
 	    NUM(shutdown_timeout_ms) },
 	{ "compat", CONFIG_COMPAT, CONFIG_T_STR, STR(compat) },
+	{ "listen.metrics", CONFIG_LISTEN_METRICS, CONFIG_T_STR,
+	    STR(listen_metrics) },
 };
 
 void
