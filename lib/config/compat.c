@@ -39,6 +39,7 @@ static const struct peer {
 	void		(*finish)(struct config *);
 } peers[] = {
 	{ "classic", NULL, NULL, finish_classic },
+	{ "nais", compat_nais_args, compat_nais_usage, compat_nais_finish },
 };
 
 /*
@@ -55,6 +56,20 @@ static const struct {
 	 * found on $PATH is too common a name to mean it. */
 	{ BY_ARGV0,	"leader-elector",	"classic" },
 	{ BY_PATH,	"/server",		"classic" },
+	/*
+	 * nais/elector's viper variables; naiserator sets ELECTOR_LOG_FORMAT
+	 * in every injection.  Its binary's name, "elector", is also the
+	 * one vapor-ware's users copy theirs to, so argv[0] cannot tell.
+	 */
+	{ BY_ENV,	"ELECTOR_ELECTION",	"nais" },
+	{ BY_ENV,	"ELECTOR_ELECTION_NAMESPACE", "nais" },
+	{ BY_ENV,	"ELECTOR_HTTP",		"nais" },
+	{ BY_ENV,	"ELECTOR_PROBE_ADDRESS", "nais" },
+	{ BY_ENV,	"ELECTOR_METRICS_ADDRESS", "nais" },
+	{ BY_ENV,	"ELECTOR_LOG_FORMAT",	"nais" },
+	{ BY_ENV,	"ELECTOR_LOG_LEVEL",	"nais" },
+	{ BY_FLAG,	"--probe-address",	"nais" },
+	{ BY_FLAG,	"--metrics-address",	"nais" },
 };
 
 static const struct peer *
@@ -86,6 +101,13 @@ compat_names(void)
 		off += snprintf(names + off, sizeof(names) - off, "%s%s",
 		    i == 0 ? "" : ", ", peers[i].name);
 	return names;
+}
+
+int
+compat_for_life(const char *peer)
+{
+	/* nais/elector creates its Lease once, owned by its pod. */
+	return strcmp(peer, "nais") == 0;
 }
 
 int
@@ -125,6 +147,12 @@ compat_flag(int argc, char *const argv[], int *i)
 		return argv[*i];
 	}
 	return NULL;
+}
+
+int
+compat_skip(int argc, char *const argv[], int *i)
+{
+	return compat_flag(argc, argv, i) != NULL;
 }
 
 const char *
