@@ -41,6 +41,8 @@ struct metrics {
 					   not cumulative */
 	double		 sum[METRICS_NVERBS];	/* seconds, per verb */
 	uint64_t	 count[METRICS_NVERBS];	/* observations, per verb */
+	uint64_t	 elections_won;	/* compat nais: our creates answered */
+	uint64_t	 elections_lost; /* compat nais: creates refused 409 */
 };
 
 /* What changes from moment to moment, given at each render. */
@@ -66,7 +68,10 @@ void	metrics_api_request(struct metrics *m, const char *verb, long code,
 /*
  * The exposition of m and g, with HELP and TYPE lines for every metric
  * and label values escaped as the format requires (\\, \", \n).  The
- * caller frees it; *len is its length.
+ * counters of compat nais, elector_elections_won and _lost (nais/
+ * elector's names, no labels), appear once they are above 0, as a
+ * CounterVec's series does after its first Inc.  The caller frees it;
+ * *len is its length.
  */
 char	*metrics_render(const struct metrics *m,
 	    const struct metrics_gauges *g, size_t *len);
