@@ -152,6 +152,11 @@ usage(int status)
 	    "                              and answers (also as argv[0] "
 	    "leader-elector\n"
 	    "                              or /server)\n"
+	    "                              nais: nais/elector's own flags "
+	    "(also with an\n"
+	    "                              ELECTOR_ variable, --probe-address "
+	    "or\n"
+	    "                              --metrics-address)\n"
 	    "  --version                   print the version\n");
 	exit(status);
 }
