@@ -858,7 +858,7 @@ static void
 test_compat_nais(void **state)
 {
 	static const struct {
-		const char	*argv[8];
+		const char	*argv[10];	/* NULL-terminated */
 		const char	*env_http;	/* ELECTOR_HTTP, or NULL */
 		int		 rc, status;	/* compat_args, exit_status */
 		const char	*http, *probes, *metrics, *level, *err;
