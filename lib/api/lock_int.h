@@ -61,7 +61,7 @@ struct lock {
 	kube_done_cb	 event_done;	/* called for each Event */
 	void		*event_arg;	/* its argument */
 	int		 for_life;	/* create only (lock_owner_get) */
-	struct lease_owner owner;	/* the Lease's owner; uid "" until read */
+	struct lease_owner owner;	/* the Lease's owner; uid "" unread */
 	kube_done_cb	 owner_cb;	/* lock_owner_get's callback */
 };
 

@@ -81,7 +81,7 @@ struct config {
 	char		 listen_unix[CONFIG_PATH_MAX];	/* socket path; "" = off */
 	int		 listen_max_streams;		/* push clients; default 64 */
 	char		 listen_probes[CONFIG_STR_MAX];	/* host:port; "" = off */
-	char		 listen_metrics[CONFIG_STR_MAX]; /* host:port; "" = off */
+	char		 listen_metrics[CONFIG_STR_MAX]; /* "" = off */
 	char		 kubeconfig[CONFIG_PATH_MAX];	/* "" = in-cluster */
 	uint64_t	 request_timeout_ms;		/* default 5s; see finish */
 	char		 log_level[16];			/* error|warn|info|debug */
@@ -106,7 +106,7 @@ struct config {
 	uint64_t	 shutdown_timeout_ms;		/* signal..exit; default 5s
 							   (plus the actions' time
 							   when unset) */
-	char		 compat[16];			/* "" or a peer's name */
+	char		 compat[16];			/* "" or a peer */
 	struct config_origin origin[CONFIG_NKEYS];	/* where each value came from */
 	int		 set[CONFIG_NKEYS];		/* value given explicitly */
 };

@@ -36,10 +36,10 @@ struct localapi_state {
 	int			 seen_leader;	/* is_leader at index */
 	int			 seen_stopping;	/* stopping at index */
 	int			 stopping;	/* shutdown began: never "I lead" */
-	int			 owner_read;	/* for life: the Lease's owner, the
-						   pod, was read (its set-up) */
+	int			 owner_read;	/* for life: the Lease's owner,
+						   the pod, was read (set-up) */
 	int			 peer_has_result; /* a peer's own view of who
-						   leads (nais: its last result) */
+						   leads (nais: its result) */
 	char			 peer_result[LEASE_HOLDER_MAX]; /* its holder */
 	int64_t			 peer_result_us; /* wall clock it changed */
 	struct httpd_route	 routes[LOCALAPI_ROUTES]; /* localapi_routes */
