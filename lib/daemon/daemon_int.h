@@ -74,7 +74,7 @@ struct daemon {
 	int			 release_state;	/* RELEASE_* of POST /leader/release */
 	int			 for_life;	/* the lock is held for life
 						   (compat nais, elector.h) */
-	ev_timer		 owner_retry;	/* for life: the pod's next read */
+	ev_timer		 owner_retry;	/* for life: next pod read */
 	int			 owner_hint;	/* its 404's hint was logged */
 };
 
