@@ -178,6 +178,11 @@ usage(int status)
 	    "argv[0]\n"
 	    "                              k8s-await-election, or with\n"
 	    "                              K8S_AWAIT_ELECTION_ENABLED set)\n"
+	    "                              nais: nais/elector's own flags "
+	    "(also with an\n"
+	    "                              ELECTOR_ variable, --probe-address "
+	    "or\n"
+	    "                              --metrics-address)\n"
 	    "  --version                   print the version\n");
 	exit(status);
 }

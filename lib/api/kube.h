@@ -74,8 +74,9 @@ int	kube_lease_update(struct kube *k, const char *ns, const char *name,
 
 /*
  * The core/v1 object ns/name of the given resource ("endpoints" or
- * "configmaps", under /api/v1/namespaces/ns/): GET it, POST body to
- * create it, PUT body over it; same rules as the Lease requests.
+ * "configmaps", under /api/v1/namespaces/ns/; "pods" for a GET only):
+ * GET it, POST body to create it, PUT body over it; same rules as the
+ * Lease requests.
  */
 int	kube_core_get(struct kube *k, const char *resource, const char *ns,
 	    const char *name, uint64_t timeout_ms, kube_done_cb done_cb,

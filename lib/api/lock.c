@@ -53,6 +53,7 @@
 #include "api/lock_int.h"
 #include "base/clock.h"
 #include "base/xmalloc.h"
+#include "codec/apiobj.h"
 #include "codec/lease.h"
 #include "codec/legacy.h"
 
@@ -167,6 +168,10 @@ lock_rbac(const struct lock *l)
 {
 	size_t	 i;
 
+	if (l->for_life)
+		return "get, create, list and watch on leases "
+		    "(coordination.k8s.io), and get on pods";
+
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
 		if (strcmp(l->type, types[i].type) == 0)
 			return types[i].rbac;
@@ -210,7 +215,15 @@ obj_request(struct lock *l, int i, enum lock_op what, uint64_t timeout_ms)
 		    timeout_ms, kube_cb, l);
 	}
 	if (what == OP_CREATE) {
-		if (o->kind == OBJ_LEASE) {
+		if (l->for_life) {
+			/* Owned by the pod, nais/elector's spec. */
+			if (l->owner.uid[0] == '\0')
+				return -1;
+			body = lease_encode_create_owned(l->ns, l->name,
+			    &l->rec, &l->owner);
+			rv = kube_lease_create(l->k, l->ns, body, timeout_ms,
+			    kube_cb, l);
+		} else if (o->kind == OBJ_LEASE) {
 			body = lease_encode_create(l->ns, l->name, &l->rec);
 			rv = kube_lease_create(l->k, l->ns, body, timeout_ms,
 			    kube_cb, l);
@@ -223,8 +236,8 @@ obj_request(struct lock *l, int i, enum lock_op what, uint64_t timeout_ms)
 		free(body);
 		return rv;
 	}
-	if (o->body == NULL)
-		return -1;	/* Nothing read yet to write over. */
+	if (o->body == NULL || l->for_life)
+		return -1;	/* Nothing to write over, or never again. */
 	if (o->kind == OBJ_LEASE)
 		body = lease_encode_update(o->body, o->len, &l->rec, err,
 		    sizeof(err));
@@ -486,6 +499,51 @@ lock_update(struct lock *l, const struct lease *rec, uint64_t timeout_ms,
 	return begin(l, OP_UPDATE, rec, timeout_ms, cb, arg);
 }
 
+/* The pod's answer to lock_owner_get. */
+static void
+owner_cb(const struct kube_result *res, void *arg)
+{
+	struct lock		*l = arg;
+	struct kube_result	 r = *res;
+	kube_done_cb		 cb = l->owner_cb;
+	char			 err[256];
+
+	l->op = OP_NONE;
+	l->owner_cb = NULL;
+	if (r.outcome == KUBE_OK && apiobj_uid(r.body, r.len, "Pod",
+	    l->owner.uid, sizeof(l->owner.uid), err, sizeof(err)) == -1) {
+		r.outcome = KUBE_FAILED;
+		snprintf(r.reason, sizeof(r.reason), "BadPod");
+		snprintf(r.message, sizeof(r.message), "pod %.200s: %.250s",
+		    l->owner.name, err);
+	}
+	cb(&r, l->arg);
+}
+
+int
+lock_owner_get(struct lock *l, const char *pod, uint64_t timeout_ms,
+    kube_done_cb done_cb, void *arg)
+{
+	if (l->op != OP_NONE || l->nobj != 1 || l->obj[0].kind != OBJ_LEASE)
+		return -1;
+	l->for_life = 1;
+	snprintf(l->owner.api_version, sizeof(l->owner.api_version), "v1");
+	snprintf(l->owner.kind, sizeof(l->owner.kind), "Pod");
+	snprintf(l->owner.name, sizeof(l->owner.name), "%s", pod);
+	l->owner.uid[0] = '\0';
+	l->op = OP_OWNER;
+	l->owner_cb = done_cb;
+	l->arg = arg;
+	if (kube_core_get(l->k, "pods", l->ns, pod, timeout_ms, owner_cb,
+	    l) == -1) {
+		l->op = OP_NONE;
+		l->owner_cb = NULL;
+		l->arg = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 void
 lock_cancel(struct lock *l)
 {
@@ -494,6 +552,7 @@ lock_cancel(struct lock *l)
 	kube_cancel(l->k);
 	l->op = OP_NONE;
 	l->cb = NULL;
+	l->owner_cb = NULL;
 	l->arg = NULL;
 }
 

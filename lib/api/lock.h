@@ -74,6 +74,21 @@ int	lock_update(struct lock *l, const struct lease *rec,
 	    uint64_t timeout_ms, lock_done_cb done_cb, void *arg);
 
 /*
+ * Make l, a "leases" lock, one held for life as nais/elector holds its
+ * Lease (core/elector.h): read the uid of the pod named pod in the
+ * lock's namespace, the owner its create names.  done_cb runs once with
+ * the GET's answer, KUBE_OK once the uid is read (a body without one is
+ * KUBE_FAILED with reason "BadPod"); call it again after a failure.
+ * From this call on, l refuses updates and, until the uid is read,
+ * creates (they return -1): its create carries the pod as the Lease's
+ * only ownerReference and a spec of holderIdentity and acquireTime,
+ * and nothing is written after it.  Returns 0, or -1 if the read could
+ * not be started or l is not a "leases" lock (done_cb will not run).
+ */
+int	lock_owner_get(struct lock *l, const char *pod, uint64_t timeout_ms,
+	    kube_done_cb done_cb, void *arg);
+
+/*
  * Record the core/v1 Event "message" about the lock through ev (a kube
  * client of its own, idle), as client-go's RecordEvent does: about the
  * primary object (its kind, uid and resourceVersion as last seen) and,

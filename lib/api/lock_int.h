@@ -23,7 +23,8 @@ enum lock_op {
 	OP_NONE,
 	OP_GET,
 	OP_CREATE,
-	OP_UPDATE
+	OP_UPDATE,
+	OP_OWNER		/* lock_owner_get's read of the pod */
 };
 
 struct lock_obj {
@@ -59,6 +60,9 @@ struct lock {
 	uint64_t	 event_timeout_ms; /* bound of each Event */
 	kube_done_cb	 event_done;	/* called for each Event */
 	void		*event_arg;	/* its argument */
+	int		 for_life;	/* create only (lock_owner_get) */
+	struct lease_owner owner;	/* the Lease's owner; uid "" unread */
+	kube_done_cb	 owner_cb;	/* lock_owner_get's callback */
 };
 
 /* The kind of object o as the API names it: "Lease", "Endpoints", ... */

@@ -198,3 +198,43 @@ out:
 	json_decref(root);
 	return rc;
 }
+
+int
+apiobj_uid(const char *buf, size_t len, const char *kind, char *uid,
+    size_t uidlen, char *err, size_t errlen)
+{
+	json_t		*root, *k, *meta;
+	json_error_t	 jerr;
+	int		 rc = -1;
+
+	codec_json_init();
+	uid[0] = '\0';
+	if (len > LEASE_BODY_MAX || memchr(buf, '\0', len) != NULL) {
+		snprintf(err, errlen, "the %s is too large or has a NUL byte",
+		    kind);
+		return -1;
+	}
+	if ((root = json_loadb(buf, len, 0, &jerr)) == NULL) {
+		snprintf(err, errlen, "the %s is not JSON: %s", kind,
+		    jerr.text);
+		return -1;
+	}
+	k = json_object_get(root, "kind");
+	meta = json_object_get(root, "metadata");
+	if (!json_is_object(root) || (k != NULL && (!json_is_string(k) ||
+	    strcmp(json_string_value(k), kind) != 0)))
+		snprintf(err, errlen, "the answer is not a %s", kind);
+	else if (!json_is_object(meta))
+		snprintf(err, errlen, "the %s has no metadata", kind);
+	else if (codec_get_string(meta, "uid", "metadata.uid", uid, uidlen,
+	    err, errlen) == -1)
+		;
+	else if (uid[0] == '\0')
+		snprintf(err, errlen, "the %s has no metadata.uid", kind);
+	else
+		rc = 0;
+	json_decref(root);
+	if (rc == -1)
+		uid[0] = '\0';
+	return rc;
+}

@@ -44,6 +44,15 @@ char	*apiobj_encode_event_on(const char *api_version, const char *kind,
 	    const char *ns, const char *name, const struct lease *rec,
 	    const char *identity, const char *message, int64_t now_us);
 
+/*
+ * Read metadata.uid of an object of the given kind (a Pod: the owner of
+ * a Lease held for life) into uid.  A body that is not JSON, an object
+ * of another kind ("kind" absent is taken as given) and a uid that is
+ * missing, empty or too long are errors: -1 with err.
+ */
+int	apiobj_uid(const char *buf, size_t len, const char *kind, char *uid,
+	    size_t uidlen, char *err, size_t errlen);
+
 /* The types of a watch event (the "type" of a watch.Event). */
 enum apiobj_watch_type {
 	APIOBJ_WATCH_ADDED,

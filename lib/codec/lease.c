@@ -339,6 +339,36 @@ lease_encode_create(const char *ns, const char *name,
 }
 
 char *
+lease_encode_create_owned(const char *ns, const char *name,
+    const struct lease *rec, const struct lease_owner *owner)
+{
+	json_t *root, *meta, *refs, *ref, *spec;
+
+	codec_json_init();
+	root = json_object();
+	json_object_set_new(root, "apiVersion", json_string(LEASE_API_VERSION));
+	json_object_set_new(root, "kind", json_string("Lease"));
+	meta = json_object();
+	json_object_set_new(meta, "name", codec_jstring(name));
+	json_object_set_new(meta, "namespace", codec_jstring(ns));
+	ref = json_object();
+	json_object_set_new(ref, "apiVersion",
+	    codec_jstring(owner->api_version));
+	json_object_set_new(ref, "kind", codec_jstring(owner->kind));
+	json_object_set_new(ref, "name", codec_jstring(owner->name));
+	json_object_set_new(ref, "uid", codec_jstring(owner->uid));
+	refs = json_array();
+	json_array_append_new(refs, ref);
+	json_object_set_new(meta, "ownerReferences", refs);
+	json_object_set_new(root, "metadata", meta);
+	spec = json_object();
+	json_object_set_new(spec, "holderIdentity", codec_jstring(rec->holder));
+	json_object_set_new(spec, "acquireTime", jtime(rec->acquire_us));
+	json_object_set_new(root, "spec", spec);
+	return codec_json_dump(root);
+}
+
+char *
 lease_encode_update(const char *base, size_t baselen,
     const struct lease *rec, char *err, size_t errlen)
 {

@@ -54,6 +54,26 @@ int	lease_decode(const char *buf, size_t len, struct lease *out,
 char	*lease_encode_create(const char *ns, const char *name,
 	    const struct lease *rec);
 
+/* The object a Lease created for life is owned by (ownerReferences). */
+struct lease_owner {
+	char	 api_version[16];		/* "v1" */
+	char	 kind[32];			/* "Pod" */
+	char	 name[LEASE_HOLDER_MAX];	/* the pod's name */
+	char	 uid[LEASE_RV_MAX];		/* its metadata.uid */
+};
+
+/*
+ * Encode the body of a POST that creates the Lease ns/name for life, as
+ * nais/elector creates it: metadata.ownerReferences holds owner alone
+ * (apiVersion, kind, name, uid; no controller, no blockOwnerDeletion),
+ * so the garbage collector deletes the Lease with its owner, and the
+ * spec holds rec's holderIdentity and acquireTime only (no
+ * leaseDurationSeconds, renewTime or leaseTransitions).  Returns a
+ * NUL-terminated string the caller frees.
+ */
+char	*lease_encode_create_owned(const char *ns, const char *name,
+	    const struct lease *rec, const struct lease_owner *owner);
+
 /*
  * Encode the body of a PUT: the object base (the last Lease body the
  * server returned, with its metadata, uid, resourceVersion, labels and

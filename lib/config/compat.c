@@ -41,6 +41,7 @@ static const struct peer {
 	{ "classic", NULL, NULL, finish_classic },
 	{ "vapor", compat_vapor_args, compat_vapor_usage, compat_vapor_finish },
 	{ "await", compat_await_args, NULL, compat_await_finish },
+	{ "nais", compat_nais_args, compat_nais_usage, compat_nais_finish },
 };
 
 /*
@@ -75,6 +76,20 @@ static const struct {
 	/* Set even empty: then the command runs with no election. */
 	{ BY_ARGV0,	"k8s-await-election",	"await" },
 	{ BY_ENV,	"K8S_AWAIT_ELECTION_ENABLED", "await" },
+	/*
+	 * nais/elector's viper variables; naiserator sets ELECTOR_LOG_FORMAT
+	 * in every injection.  Its binary's name, "elector", is also the
+	 * one vapor-ware's users copy theirs to, so argv[0] cannot tell.
+	 */
+	{ BY_ENV,	"ELECTOR_ELECTION",	"nais" },
+	{ BY_ENV,	"ELECTOR_ELECTION_NAMESPACE", "nais" },
+	{ BY_ENV,	"ELECTOR_HTTP",		"nais" },
+	{ BY_ENV,	"ELECTOR_PROBE_ADDRESS", "nais" },
+	{ BY_ENV,	"ELECTOR_METRICS_ADDRESS", "nais" },
+	{ BY_ENV,	"ELECTOR_LOG_FORMAT",	"nais" },
+	{ BY_ENV,	"ELECTOR_LOG_LEVEL",	"nais" },
+	{ BY_FLAG,	"--probe-address",	"nais" },
+	{ BY_FLAG,	"--metrics-address",	"nais" },
 };
 
 /*
@@ -136,6 +151,13 @@ compat_names(void)
 }
 
 int
+compat_for_life(const char *peer)
+{
+	/* nais/elector creates its Lease once, owned by its pod. */
+	return strcmp(peer, "nais") == 0;
+}
+
+int
 compat_own_args(const char *peer)
 {
 	const struct peer	*p = peer_find(peer);
@@ -172,6 +194,12 @@ compat_flag(int argc, char *const argv[], int *i)
 		return argv[*i];
 	}
 	return NULL;
+}
+
+int
+compat_skip(int argc, char *const argv[], int *i)
+{
+	return compat_flag(argc, argv, i) != NULL;
 }
 
 const char *

@@ -23,6 +23,12 @@ int		 compat_known(const char *peer);
 /* The peers' names, for messages: "classic, nais, ...". */
 const char	*compat_names(void);
 
+/*
+ * Whether peer holds its lock for life (core/elector.h): nais, whose
+ * Lease is created once, owned by the pod, and never written again.
+ */
+int		 compat_for_life(const char *peer);
+
 /* Whether peer's command line is read by compat_args (not leaderd's). */
 int		 compat_own_args(const char *peer);
 

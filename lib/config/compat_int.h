@@ -39,4 +39,17 @@ int	compat_await_args(struct config *c, int argc, char *argv[],
 	    struct compat_cmdline *out, char *err, size_t errlen);
 void	compat_await_finish(struct config *c);
 
+/*
+ * Whether argv[*i] is a --compat flag (compat_detect's spellings); if
+ * its value is the next argument, *i is moved onto it.  A peer's
+ * grammar skips it.
+ */
+int	compat_skip(int argc, char *const argv[], int *i);
+
+/* nais/elector (compat_nais.c): its pflag and viper command line. */
+int	compat_nais_args(struct config *c, int argc, char *argv[],
+	    struct compat_cmdline *out, char *err, size_t errlen);
+void	compat_nais_finish(struct config *c);
+extern const char compat_nais_usage[];
+
 #endif /* COMPAT_INT_H */

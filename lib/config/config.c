@@ -107,6 +107,8 @@ const struct config_keydef config_keys[CONFIG_NKEYS] = {
 	    NUM(require_client) },
 	{ "candidacy.client_grace", CONFIG_CLIENT_GRACE, CONFIG_T_DUR,
 	    NUM(client_grace_ms) },
+	{ "listen.metrics", CONFIG_LISTEN_METRICS, CONFIG_T_STR,
+	    STR(listen_metrics) },
 };
 
 void

@@ -76,6 +76,7 @@ enum config_key {
 	CONFIG_CANDIDACY_COOLDOWN,
 	CONFIG_REQUIRE_CLIENT,
 	CONFIG_CLIENT_GRACE,
+	CONFIG_LISTEN_METRICS,
 	CONFIG_NKEYS
 };
 
@@ -92,6 +93,7 @@ struct config {
 	char		 listen_unix[CONFIG_PATH_MAX];	/* socket path; "" = off */
 	int		 listen_max_streams;		/* push clients; default 64 */
 	char		 listen_probes[CONFIG_STR_MAX];	/* host:port; "" = off */
+	char		 listen_metrics[CONFIG_STR_MAX]; /* "" = off */
 	char		 kubeconfig[CONFIG_PATH_MAX];	/* "" = in-cluster */
 	uint64_t	 request_timeout_ms;		/* default 5s; see finish */
 	char		 log_level[16];			/* error|warn|info|debug */
@@ -166,6 +168,10 @@ int	config_set(struct config *c, const char *key, const char *value,
  * sidecar's defaults instead: lock.type endpoints, lock.namespace the
  * literal "default" (never the pod's), lease 10s, renew 5s, retry 2.5s
  * (its --ttl 10s), and no TCP listener (it serves only with --http).
+ * With compat "nais", nais/elector's: identity the hostname (never
+ * $POD_NAME), lock.type leases, release_on_cancel false, listen.http
+ * 0.0.0.0:27070, listen.probes 0.0.0.0:28080, listen.metrics
+ * 0.0.0.0:29090.
  */
 void	config_finish(struct config *c, const char *sa_dir);
 

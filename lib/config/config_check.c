@@ -372,6 +372,22 @@ check_listen(const struct config *c, struct config_errs *e)
 		    "listen.http \"%s\" share an address and port; the "
 		    "probes need a port of their own", c->listen_probes,
 		    c->listen_http);
+	if (c->listen_metrics[0] != '\0' &&
+	    (why = check_hostport(c->listen_metrics, buf,
+	    sizeof(buf))) != NULL)
+		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_METRICS),
+		    "listen.metrics \"%s\": %s (\"\" turns it off)",
+		    c->listen_metrics, why);
+	else if (c->listen_metrics[0] != '\0' &&
+	    (same_listener(c->listen_metrics, c->listen_http) ||
+	    same_listener(c->listen_metrics, c->listen_probes)))
+		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_METRICS),
+		    "listen.metrics \"%s\" shares an address and port with "
+		    "listen.%s \"%s\"; the metrics need a port of their own",
+		    c->listen_metrics, same_listener(c->listen_metrics,
+		    c->listen_http) ? "http" : "probes",
+		    same_listener(c->listen_metrics, c->listen_http) ?
+		    c->listen_http : c->listen_probes);
 	if (c->listen_unix[0] != '\0' && c->listen_unix[0] != '/')
 		config_errs_add(e, ORIGIN(c, CONFIG_LISTEN_UNIX), "listen.unix "
 		    "\"%s\" must be an absolute path", c->listen_unix);

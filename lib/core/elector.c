@@ -109,12 +109,38 @@ elector_expires_ms(const struct elector *e)
 	return e->observed_ms + d;
 }
 
+/*
+ * decide for life (elector.h): the holder the record names leads while
+ * the record exists.  Lead if it names us, else follow, never take it;
+ * read again at the poll period to see it go.
+ */
+static void
+decide_for_life(struct elector *e, uint64_t now_ms,
+    struct elector_action *act)
+{
+	if (elector_is_self(e, &e->observed)) {
+		e->lead_until_ms = ELECTOR_FOR_LIFE_MS;
+		become_leader(e, act);
+	} else if (e->state == ELECTOR_LEADER)
+		lose(e, ELECTOR_FOLLOWER, e->observed.holder[0] == '\0' ?
+		    "the lease names no holder" :
+		    "another holder took the lease", act);
+	else
+		e->state = ELECTOR_FOLLOWER;
+	schedule(e, ELECTOR_DO_GET, now_ms + (e->watching ? e->watch_poll_ms :
+	    elector_jitter(e)));
+}
+
 /* What to do after a successful read, in any state but STOPPING. */
 static void
 decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 {
 	uint64_t	 at, sent, until;
 
+	if (e->conf.for_life) {
+		decide_for_life(e, now_ms, act);
+		return;
+	}
 	if (e->ours && e->passive)
 		e->stepdown = 1;
 	if (e->ours && e->stepdown) {
@@ -228,10 +254,11 @@ on_notfound(struct elector *e, const struct elector_input *in,
 	 * PUT carrying the old uid cannot land on a new object), so the new
 	 * lease is created renew_deadline from now.  client-go creates at
 	 * once.  A process that never saw the lease cannot tell a deletion
-	 * from a lease that never existed and creates at once.
+	 * from a lease that never existed and creates at once.  For life
+	 * there is no such bound to wait out: nais/elector creates at once.
 	 */
 	if (e->have_observed && e->observed.holder[0] != '\0' &&
-	    !elector_is_leader(e, in->now_ms))
+	    !elector_is_leader(e, in->now_ms) && !e->conf.for_life)
 		at = in->now_ms + e->conf.renew_deadline_ms;
 	if (!e->have_observed)
 		act->events |= ELECTOR_EV_OBSERVED;
@@ -282,6 +309,11 @@ on_written(struct elector *e, const struct elector_input *in, int release,
 		e->term_transitions = in->record->transitions;
 	}
 	observe(e, in->record, in->now_ms, act);
+	if (e->conf.for_life) {
+		/* Our create: we lead for as long as it stands. */
+		decide(e, in->now_ms, act);
+		return;
+	}
 	if (release) {
 		act->events |= ELECTOR_EV_RELEASED;
 		if (e->state == ELECTOR_STOPPING) {
@@ -429,7 +461,8 @@ static void
 on_step_down(struct elector *e, const struct elector_input *in,
     struct elector_action *act)
 {
-	if (!elector_is_leader(e, in->now_ms))
+	/* For life, the lease is never released (elector.h). */
+	if (!elector_is_leader(e, in->now_ms) || e->conf.for_life)
 		return;
 	lose(e, ELECTOR_FOLLOWER, "stepped down", act);
 	e->stepdown = 1;
@@ -456,7 +489,9 @@ on_watch(struct elector *e, const struct elector_input *in)
 		e->watch_poll_ms = in->poll_ms;
 		return;
 	}
-	if (e->state != ELECTOR_FOLLOWER || e->inflight != ELECTOR_DO_NOTHING)
+	/* A leader for life polls as a follower does, to see the end. */
+	if ((e->state != ELECTOR_FOLLOWER && !(e->conf.for_life &&
+	    e->state == ELECTOR_LEADER)) || e->inflight != ELECTOR_DO_NOTHING)
 		return;
 	at = in->now_ms + elector_jitter(e);
 	if (e->next_kind != ELECTOR_DO_NOTHING && e->next_ms > at)
@@ -473,7 +508,9 @@ static void
 on_candidacy(struct elector *e, const struct elector_input *in,
     struct elector_action *act)
 {
-	if (e->state == ELECTOR_STOPPING || e->state == ELECTOR_STOPPED)
+	/* For life, the lease is never released (elector.h). */
+	if (e->state == ELECTOR_STOPPING || e->state == ELECTOR_STOPPED ||
+	    e->conf.for_life)
 		return;
 	if (in->candidate) {
 		if (!e->passive)
@@ -508,11 +545,16 @@ on_candidacy(struct elector *e, const struct elector_input *in,
 	}
 }
 
-/* The watch saw the Lease deleted, or its version expired: read it. */
+/*
+ * The watch saw the Lease deleted, or its version expired: read it.  A
+ * leader finds out at its next renew, but a leader for life never
+ * writes, so it reads too.
+ */
 static void
 on_reread(struct elector *e, const struct elector_input *in)
 {
-	if ((e->state != ELECTOR_FOLLOWER && e->state != ELECTOR_CANDIDATE) ||
+	if ((e->state != ELECTOR_FOLLOWER && e->state != ELECTOR_CANDIDATE &&
+	    !(e->conf.for_life && e->state == ELECTOR_LEADER)) ||
 	    e->inflight != ELECTOR_DO_NOTHING)
 		return;
 	schedule(e, ELECTOR_DO_GET, in->now_ms);
@@ -611,6 +653,7 @@ out:
 		    e->next_kind != ELECTOR_DO_NOTHING)
 			wake = e->next_ms;
 		if (e->state == ELECTOR_LEADER &&
+		    e->lead_until_ms != ELECTOR_FOR_LIFE_MS &&
 		    (wake == 0 || e->lead_until_ms < wake))
 			wake = e->lead_until_ms;
 		if (e->state == ELECTOR_STOPPING &&

@@ -30,6 +30,20 @@
  *    refused; a release refused so is followed by a GET and sent again
  *    while the record is still ours (client-go's ReleaseOnCancel, and
  *    its retry of a release that conflicts, kubernetes#137988).
+ *
+ * For life (conf.for_life, nais/elector's Lease, docs/migrating.md): the
+ * lock is created once and never written again.  The create carries the
+ * holder and acquireTime only; whoever the record names leads for as
+ * long as the record exists, whatever its times say, so nobody takes it
+ * over, renews it or releases it.  We lead while the record we read names
+ * our identity (written by this process or not: the identity is the
+ * pod's name, which no other live pod has), and follow any other holder,
+ * an empty one included, until the record is gone: a read that finds
+ * none (or the watch's deletion, REREAD) makes us create it again at
+ * once, as nais/elector does.  A leader for life reads the record every
+ * poll period to see it go; failed reads do not end its claim (the
+ * record may still stand).  A stop ends the claim at once with no write;
+ * a step-down is ignored.
  */
 
 #ifndef ELECTOR_H
@@ -91,7 +105,13 @@ struct elector_config {
 	uint64_t	 seed;			/* jitter PRNG seed; any value */
 	uint64_t	 cooldown_ms;		/* no takeover this long after a
 						   step-down; 0 = lease_duration */
+	int		 for_life;		/* create only, hold for life
+						   (above); release_on_cancel
+						   is then ignored */
 };
+
+/* lead_until_ms of a claim held for life: it has no end in time. */
+#define ELECTOR_FOR_LIFE_MS	UINT64_MAX
 
 struct elector_input {
 	enum elector_input_kind	 kind;
@@ -211,7 +231,8 @@ int	elector_init(struct elector *e, const struct elector_config *conf,
  * is still ours), reports ELECTOR_EV_RELEASED when the release is
  * written, and then follows: for conf.cooldown_ms after the step-down
  * and again after the release is written, it reads the lease but never
- * writes a takeover or a create.  Ignored when e does not lead.
+ * writes a takeover or a create.  Ignored when e does not lead, and
+ * for life.
  *
  * WATCH_UP, WATCH_DOWN: whether a watch on the lock is healthy.  While it
  * is, a follower polls only every in->poll_ms as a safety net (a watch
@@ -223,8 +244,8 @@ int	elector_init(struct elector *e, const struct elector_config *conf,
  * elector sooner.
  *
  * REREAD: read the lock at once if nothing is in flight and e is a
- * follower or a candidate (the watch saw the Lease deleted, or its
- * version expired).
+ * follower or a candidate, or for life a leader too (the watch saw the
+ * Lease deleted, or its version expired).
  *
  * CANDIDACY: in->candidate 0 makes e passive, a follower that reads the
  * lease but never takes it over, creates it or renews it; if e leads it
@@ -252,13 +273,17 @@ int	elector_takes_watched(const struct elector *e);
  */
 int	elector_cooling_down(const struct elector *e, uint64_t now_ms);
 
-/* Whether e leads at monotonic time now_ms (strictly before lead_until). */
+/*
+ * Whether e leads at monotonic time now_ms (strictly before lead_until;
+ * for life, lead_until is ELECTOR_FOR_LIFE_MS while it leads).
+ */
 int	elector_is_leader(const struct elector *e, uint64_t now_ms);
 
 /*
  * The monotonic ms at which the last observed record stops being live:
  * its local observation time plus the larger of our lease_duration and
- * its leaseDurationSeconds (2.4).  Meaningful only with have_observed.
+ * its leaseDurationSeconds (2.4).  Meaningful only with have_observed,
+ * and not for life, where records never expire.
  */
 uint64_t	elector_expires_ms(const struct elector *e);
 

@@ -82,6 +82,9 @@ elector_init(struct elector *e, const struct elector_config *conf,
 		return -1;
 	}
 	e->conf = *conf;
+	/* For life, nothing is ever written after the create. */
+	if (e->conf.for_life)
+		e->conf.release_on_cancel = 0;
 	if (e->conf.cooldown_ms == 0)
 		e->conf.cooldown_ms = conf->lease_duration_ms;
 	e->conf.identity[sizeof(e->conf.identity) - 1] = '\0';
@@ -162,6 +165,9 @@ elector_is_self(const struct elector *e, const struct lease *rec)
 int
 elector_is_ours(const struct elector *e, const struct lease *rec)
 {
+	/* For life, a record naming us is ours, whoever wrote it. */
+	if (e->conf.for_life)
+		return elector_is_self(e, rec);
 	return e->have_term && elector_is_self(e, rec) &&
 	    rec->acquire_us == e->term_acquire_us &&
 	    rec->transitions == e->term_transitions;
@@ -242,6 +248,11 @@ make_record(struct elector *e, const struct elector_input *in,
 		return;
 	}
 	memcpy(rec->holder, e->conf.identity, sizeof(rec->holder));
+	if (e->conf.for_life) {
+		/* nais/elector's record: holderIdentity and acquireTime. */
+		rec->acquire_us = wall_us;
+		return;
+	}
 	rec->duration_s = (int32_t)(e->conf.lease_duration_ms / MS_PER_S);
 	if (e->next_kind == ELECTOR_DO_CREATE) {
 		rec->acquire_us = rec->renew_us = wall_us;

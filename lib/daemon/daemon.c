@@ -27,6 +27,7 @@
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "codec/lease.h"
+#include "config/compat.h"
 #include "config/config.h"
 #include "core/elector.h"
 #include "daemon/daemon.h"
@@ -169,8 +170,16 @@ notify_local(struct daemon *d)
 		free(ev);
 		httpd_wake(d->httpd);
 	}
+	/* A peer's own view, and its streams (nais's /sse). */
+	if ((ev = localapi_peer_event(&d->st, now_ms, clock_wall_us(),
+	    &len)) != NULL) {
+		httpd_stream_send_on(d->httpd, LOCALAPI_PEER_CHANNEL, ev, len);
+		free(ev);
+	}
 	ev_timer_stop(d->loop, &d->lead_end);
-	if (elector_is_leader(&d->el, now_ms)) {
+	/* A claim held for life ends by a read, never by time. */
+	if (elector_is_leader(&d->el, now_ms) &&
+	    d->el.lead_until_ms != ELECTOR_FOR_LIFE_MS) {
 		ev_now_update(d->loop);
 		ev_timer_set(&d->lead_end, clock_timer_seconds(
 		    d->el.lead_until_ms - now_ms), 0.);
@@ -290,6 +299,7 @@ daemon_setup(struct daemon *d, const struct config *c,
 	ec.request_timeout_ms = c->request_timeout_ms;
 	ec.release_on_cancel = c->release_on_cancel;
 	ec.cooldown_ms = c->step_down_cooldown_ms;
+	ec.for_life = d->for_life = compat_for_life(c->compat);
 	ec.seed = (uint64_t)clock_wall_us() ^ ((uint64_t)getpid() << 32);
 	if (elector_init(&d->el, &ec, clock_mono_ms(), err, sizeof(err)) == -1) {
 		log_warnx("%s", err);
@@ -370,6 +380,12 @@ daemon_setup(struct daemon *d, const struct config *c,
 		log_warnx("%s", err);
 		return -1;
 	}
+	if (c->listen_metrics[0] != '\0' &&
+	    httpd_listen_metrics(d->httpd, c->listen_metrics, err,
+	    sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		return -1;
+	}
 	return daemon_gate_setup(d);
 }
 
@@ -399,6 +415,8 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 	d.hard_stop.data = &d;
 	ev_init(&d.lead_end, lead_end_cb);
 	d.lead_end.data = &d;
+	ev_init(&d.owner_retry, NULL);
+	d.owner_retry.data = &d;
 	ev_signal_init(&d.sigterm, signal_cb, SIGTERM);
 	ev_signal_init(&d.sigint, signal_cb, SIGINT);
 	ev_signal_init(&d.sighup, signal_cb, SIGHUP);
@@ -414,7 +432,11 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 		    (unsigned long long)c->lease_duration_ms,
 		    (unsigned long long)c->renew_deadline_ms,
 		    (unsigned long long)c->retry_period_ms);
-		daemon_step(&d, ELECTOR_IN_TICK, NULL);
+		/* For life, the Lease's owner is read first (nais's setup). */
+		if (d.for_life)
+			daemon_owner_read(&d);
+		else
+			daemon_step(&d, ELECTOR_IN_TICK, NULL);
 		ev_run(d.loop, 0);
 		status = 0;
 	}
@@ -422,6 +444,7 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 	ev_timer_stop(d.loop, &d.wake);
 	ev_timer_stop(d.loop, &d.hard_stop);
 	ev_timer_stop(d.loop, &d.lead_end);
+	ev_timer_stop(d.loop, &d.owner_retry);
 	if (d.act != NULL) {
 		if (status == 0 && actions_exit_code(d.act) >= 0)
 			status = actions_exit_code(d.act);

@@ -90,6 +90,9 @@ record_event(struct daemon *d, const char *what)
 {
 	char	 msg[CONFIG_STR_MAX + 32];
 
+	/* nais/elector records none, and its Role grants no events. */
+	if (d->for_life)
+		return;
 	if (d->events == NULL || kube_busy(d->events)) {
 		log_debug("lease %s: Event \"%s\" dropped", d->lock, what);
 		return;
@@ -153,6 +156,13 @@ api_done_cb(const struct kube_result *res, const struct lease *rec,
 		d->warned = 1;
 	}
 	d->prev_get = req == ELECTOR_DO_GET;
+	/* nais/elector's election counters: its creates won and lost. */
+	if (d->for_life && req == ELECTOR_DO_CREATE) {
+		if (res->outcome == KUBE_OK)
+			d->metrics.elections_won++;
+		else if (res->outcome == KUBE_CONFLICT)
+			d->metrics.elections_lost++;
+	}
 	if (d->req_renew && res->outcome != KUBE_OK)
 		d->metrics.renew_failures++;
 	d->req_renew = 0;
@@ -254,6 +264,68 @@ daemon_watch_health_cb(int healthy, void *arg)
 	if (d->el.state != ELECTOR_STOPPED)
 		daemon_step(d, healthy ? ELECTOR_IN_WATCH_UP :
 		    ELECTOR_IN_WATCH_DOWN, NULL);
+}
+
+static void
+owner_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	daemon_owner_read(w->data);
+}
+
+/* Read the pod again a retry_period from now. */
+static void
+owner_later(struct daemon *d)
+{
+	ev_now_update(d->loop);
+	ev_timer_init(&d->owner_retry, owner_retry_cb,
+	    clock_timer_seconds(d->conf->retry_period_ms), 0.);
+	d->owner_retry.data = d;
+	ev_timer_start(d->loop, &d->owner_retry);
+}
+
+/* The pod's answer: the election starts, or the read is tried again. */
+static void
+owner_done_cb(const struct kube_result *res, void *arg)
+{
+	struct daemon	*d = arg;
+
+	d->st.req_deadline_ms = 0;
+	if (res->outcome == KUBE_OK) {
+		api_ok(d, ELECTOR_DO_GET);
+		d->st.owner_read = 1;
+		log_info("lease %s: held for life (compat nais), owned by pod "
+		    "%s", d->lock, d->conf->identity);
+		daemon_step(d, ELECTOR_IN_TICK, NULL);
+		return;
+	}
+	if (res->status == 401)
+		kube_token_stale(d->kube);
+	api_error(d, ELECTOR_DO_GET, res);
+	if (res->outcome == KUBE_NOTFOUND && !d->owner_hint) {
+		log_warnx("lease %s: no pod %s in namespace %s: under compat "
+		    "nais the hostname must be the pod's name, in the "
+		    "election's namespace", d->lock, d->conf->identity,
+		    d->conf->lock_namespace);
+		d->owner_hint = 1;
+	}
+	owner_later(d);
+}
+
+void
+daemon_owner_read(struct daemon *d)
+{
+	if (d->stopping)
+		return;
+	d->st.req_deadline_ms = clock_mono_ms() + d->conf->request_timeout_ms;
+	if (lock_owner_get(d->lk, d->conf->identity,
+	    d->conf->request_timeout_ms, owner_done_cb, d) == -1) {
+		d->st.req_deadline_ms = 0;
+		log_warnx("lease %s: cannot read pod %s", d->lock,
+		    d->conf->identity);
+		owner_later(d);
+	}
 }
 
 /*

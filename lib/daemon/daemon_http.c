@@ -54,7 +54,10 @@ daemon_metrics_reply(const struct http_request *req,
 	memset(&g, 0, sizeof(g));
 	g.master = !d->stopping && elector_is_leader(&d->el, now_ms);
 	g.connections = httpd_conns(d->httpd);
-	if (g.master)
+	/* A lease held for life never expires: 0. */
+	if (d->for_life)
+		g.expires_in_s = 0;
+	else if (g.master)
 		g.expires_in_s = (double)(d->el.lead_until_ms - now_ms) /
 		    1000.0;
 	else if (d->el.have_observed && o->holder[0] != '\0' &&
@@ -127,9 +130,11 @@ daemon_release_reply(const struct http_request *req,
 		d->release_state = state = RELEASE_NONE;
 	}
 	if (d->stopping || d->cmd != NULL || state != RELEASE_NONE ||
-	    !elector_is_leader(&d->el, now_ms)) {
+	    d->for_life || !elector_is_leader(&d->el, now_ms)) {
 		reply_json_text(reply, 409, "{\"error\":\"%s\","
 		    "\"status\":409}\n", d->stopping ? "leaderd is stopping" :
+		    d->for_life ? "the lease is held for life (compat nais) "
+		    "and never released; it goes when the pod is deleted" :
 		    d->cmd != NULL ? "in run mode, stop leaderd (SIGTERM) to "
 		    "step down: the command must be gone before the lease is "
 		    "released" : state != RELEASE_NONE ? "a step-down is "

@@ -84,6 +84,10 @@ struct daemon {
 	const char		*cand_lost;	/* the gate's reason for the loss
 						   being reported, or NULL */
 	ev_timer		 gate_timer;	/* client grace; streams changed */
+	int			 for_life;	/* the lock is held for life
+						   (compat nais, elector.h) */
+	ev_timer		 owner_retry;	/* for life: next pod read */
+	int			 owner_hint;	/* its 404's hint was logged */
 };
 
 #define RELEASE_NONE	0	/* no step-down asked, or answered */
@@ -110,6 +114,12 @@ int	daemon_send_request(struct daemon *d, const struct elector_action *act);
  * counters, readiness and the state of a step-down.
  */
 void	daemon_log_events(struct daemon *d, unsigned ev);
+
+/*
+ * For life: read the pod, the Lease's owner (lock_owner_get), then start
+ * the election; after a failure, again a retry_period later.
+ */
+void	daemon_owner_read(struct daemon *d);
 
 /* kube_set_observer's callback, for every client: the request metrics. */
 void	daemon_api_observe_cb(const char *verb, long status, double seconds,

@@ -302,11 +302,18 @@ int
 httpd_listen_probes(struct httpd *h, const char *hostport, char *err,
     size_t errlen)
 {
-	return listen_tcp(h, hostport, 1, err, errlen);
+	return listen_tcp(h, hostport, HTTPD_ONLY_PROBES, err, errlen);
+}
+
+int
+httpd_listen_metrics(struct httpd *h, const char *hostport, char *err,
+    size_t errlen)
+{
+	return listen_tcp(h, hostport, HTTPD_ONLY_METRICS, err, errlen);
 }
 
 static int
-listen_tcp(struct httpd *h, const char *hostport, int probes, char *err,
+listen_tcp(struct httpd *h, const char *hostport, int only, char *err,
     size_t errlen)
 {
 	struct sockaddr_storage	 ss;
@@ -331,12 +338,13 @@ listen_tcp(struct httpd *h, const char *hostport, int probes, char *err,
 		host[0] = '\0';
 	for (i = 0; i < n; i++) {
 		log_info("listening on %s%s", b[i].name,
-		    probes ? " (probes only)" : "");
-		if (h->tcp_port == -1 && !probes)
+		    only == HTTPD_ONLY_PROBES ? " (probes only)" :
+		    only == HTTPD_ONLY_METRICS ? " (metrics only)" : "");
+		if (h->tcp_port == -1 && !only)
 			h->tcp_port = b[i].port;
 		add_listener(h, b[i].fd, 0);
 		l = &h->ls[h->nls - 1];
-		l->probes_only = probes;
+		l->only = only;
 		sslen = sizeof(ss);
 		l->loopback = getsockname(b[i].fd, (struct sockaddr *)&ss,
 		    &sslen) == 0 && (ss.ss_family == AF_INET ||
@@ -399,11 +407,18 @@ httpd_set_streams_cb(struct httpd *h, httpd_streams_cb cb, void *arg)
 void
 httpd_stream_send(struct httpd *h, const char *data, size_t len)
 {
+	httpd_stream_send_on(h, 0, data, len);
+}
+
+void
+httpd_stream_send_on(struct httpd *h, int channel, const char *data,
+    size_t len)
+{
 	struct httpd_conn	*c, *next;
 
 	for (c = h->conns; c != NULL; c = next) {
 		next = c->next;
-		if (c->kind == CONN_STREAM)
+		if (c->kind == CONN_STREAM && c->channel == channel)
 			httpd_stream_queue(c, data, len);
 	}
 }

@@ -61,6 +61,12 @@ struct httpd_reply {
 	int		 local;		/* in: came over the unix socket or a
 					   TCP listener bound to loopback */
 	uint64_t	 now_ms;	/* in: clock_mono_ms() at the answer */
+	const char	*cache_control;	/* static; NULL: "no-store"; "": none */
+	int		 channel;	/* STREAM: the broadcast it receives
+					   (httpd_stream_send_on); 0 default */
+	int		 chunked;	/* STREAM: chunked coding, kept alive,
+					   as Go's net/http streams (HTTP/1.1
+					   requests only) */
 };
 
 /*
@@ -74,32 +80,42 @@ typedef void (*httpd_handler_cb)(const struct http_request *req,
 
 /* One path of a route table; a table ends with a NULL path. */
 struct httpd_route {
-	const char	*path;		/* exact: "/leader"; "*" any other */
+	const char	*path;		/* exact: "/leader"; "/x/" and a star:
+					   "/x/" and below; "*" any other */
 	const char	*methods;	/* the Allow value: "GET, HEAD"; "*" any */
-	int		 probes;	/* the probes listener serves it */
+	int		 probes;	/* the listeners of some routes only
+					   that serve it: HTTPD_ONLY_* bits
+					   (1, the probes listener) */
 	int		 local_only;	/* unix socket, loopback TCP only */
 	const char	*what;		/* names it in the 403 if local_only */
 	httpd_handler_cb handler;	/* answers what the table allows */
 	void		*arg;		/* the handler's */
 };
 
+/* Listeners that serve some routes only (httpd_route_match's only). */
+#define HTTPD_ONLY_PROBES	1	/* probes has this bit */
+#define HTTPD_ONLY_METRICS	2	/* probes has this bit */
+
 /*
  * The route of routes that answers a request for method and path on a
- * listener that serves probes only (probes_only) or that is the unix
- * socket or bound to loopback (local).  Returns 0 and sets *route, or
- * the refusal's status (*route NULL) with its reason in why (whylen >
- * 0; the text of a JSON error) and, for a 405, the Allow value in
- * *allow (else NULL):
- * a route whose path is "*" answers every path the table does not
- * name (not on the probes listener), and one whose methods are "*"
- * every method.
- * 404 for a path the table does not name, or one the probes listener
+ * listener that serves some routes only (only: HTTPD_ONLY_PROBES or
+ * HTTPD_ONLY_METRICS; 0 for all of them) or that is the unix socket or
+ * bound to loopback (local).  Returns 0 and sets *route, or the
+ * refusal's status (*route NULL) with its reason in why (whylen > 0;
+ * the text of a JSON error) and, for a 405, the Allow value in *allow
+ * (else NULL):
+ * the first route whose path is the request's answers it; else the
+ * first whose path, "/x/" and a star, takes it ("/x/" and below); else a
+ * route whose path is "*", for every path the table does not name
+ * (not on a listener of some routes only); one whose methods are "*"
+ * answers every method.
+ * 404 for a path the table does not name, or one such a listener
  * does not serve there (that reason names the ones it does); 405 for a
  * method the route does not list; 403 for a local-only route asked
  * over another listener.  Pure; never logs.
  */
 int	httpd_route_match(const struct httpd_route *routes,
-	    const char *method, const char *path, int probes_only, int local,
+	    const char *method, const char *path, int only, int local,
 	    const struct httpd_route **route, const char **allow, char *why,
 	    size_t whylen);
 
@@ -132,6 +148,15 @@ int	httpd_listen_tcp(struct httpd *h, const char *hostport, char *err,
  * there are never local.  Returns 0 or -1 with err.
  */
 int	httpd_listen_probes(struct httpd *h, const char *hostport, char *err,
+	    size_t errlen);
+
+/*
+ * Listen on "host:port", as httpd_listen_tcp does, for Prometheus only:
+ * the routes marked metrics (/metrics) are served there, any other path
+ * gets 404 and a close.  Requests there are never local.  Returns 0 or
+ * -1 with err.
+ */
+int	httpd_listen_metrics(struct httpd *h, const char *hostport, char *err,
 	    size_t errlen);
 
 /* The TCP port actually bound (useful with port 0), or -1. */
@@ -175,6 +200,13 @@ void	httpd_set_streams_cb(struct httpd *h, httpd_streams_cb cb, void *arg);
  * closed (its client does not read).  data is copied.
  */
 void	httpd_stream_send(struct httpd *h, const char *data, size_t len);
+
+/*
+ * The same for the streams started on channel (httpd_reply.channel);
+ * httpd_stream_send is channel 0.
+ */
+void	httpd_stream_send_on(struct httpd *h, int channel, const char *data,
+	    size_t len);
 
 /* Hand every waiting request to the handler again (see above). */
 void	httpd_wake(struct httpd *h);

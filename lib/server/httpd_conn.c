@@ -139,21 +139,21 @@ handle_request(struct httpd_conn *c, int wait_over)
 	const struct httpd_route	*route;
 	struct httpd_reply		 reply;
 	char				 why[256];
-	int				 head, st, probes,
+	int				 head, st, only,
 					 waiting = c->kind == CONN_WAIT;
 
 	memset(&reply, 0, sizeof(reply));
 	if (host_refused(c, req))
 		return 0;
-	probes = c->l != NULL && c->l->probes_only;
+	only = c->l != NULL ? c->l->only : 0;
 	reply.wait_over = wait_over;
 	reply.waited = waiting;
-	reply.local = c->l != NULL && !c->l->probes_only &&
+	reply.local = c->l != NULL && only == 0 &&
 	    (c->l->is_unix || c->l->loopback);
 	reply.now_ms = clock_mono_ms();
-	st = httpd_route_match(h->routes, req->method, req->path, probes,
+	st = httpd_route_match(h->routes, req->method, req->path, only,
 	    reply.local, &route, &reply.allow, why, sizeof(why));
-	if (st == 404 && probes) {
+	if (st == 404 && only) {
 		httpd_queue_error(c, 404, why);
 		c->closing = 1;
 		return 0;
@@ -191,6 +191,9 @@ handle_request(struct httpd_conn *c, int wait_over)
 		ev_timer_stop(h->loop, &c->timer);
 		c->timer.repeat = HTTPD_IDLE_MS / 1000.0;
 	}
+	/* HTTP/1.0 has no chunked coding: such a stream ends with a close. */
+	if (req->minor == 0)
+		reply.chunked = 0;
 	if (reply.mode == HTTPD_REPLY_STREAM && reply.status == 200) {
 		if (h->nstreams >= h->max_streams) {
 			log_debug("http: %s %s -> 503: %d streams open",
@@ -209,7 +212,8 @@ handle_request(struct httpd_conn *c, int wait_over)
 	}
 	log_debug("http: %s %s -> %d", req->method, req->path, reply.status);
 	httpd_queue_reply(c, reply.status, reply.content_type != NULL ?
-	    reply.content_type : "application/json", reply.allow,
+	    reply.content_type : "application/json", reply.cache_control,
+	    reply.allow,
 	    reply.headers, reply.body != NULL ? reply.body : "",
 	    reply.body != NULL ? reply.len : 0, head, req->keep_alive);
 	free(reply.body);
@@ -475,7 +479,7 @@ httpd_conn_new(struct httpd *h, int fd, struct httpd_listener *l)
 void
 httpd_stream_queue(struct httpd_conn *c, const char *data, size_t len)
 {
-	if (httpd_out_add(c, NULL, 0, data, len) == -1) {
+	if (httpd_stream_add(c, data, len) == -1) {
 		log_debug("http: stream client does not read; closing");
 		httpd_conn_close(c);
 		return;

@@ -36,7 +36,7 @@ struct httpd_listener {
 	int		 is_unix;
 	struct ev_io	 io;		/* io.data = this */
 	char		 host[256];	/* configured TCP host, for Host checks */
-	int		 probes_only;	/* the routes marked probes only */
+	int		 only;		/* 0, or HTTPD_ONLY_*: some routes */
 	int		 loopback;	/* TCP bound to a loopback address */
 };
 
@@ -66,6 +66,8 @@ struct httpd_conn {
 	ev_tstamp		 phase_at;	/* opened, or last reply queued */
 	enum conn_kind		 kind;		/* plain, waiting or stream */
 	const char		*ping;		/* stream keep-alive, static */
+	int			 channel;	/* stream: its broadcast */
+	int			 chunked;	/* stream: chunked coding */
 	struct httpd_conn	*prev, *next;
 };
 
@@ -128,20 +130,29 @@ int	httpd_out_add(struct httpd_conn *c, const char *hdr, size_t hlen,
 	    const char *body, size_t blen);
 
 /*
- * Queue a whole reply: status line, headers (Allow if allow is not NULL,
- * then the extra lines), and the body unless head.  keep: keep-alive,
+ * Queue a whole reply: status line, headers (Cache-Control: cache, or
+ * no-store if NULL, none if ""; Allow if allow is not NULL, then the
+ * extra lines), and the body unless head.  keep: keep-alive,
  * else Connection: close.  Past HTTPD_OUT_MAX the connection is dropped.
  */
 void	httpd_queue_reply(struct httpd_conn *c, int status, const char *ctype,
-	    const char *allow, const char *extra, const char *body, size_t len,
-	    int head, int keep);
+	    const char *cache, const char *allow, const char *extra,
+	    const char *body, size_t len, int head, int keep);
 
 /* The JSON error reply, with Connection: close, for status and why. */
 void	httpd_queue_error(struct httpd_conn *c, int status, const char *why);
 
 /*
+ * Queue len bytes of a stream's body on c: as they are, or as one chunk
+ * of a chunked stream.  Returns 0, or -1 past HTTPD_OUT_MAX (the
+ * connection is then marked to be dropped).
+ */
+int	httpd_stream_add(struct httpd_conn *c, const char *data, size_t len);
+
+/*
  * Start a stream on c with reply: headers without a length, then the
- * first body; c becomes a CONN_STREAM.
+ * first body; c becomes a CONN_STREAM.  A chunked stream frames each of
+ * its writes as one chunk (httpd_stream_queue).
  */
 void	httpd_stream_start(struct httpd_conn *c,
 	    const struct httpd_reply *reply);

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/text.h"
@@ -81,22 +82,49 @@ httpd_out_add(struct httpd_conn *c, const char *hdr, size_t hlen,
 	return 0;
 }
 
+/*
+ * Queue len bytes of a stream's body on c, as one chunk if the stream
+ * is chunked.  Returns 0, or -1 past HTTPD_OUT_MAX.
+ */
+int
+httpd_stream_add(struct httpd_conn *c, const char *data, size_t len)
+{
+	char	 size[24], *chunk;
+	int	 n, rv;
+
+	if (!c->chunked)
+		return httpd_out_add(c, NULL, 0, data, len);
+	if (len == 0)
+		return 0;	/* an empty chunk would end the body */
+	n = snprintf(size, sizeof(size), "%zx\r\n", len);
+	chunk = xmalloc(len + 2);
+	memcpy(chunk, data, len);
+	memcpy(chunk + len, "\r\n", 2);
+	rv = httpd_out_add(c, size, (size_t)n, chunk, len + 2);
+	free(chunk);
+	return rv;
+}
+
 /* Queue a whole reply; past HTTPD_OUT_MAX the connection is dropped. */
 void
 httpd_queue_reply(struct httpd_conn *c, int status, const char *ctype,
-    const char *allow, const char *extra, const char *body, size_t len,
-    int head, int keep)
+    const char *cache, const char *allow, const char *extra,
+    const char *body, size_t len, int head, int keep)
 {
 	char	 hdr[512 + HTTPD_HEADERS_MAX];
 	int	 n;
 
+	if (cache == NULL)
+		cache = "no-store";
 	n = snprintf(hdr, sizeof(hdr), "HTTP/1.1 %d %s\r\n"
 	    "Content-Type: %s\r\n"
 	    "Content-Length: %zu\r\n"
-	    "Cache-Control: no-store\r\n"
+	    "%s%s%s"
 	    "%s%s%s%s"
 	    "Connection: %s\r\n\r\n",
 	    status, reason_phrase(status), ctype, len,
+	    cache[0] != '\0' ? "Cache-Control: " : "", cache,
+	    cache[0] != '\0' ? "\r\n" : "",
 	    allow != NULL ? "Allow: " : "", allow != NULL ? allow : "",
 	    allow != NULL ? "\r\n" : "", extra != NULL ? extra : "",
 	    keep ? "keep-alive" : "close");
@@ -117,8 +145,8 @@ httpd_queue_error(struct httpd_conn *c, int status, const char *why)
 	text_json_escape(esc, sizeof(esc), &why);
 	len = snprintf(body, sizeof(body), "{\"error\":\"%s\",\"status\":%d}\n",
 	    esc, status);
-	httpd_queue_reply(c, status, "application/json", NULL, NULL, body,
-	    (size_t)len, 0, 0);
+	httpd_queue_reply(c, status, "application/json", NULL, NULL, NULL,
+	    body, (size_t)len, 0, 0);
 }
 
 /*
@@ -132,21 +160,33 @@ httpd_stream_start(struct httpd_conn *c, const struct httpd_reply *reply)
 	char		 hdr[512 + HTTPD_HEADERS_MAX];
 	int		 n, sndbuf = STREAM_SNDBUF;
 
+	/*
+	 * A chunked stream is Go's: the handler's own headers, then
+	 * Transfer-Encoding: chunked, kept alive.  Otherwise the body ends
+	 * when the connection does.
+	 */
 	n = snprintf(hdr, sizeof(hdr), "HTTP/1.1 %d %s\r\n"
 	    "Content-Type: %s\r\n"
 	    "Cache-Control: no-cache\r\n"
-	    "X-Accel-Buffering: no\r\n"
 	    "%s"
-	    "Connection: close\r\n\r\n",
+	    "%s"
+	    "%s\r\n",
 	    reply->status, reason_phrase(reply->status),
 	    reply->content_type != NULL ? reply->content_type :
-	    "application/octet-stream", reply->headers);
+	    "application/octet-stream",
+	    reply->chunked ? "" : "X-Accel-Buffering: no\r\n", reply->headers,
+	    reply->chunked ? "Connection: keep-alive\r\n"
+	    "Transfer-Encoding: chunked\r\n" : "Connection: close\r\n");
 	if (n < 0 || (size_t)n >= sizeof(hdr)) {
 		c->overflow = 1;
 		return;
 	}
-	if (httpd_out_add(c, hdr, (size_t)n, reply->body, reply->body != NULL ?
-	    reply->len : 0) == -1)
+	if (httpd_out_add(c, hdr, (size_t)n, NULL, 0) == -1)
+		return;
+	c->chunked = reply->chunked;
+	c->channel = reply->channel;
+	if (reply->body != NULL && reply->len > 0 &&
+	    httpd_stream_add(c, reply->body, reply->len) == -1)
 		return;
 	/*
 	 * Events are small: a small socket buffer bounds what the kernel

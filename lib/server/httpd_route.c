@@ -37,9 +37,26 @@ why_add(char *buf, size_t len, const char *s)
 	snprintf(buf + off, len - off, "%s", s);
 }
 
+/* Whether a listener of some routes only (only) serves route r. */
+static int
+serves(const struct httpd_route *r, int only)
+{
+	return only == 0 || (r->probes & only) != 0;
+}
+
+/* Whether r's path, "/x/" and a star, takes path: "/x/" and below. */
+static int
+prefix_of(const struct httpd_route *r, const char *path)
+{
+	size_t	 n = strlen(r->path);
+
+	return n >= 2 && strcmp(r->path + n - 2, "/*") == 0 &&
+	    strncmp(path, r->path, n - 1) == 0;
+}
+
 int
 httpd_route_match(const struct httpd_route *routes, const char *method,
-    const char *path, int probes_only, int local,
+    const char *path, int only, int local,
     const struct httpd_route **route, const char **allow, char *why,
     size_t whylen)
 {
@@ -49,20 +66,25 @@ httpd_route_match(const struct httpd_route *routes, const char *method,
 	*route = NULL;
 	*allow = NULL;
 	for (r = routes; r->path != NULL; r++)
-		if (strcmp(r->path, path) == 0)
+		if (strcmp(r->path, path) == 0 && serves(r, only))
 			break;
+	/* "/x/" and a star: "/x/" and below (a peer's sub-paths). */
+	if (r->path == NULL)
+		for (r = routes; r->path != NULL; r++)
+			if (prefix_of(r, path) && serves(r, only))
+				break;
 	/* "*": every path the table does not name (a peer's catch-all). */
-	if (r->path == NULL && !probes_only)
+	if (r->path == NULL && !only)
 		for (r = routes; r->path != NULL; r++)
 			if (strcmp(r->path, "*") == 0)
 				break;
-	if (probes_only && (r->path == NULL || !r->probes)) {
+	if (only && r->path == NULL) {
 		/* "only /healthz, /readyz and /metrics are served here" */
 		for (r = routes; r->path != NULL; r++)
-			n += r->probes;
+			n += serves(r, only) && strchr(r->path, '*') == NULL;
 		snprintf(why, whylen, "only");
 		for (r = routes; r->path != NULL; r++) {
-			if (!r->probes)
+			if (!serves(r, only) || strchr(r->path, '*') != NULL)
 				continue;
 			why_add(why, whylen, k == 0 ? " " : k + 1 == n ?
 			    " and " : ", ");

@@ -23,13 +23,8 @@
 
 #define STUCK_SLACK_MS	5000	/* a timer this late means a stuck loop */
 
-/*
- * Why the daemon is unhealthy, or NULL: the loop has stalled (a timer or
- * request far past its time), or we hold the lease but have not renewed
- * it within lease_duration (client-go's HealthzAdaptor, 2.8).
- */
-static const char *
-unhealthy(const struct localapi_state *d, uint64_t now_ms, char *why,
+const char *
+localapi_unhealthy(const struct localapi_state *d, uint64_t now_ms, char *why,
     size_t len)
 {
 	if (d->wake_ms != 0 && now_ms > d->wake_ms + STUCK_SLACK_MS) {
@@ -45,7 +40,7 @@ unhealthy(const struct localapi_state *d, uint64_t now_ms, char *why,
 		return why;
 	}
 	if (d->el->have_observed && d->el->ours && d->written_ms != 0 &&
-	    d->el->state != ELECTOR_STOPPING &&
+	    d->el->state != ELECTOR_STOPPING && !d->el->conf.for_life &&
 	    now_ms > d->written_ms + d->conf->lease_duration_ms) {
 		snprintf(why, len, "leader has not renewed lease %s/%s for "
 		    "%llu ms (lease_duration %llu ms)", d->conf->lock_namespace,
@@ -137,8 +132,10 @@ leader_json(const struct localapi_state *d, uint64_t now_ms, struct buf *b)
 	buf_json_str(b, token);
 	json_time(b, "acquire_time", o->acquire_us);
 	json_time(b, "renew_time", o->renew_us);
+	/* A claim held for life has no end in time to count down. */
 	buf_printf(b, ",\"lease_duration_seconds\":%d,\"valid_for_ms\":%llu",
-	    o->duration_s, leading ?
+	    o->duration_s, leading &&
+	    d->el->lead_until_ms != ELECTOR_FOR_LIFE_MS ?
 	    (unsigned long long)(d->el->lead_until_ms - now_ms) : 0ULL);
 	buf_printf(b, ",\"candidate\":%s,\"candidate_reason\":",
 	    *candidate_reason(d, now_ms) == '\0' ? "true" : "false");
@@ -349,7 +346,7 @@ reply_healthz(const struct http_request *req, struct httpd_reply *reply,
 	char				 why[1024];
 
 	(void)req;
-	if (unhealthy(d, reply->now_ms, why, sizeof(why)) != NULL)
+	if (localapi_unhealthy(d, reply->now_ms, why, sizeof(why)) != NULL)
 		reply_status(reply, 503, "status", "unhealthy", why);
 	else
 		reply_status(reply, 200, "status", "ok", NULL);
@@ -391,7 +388,63 @@ static const struct {
 	{ "classic", peer_classic_root, 1, 0 },
 	{ "vapor", peer_vapor_root, 1, 0 },
 	{ "await", peer_await_root, 1, 1 },
+	{ "nais", peer_nais_root, 1, 0 },
 };
+
+/*
+ * The peers with routes of their own beside "/" (peers.h): each row's
+ * routes replace leaderd's of the same path, or are added (a NULL arg
+ * becomes the state), and its event (localapi_peer_event) is what the
+ * streams started on LOCALAPI_PEER_CHANNEL get when its view changes.
+ */
+static const struct {
+	const char		*peer;
+	const struct httpd_route *routes;
+	char			*(*event)(struct localapi_state *, uint64_t,
+				    int64_t, size_t *);
+} peer_extras[] = {
+	{ "nais", peer_nais_routes, peer_nais_event },
+};
+
+char *
+localapi_peer_event(struct localapi_state *st, uint64_t now_ms,
+    int64_t wall_us, size_t *len)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(peer_extras) / sizeof(peer_extras[0]); i++)
+		if (strcmp(st->conf->compat, peer_extras[i].peer) == 0 &&
+		    peer_extras[i].event != NULL)
+			return peer_extras[i].event(st, now_ms, wall_us,
+			    len);
+	return NULL;
+}
+
+/* Put the peer's own routes in st->routes[0..*n), replacing or adding. */
+static void
+peer_routes(struct localapi_state *st, size_t *n)
+{
+	const struct httpd_route	*r;
+	size_t				 i, k;
+
+	for (i = 0; i < sizeof(peer_extras) / sizeof(peer_extras[0]); i++) {
+		if (strcmp(st->conf->compat, peer_extras[i].peer) != 0)
+			continue;
+		for (r = peer_extras[i].routes; r->path != NULL; r++) {
+			for (k = 0; k < *n; k++)
+				if (strcmp(st->routes[k].path, r->path) == 0)
+					break;
+			/* Room is kept for a catch-all and the end. */
+			if (k == *n && *n + 2 >= LOCALAPI_ROUTES)
+				break;
+			if (k == *n)
+				(*n)++;
+			st->routes[k] = *r;
+			if (st->routes[k].arg == NULL)
+				st->routes[k].arg = st;
+		}
+	}
+}
 
 const struct httpd_route *
 localapi_routes(struct localapi_state *st, httpd_handler_cb metrics,
@@ -411,7 +464,8 @@ localapi_routes(struct localapi_state *st, httpd_handler_cb metrics,
 		{ "/sse", "GET, HEAD", 0, 0, NULL, reply_watch, st },
 		{ "/healthz", "GET, HEAD", 1, 0, NULL, reply_healthz, st },
 		{ "/readyz", "GET, HEAD", 1, 0, NULL, reply_readyz, st },
-		{ "/metrics", "GET, HEAD", 1, 0, NULL, metrics, arg },
+		{ "/metrics", "GET, HEAD", HTTPD_ONLY_PROBES |
+		    HTTPD_ONLY_METRICS, 0, NULL, metrics, arg },
 		{ "/leader/release", "POST", 0, 1, "step-down", release, arg },
 		{ "/leader/pause", "POST", 0, 1, "pause", pause, arg },
 		{ "/leader/resume", "POST", 0, 1, "resume", pause, arg },
@@ -421,6 +475,7 @@ localapi_routes(struct localapi_state *st, httpd_handler_cb metrics,
 	size_t			 i, n = sizeof(table) / sizeof(table[0]) - 1;
 
 	memcpy(st->routes, table, sizeof(table));
+	peer_routes(st, &n);
 	for (i = 0; i < sizeof(peer_answers) / sizeof(peer_answers[0]); i++) {
 		if (strcmp(st->conf->compat, peer_answers[i].peer) != 0)
 			continue;

@@ -39,11 +39,28 @@ struct localapi_state {
 	const char		*not_candidate;	/* why not a candidate (static),
 						   or NULL: a candidate */
 	const char		*seen_reason;	/* candidate_reason at index */
+	int			 owner_read;	/* for life: the Lease's owner,
+						   the pod, was read (set-up) */
+	int			 peer_has_result; /* a peer's own view of who
+						   leads (nais: its result) */
+	char			 peer_result[LEASE_HOLDER_MAX]; /* its holder */
+	int64_t			 peer_result_us; /* wall clock it changed */
 	struct httpd_route	 routes[LOCALAPI_ROUTES]; /* localapi_routes */
 };
 
 #define LOCALAPI_WAIT_MAX_MS	300000	/* longest blocking read (5m) */
 #define LOCALAPI_PING		": keep-alive\n\n"	/* stream comment */
+#define LOCALAPI_PEER_CHANNEL	1	/* the streams of a peer's own shape */
+
+/*
+ * Why the daemon is unhealthy at now_ms, in why (len bytes), or NULL:
+ * the loop has stalled (a timer or request far past its time), or we
+ * hold the lease but have not renewed it within lease_duration
+ * (client-go's HealthzAdaptor, 2.8; never for a lease held for life,
+ * which is not renewed).  GET /healthz answers it.
+ */
+const char *localapi_unhealthy(const struct localapi_state *st,
+	    uint64_t now_ms, char *why, size_t len);
 
 /*
  * Whether who leads, as /leader would say at monotonic time now_ms
@@ -61,6 +78,16 @@ int	localapi_changed(struct localapi_state *st, uint64_t now_ms,
  */
 char	*localapi_event(const struct localapi_state *st, uint64_t now_ms,
 	    size_t *len);
+
+/*
+ * After each elector step: let the selected peer update its own view of
+ * who leads (st->peer_*) at now_ms and wall_us, and return the event its
+ * own streams (LOCALAPI_PEER_CHANNEL: GET /sse under compat nais) get if
+ * that view changed, else NULL.  The caller frees it; *len is its
+ * length.
+ */
+char	*localapi_peer_event(struct localapi_state *st, uint64_t now_ms,
+	    int64_t wall_us, size_t *len);
 
 /*
  * Read "wait" and "index" from a /leader query string (other keys are
@@ -85,7 +112,11 @@ int	localapi_parse_wait(const char *query, int *blocking,
  * /leader/resume, there only too, by pause; all with arg.  With compat, the
  * peer answers / as it does (peers.h), by any method, and for the peers
  * that answer every path alike, every path leaderd does not serve (for
- * await, every path: leaderd's own routes are then not served).
+ * await, every path: leaderd's own routes are then not served); a peer
+ * with routes of its own (nais: /sse, and /healthz, /readyz and their
+ * sub-paths as controller-runtime answers them) has them replace
+ * leaderd's of the same path.  /metrics is served on the metrics
+ * listener too.
  */
 const struct httpd_route *localapi_routes(struct localapi_state *st,
 	    httpd_handler_cb metrics, httpd_handler_cb release,

@@ -220,6 +220,20 @@ metrics_render(const struct metrics *m, const struct metrics_gauges *g,
 		buf_printf(&b, "leaderd_app_probe_duration_seconds_count "
 		    "%llu\n", (unsigned long long)cum);
 	}
+	/* nais/elector's (pkg/metrics/metrics.go), once counted. */
+	if (m->elections_won > 0) {
+		head(&b, "elector_elections_won", "counter",
+		    "Elections won: creates of the Lease that succeeded.");
+		buf_printf(&b, "elector_elections_won %llu\n",
+		    (unsigned long long)m->elections_won);
+	}
+	if (m->elections_lost > 0) {
+		head(&b, "elector_elections_lost", "counter",
+		    "Elections lost: creates of the Lease that found it "
+		    "there.");
+		buf_printf(&b, "elector_elections_lost %llu\n",
+		    (unsigned long long)m->elections_lost);
+	}
 	head(&b, "leaderd_build_info", "gauge",
 	    "Always 1; the version label is leaderd's version.");
 	buf_add(&b, "leaderd_build_info{version=", 27);

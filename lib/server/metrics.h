@@ -45,6 +45,8 @@ struct metrics {
 	uint64_t	 probes[2];	/* its results: failed, succeeded */
 	uint64_t	 probe_bucket[METRICS_NBUCKETS + 1]; /* as bucket */
 	double		 probe_sum;	/* seconds */
+	uint64_t	 elections_won;	/* compat nais: our creates answered */
+	uint64_t	 elections_lost; /* compat nais: creates refused 409 */
 };
 
 /* What changes from moment to moment, given at each render. */
@@ -71,7 +73,10 @@ void	metrics_api_request(struct metrics *m, const char *verb, long code,
 /*
  * The exposition of m and g, with HELP and TYPE lines for every metric
  * and label values escaped as the format requires (\\, \", \n).  The
- * caller frees it; *len is its length.
+ * counters of compat nais, elector_elections_won and _lost (nais/
+ * elector's names, no labels), appear once they are above 0, as a
+ * CounterVec's series does after its first Inc.  The caller frees it;
+ * *len is its length.
  */
 /* One application probe's result (ok 1 or 0) and its duration. */
 void	metrics_app_probe(struct metrics *m, int ok, double seconds);

@@ -8,8 +8,12 @@
 #ifndef PEERS_H
 #define PEERS_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "codec/http_parse.h"
 #include "server/httpd.h"
+#include "server/localapi.h"
 
 /*
  * classic: {"name":"<holder>"} without a newline, as text/plain (Go's
@@ -35,5 +39,35 @@ void	peer_vapor_root(const struct http_request *req,
  */
 void	peer_await_root(const struct http_request *req,
 	    struct httpd_reply *reply, void *arg);
+
+/*
+ * nais: nais/elector's result, {"name":"<holder>","last_update":"<RFC
+ * 3339 UTC, to the second>"} with both fields omitted while empty ({}
+ * before the first read of the lock), application/json, Cache-Control:
+ * no-cache, no newline, to every path and method but /sse.
+ */
+void	peer_nais_root(const struct http_request *req,
+	    struct httpd_reply *reply, void *arg);
+
+/*
+ * nais's own routes (localapi.c puts them in place of leaderd's): /sse,
+ * its result as server-sent events ("data: <result>\n\n" at once, then
+ * on every change of who leads, chunked, no keep-alive comments, on
+ * LOCALAPI_PEER_CHANNEL), and on every listener but the metrics one
+ * /healthz and /readyz and the checks below them as controller-runtime
+ * v0.23's healthz.Handler answers them: healthz checks "manager" (the
+ * election loop turns), readyz "candidate" (the pod was read) and
+ * "official" (the lock was read).
+ */
+extern const struct httpd_route peer_nais_routes[];
+
+/*
+ * Take nais's result from the lock last read (its holder; a lock found
+ * missing changes nothing, as nais reports the last record it read until
+ * it reads another) into st->peer_*, and return the /sse event if the
+ * holder changed, else NULL; the caller frees it.
+ */
+char	*peer_nais_event(struct localapi_state *st, uint64_t now_ms,
+	    int64_t wall_us, size_t *len);
 
 #endif /* PEERS_H */

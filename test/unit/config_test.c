@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "config/compat.h"
 #include "config/config.h"
 #include "config/config_int.h"
 #include "core/elector.h"
@@ -848,6 +849,143 @@ test_shutdown_budget(void **state)
 	    "must be greater than zero"));
 }
 
+/*
+ * nais/elector's command line (compat_nais.c): pflag's spellings and
+ * exits, viper's order (flag, non-empty variable, default), the
+ * defaults, and the --compat flag skipped.
+ */
+static void
+test_compat_nais(void **state)
+{
+	static const struct {
+		const char	*argv[10];	/* NULL-terminated */
+		const char	*env_http;	/* ELECTOR_HTTP, or NULL */
+		int		 rc, status;	/* compat_args, exit_status */
+		const char	*http, *probes, *metrics, *level, *err;
+	} cases[] = {
+		{ { "leaderd", "--election=a", "--election-namespace=n" },
+		    NULL, 0, -1, "0.0.0.0:27070", "0.0.0.0:28080",
+		    "0.0.0.0:29090", "info", NULL },
+		/* Space form, positionals and the last value kept. */
+		{ { "leaderd", "--election", "a", "x", "--election-namespace",
+		    "n", "--http=h:1", "--http=h:2" }, NULL, 0, -1, "h:2",
+		    "0.0.0.0:28080", "0.0.0.0:29090", "info", NULL },
+		/* The flag over the variable; the variable over the default. */
+		{ { "leaderd", "--election=a", "--election-namespace=n",
+		    "--http=h:3" }, "e:1", 0, -1, "h:3", NULL, NULL, NULL,
+		    NULL },
+		{ { "leaderd", "--election=a", "--election-namespace=n" },
+		    "e:1", 0, -1, "e:1", NULL, NULL, NULL, NULL },
+		/* An empty variable is unset. */
+		{ { "leaderd", "--election=a", "--election-namespace=n" }, "",
+		    0, -1, "0.0.0.0:27070", NULL, NULL, NULL, NULL },
+		/* "0" turns controller-runtime's listeners off. */
+		{ { "leaderd", "--election=a", "--election-namespace=n",
+		    "--probe-address=0", "--metrics-address", "0" }, NULL, 0,
+		    -1, NULL, "", "", NULL, NULL },
+		/* logrus levels, any case, to ours. */
+		{ { "leaderd", "--election=a", "--election-namespace=n",
+		    "--log-level=WARNING" }, NULL, 0, -1, NULL, NULL, NULL,
+		    "warn", NULL },
+		{ { "leaderd", "--election=a", "--election-namespace=n",
+		    "--log-level=trace" }, NULL, 0, -1, NULL, NULL, NULL,
+		    "debug", NULL },
+		/* --compat in any of its spellings is not nais's. */
+		{ { "leaderd", "--compat", "nais", "-compat=nais",
+		    "--election=a", "--election-namespace=n" }, NULL, 0, -1,
+		    NULL, NULL, NULL, NULL, NULL },
+		/* After "--", nothing is a flag. */
+		{ { "leaderd", "--election=a", "--election-namespace=n", "--",
+		    "--nope" }, NULL, 0, -1, NULL, NULL, NULL, NULL, NULL },
+		{ { "leaderd", "-election=a" }, NULL, -1, 2, NULL, NULL, NULL,
+		    NULL, "unknown shorthand flag: 'e' in -election=a\n" },
+		{ { "leaderd", "-\x01" }, NULL, -1, 2, NULL, NULL, NULL, NULL,
+		    "unknown shorthand flag: '\\x01' in -\x01\n" },
+		{ { "leaderd", "--nope" }, NULL, -1, 2, NULL, NULL, NULL, NULL,
+		    "unknown flag: --nope\n" },
+		{ { "leaderd", "--=x" }, NULL, -1, 2, NULL, NULL, NULL, NULL,
+		    "bad flag syntax: --=x\n" },
+		{ { "leaderd", "--election-namespace=n", "--election" }, NULL,
+		    -1, 2, NULL, NULL, NULL, NULL,
+		    "flag needs an argument: --election\n" },
+		{ { "leaderd", "--election=a", "-h" }, NULL, -1, 0, NULL, NULL,
+		    NULL, NULL, "Usage of elector" },
+		{ { "leaderd", "--help", "--nope" }, NULL, -1, 0, NULL, NULL,
+		    NULL, NULL, "Usage of elector" },
+		{ { "leaderd", "--election=a" }, NULL, -1, 1, NULL, NULL, NULL,
+		    NULL, "both --election and --election-namespace are "
+		    "required options" },
+		{ { "leaderd", "--election=a", "--election-namespace=n",
+		    "--log-format=JSON" }, NULL, -1, 1, NULL, NULL, NULL, NULL,
+		    "log format \"JSON\" is not supported: use text or json" },
+		{ { "leaderd", "--election=a", "--election-namespace=n",
+		    "--log-level=loud" }, NULL, -1, 1, NULL, NULL, NULL, NULL,
+		    "not a valid logrus Level: \"loud\"" },
+	};
+	struct config		 c;
+	struct compat_cmdline	 out;
+	char			 err[ERRLEN];
+	size_t			 i;
+	int			 argc, rc;
+
+	(void)state;
+	unsetenv("KUBECONFIG");
+	unsetenv("ELECTOR_ELECTION");
+	unsetenv("ELECTOR_ELECTION_NAMESPACE");
+	unsetenv("ELECTOR_PROBE_ADDRESS");
+	unsetenv("ELECTOR_METRICS_ADDRESS");
+	unsetenv("ELECTOR_LOG_FORMAT");
+	unsetenv("ELECTOR_LOG_LEVEL");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (argc = 0; cases[i].argv[argc] != NULL; argc++)
+			;
+		if (cases[i].env_http != NULL)
+			setenv("ELECTOR_HTTP", cases[i].env_http, 1);
+		else
+			unsetenv("ELECTOR_HTTP");
+		config_defaults(&c);
+		err[0] = '\0';
+		rc = compat_args(&c, "nais", argc,
+		    (char **)(uintptr_t)cases[i].argv, &out, err, sizeof(err));
+		print_message("case %zu: rc %d, exit %d, %s\n", i, rc,
+		    out.exit_status, err);
+		assert_int_equal(rc, cases[i].rc);
+		assert_int_equal(out.exit_status, cases[i].status);
+		if (cases[i].err != NULL)
+			assert_true(strncmp(err, cases[i].err,
+			    strlen(cases[i].err)) == 0);
+		if (rc == -1)
+			continue;
+		assert_string_equal(c.compat, "nais");
+		assert_string_equal(c.lock_name, "a");
+		assert_string_equal(c.lock_namespace, "n");
+		if (cases[i].http != NULL)
+			assert_string_equal(c.listen_http, cases[i].http);
+		if (cases[i].probes != NULL)
+			assert_string_equal(c.listen_probes, cases[i].probes);
+		if (cases[i].metrics != NULL)
+			assert_string_equal(c.listen_metrics,
+			    cases[i].metrics);
+		if (cases[i].level != NULL)
+			assert_string_equal(c.log_level, cases[i].level);
+	}
+	unsetenv("ELECTOR_HTTP");
+
+	/* The defaults that are not flags, and the for-life lock. */
+	config_defaults(&c);
+	assert_int_equal(compat_args(&c, "nais", 3, (char *[]){ "leaderd",
+	    "--election=a", "--election-namespace=n", NULL }, &out, err,
+	    sizeof(err)), 0);
+	config_finish(&c, "sa-none");
+	assert_string_equal(c.lock_type, "leases");
+	assert_int_equal(c.release_on_cancel, 0);
+	assert_true(c.identity[0] != '\0');
+	assert_string_equal(c.origin[CONFIG_IDENTITY].src, "compat: nais");
+	assert_int_equal(config_validate(&c, err, sizeof(err)), 0);
+	assert_true(compat_for_life(c.compat));
+	assert_false(compat_for_life("classic"));
+}
+
 int
 main(void)
 {
@@ -868,6 +1006,7 @@ main(void)
 		cmocka_unit_test(test_dump_round_trip),
 		cmocka_unit_test(test_check_grace),
 		cmocka_unit_test(test_shutdown_budget),
+		cmocka_unit_test(test_compat_nais),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

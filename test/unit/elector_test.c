@@ -423,6 +423,81 @@ static const struct elcase cases[] = {
 	    END } },
 };
 
+/*
+ * For life (nais/elector's Lease): create only, never renew, release or
+ * take over; lead while the record names us, whoever wrote it.  Polls
+ * are a jittered retry_period: 2000 x [1, 2.2).
+ */
+static const struct elcase life_cases[] = {
+	{ "for life: an absent lease is created, then only read", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, 0),
+	    S(NOTFOUND, 10, R_NONE, CREATE, CAND, 0, 0, 0),
+	    S(WRITTEN, 20, R_ECHO, NOTHING, LEAD, 1, EV_LEAD | EV_NEW, ANY),
+	    S(TICK, 4420, R_NONE, GET, LEAD, 1, 0, 0),
+	    S(GOT, 4430, R_ECHO, NOTHING, LEAD, 1, 0, ANY),
+	    /* No renew, ever: leading a day later all the same. */
+	    S(TICK, 86400000, R_NONE, GET, LEAD, 1, 0, 0),
+	    S(FAILED, 86400010, R_NONE, NOTHING, LEAD, 1, 0, ANY),
+	    S(TICK, 172800000, R_NONE, GET, LEAD, 1, 0, 0),
+	    S(GOT, 172800010, R_ECHO, NOTHING, LEAD, 1, 0, ANY),
+	    END } },
+	{ "for life: a foreign holder is followed forever", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, 0),
+	    S(GOT, 10, R_FOREIGN, NOTHING, FOLL, 0, EV_NEW, ANY),
+	    /* Long past its leaseDurationSeconds and renewTime. */
+	    S(TICK, 3600000, R_NONE, GET, FOLL, 0, 0, 0),
+	    S(GOT, 3600010, R_FOREIGN, NOTHING, FOLL, 0, 0, ANY),
+	    S(TICK, 7200000, R_NONE, GET, FOLL, 0, 0, 0),
+	    S(GOT, 7200010, R_FOREIGN, NOTHING, FOLL, 0, 0, ANY),
+	    END } },
+	{ "for life: an empty holder is followed, not taken", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, 0),
+	    S(GOT, 10, R_FREE, NOTHING, FOLL, 0, 0, ANY),
+	    S(TICK, 3600000, R_NONE, GET, FOLL, 0, 0, 0),
+	    S(GOT, 3600010, R_FREE, NOTHING, FOLL, 0, 0, ANY),
+	    END } },
+	{ "for life: a record naming us from an earlier process is ours", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, 0),
+	    S(GOT, 10, R_SELF_OLD, NOTHING, LEAD, 1, EV_LEAD | EV_NEW, ANY),
+	    END } },
+	{ "for life: a deleted lease is created at once, a race lost", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, 0),
+	    S(GOT, 10, R_FOREIGN, NOTHING, FOLL, 0, EV_NEW, ANY),
+	    S(REREAD, 1000, R_NONE, GET, FOLL, 0, 0, 0),
+	    S(NOTFOUND, 1010, R_NONE, CREATE, CAND, 0, EV_NEW, 0),
+	    S(CONFLICT, 1020, R_NONE, GET, CAND, 0, 0, 0),
+	    S(GOT, 1030, R_FOREIGN2, NOTHING, FOLL, 0, EV_NEW, ANY),
+	    END } },
+	{ "for life: the leader sees its lease deleted and creates it", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, 0),
+	    S(NOTFOUND, 10, R_NONE, CREATE, CAND, 0, 0, 0),
+	    S(WRITTEN, 20, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, ANY),
+	    S(REREAD, 100, R_NONE, GET, LEAD, 1, 0, 0),
+	    S(NOTFOUND, 110, R_NONE, CREATE, CAND, 0, EV_LOST, 0),
+	    S(WRITTEN, 120, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, ANY),
+	    END } },
+	{ "for life: another holder seen by the leader ends its claim", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, 0),
+	    S(NOTFOUND, 10, R_NONE, CREATE, CAND, 0, 0, 0),
+	    S(WRITTEN, 20, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, ANY),
+	    S(WATCHED, 30, R_FOREIGN, NOTHING, FOLL, 0, EV_LOST | EV_NEW, ANY),
+	    END } },
+	{ "for life: a create that failed is read before it is sent again", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, 0),
+	    S(NOTFOUND, 10, R_NONE, CREATE, CAND, 0, 0, 0),
+	    S(FAILED, 20, R_NONE, NOTHING, CAND, 0, 0, ANY),
+	    S(TICK, 4420, R_NONE, GET, CAND, 0, 0, 0),
+	    S(GOT, 4430, R_SENT0, NOTHING, LEAD, 1, EV_LEAD, ANY),
+	    END } },
+	{ "for life: a stop writes nothing and ends at once", 1, {
+	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, 0),
+	    S(NOTFOUND, 10, R_NONE, CREATE, CAND, 0, 0, 0),
+	    S(WRITTEN, 20, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, ANY),
+	    S(STEP_DOWN, 30, R_NONE, NOTHING, LEAD, 1, 0, ANY),
+	    S(STOP, 40, R_NONE, NOTHING, STOPD, 0, EV_LOST | EV_STOP, 0),
+	    END } },
+};
+
 static struct elector_config
 test_config(int release)
 {
@@ -476,7 +551,7 @@ fixed_record(enum rec r, struct lease *l)
 }
 
 static void
-run_case(const struct elcase *c)
+run_case(const struct elcase *c, int for_life)
 {
 	struct elector		 e;
 	struct elector_config	 conf = test_config(c->release_on_cancel);
@@ -487,6 +562,7 @@ run_case(const struct elcase *c)
 	char			 err[128];
 	int			 i, nsent = 0, rv = 1000;
 
+	conf.for_life = for_life;
 	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
 	memset(&last, 0, sizeof(last));
 	memset(sent, 0, sizeof(sent));
@@ -537,6 +613,9 @@ run_case(const struct elcase *c)
 		if (s->wake_ms != ANY)
 			assert_int_equal(act.wake_ms, s->wake_ms);
 		assert_int_equal(act.cancel, s->cancel);
+		/* For life, nothing but a read or a create, ever. */
+		if (for_life)
+			assert_true(act.kind != UPDATE);
 		if (act.kind == CREATE || act.kind == UPDATE) {
 			if (nsent < 2)
 				sent[nsent++] = act.record;
@@ -553,8 +632,69 @@ test_cases(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		print_message("case: %s\n", cases[i].what);
-		run_case(&cases[i]);
+		run_case(&cases[i], 0);
 	}
+}
+
+static void
+test_life_cases(void **state)
+{
+	size_t	 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(life_cases) / sizeof(life_cases[0]); i++) {
+		print_message("case: %s\n", life_cases[i].what);
+		run_case(&life_cases[i], 1);
+	}
+}
+
+static void	feed(struct elector *, enum elector_input_kind, uint64_t,
+		    const struct lease *, struct elector_action *);
+
+/*
+ * For life, the create carries holderIdentity and acquireTime only (no
+ * leaseDurationSeconds, renewTime or leaseTransitions), and the leader's
+ * claim has no end in time.
+ */
+static void
+test_life_record(void **state)
+{
+	struct elector		 e;
+	struct elector_config	 conf = test_config(1);
+	struct elector_action	 act;
+	struct lease		 stored;
+	char			 err[128];
+
+	(void)state;
+	conf.for_life = 1;
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
+	assert_int_equal(e.conf.release_on_cancel, 0);
+	feed(&e, ELECTOR_IN_TICK, 0, NULL, &act);
+	feed(&e, ELECTOR_IN_NOTFOUND, 10, NULL, &act);
+	assert_int_equal(act.kind, CREATE);
+	assert_string_equal(act.record.holder, "a");
+	assert_int_equal(act.record.acquire_us, WALL0 + 10000);
+	assert_int_equal(act.record.renew_us, 0);
+	assert_int_equal(act.record.duration_s, 0);
+	assert_int_equal(act.record.transitions, 0);
+	stored = act.record;
+	strcpy(stored.rv, "50");
+	feed(&e, ELECTOR_IN_WRITTEN, 20, &stored, &act);
+	assert_true(elector_is_leader(&e, 20));
+	assert_true(e.lead_until_ms == ELECTOR_FOR_LIFE_MS);
+	assert_true(elector_is_leader(&e, UINT64_MAX - 1));
+	/* The poll comes within 2.2 retry periods: no renew. */
+	assert_in_range(act.wake_ms, 2020, 4420);
+	assert_int_equal(e.next_kind, ELECTOR_DO_GET);
+	/* While watching, the poll is the slow safety net. */
+	feed(&e, ELECTOR_IN_WATCH_UP, 30, NULL, &act);
+	feed(&e, ELECTOR_IN_TICK, act.wake_ms, NULL, &act);
+	assert_int_equal(act.kind, ELECTOR_DO_GET);
+	feed(&e, ELECTOR_IN_GOT, 5000, &stored, &act);
+	assert_int_equal(act.wake_ms, 5000 + 60000);
+	/* The watch breaks: the leader polls within 2.2 retry periods. */
+	feed(&e, ELECTOR_IN_WATCH_DOWN, 6000, NULL, &act);
+	assert_in_range(act.wake_ms, 8000, 10400);
 }
 
 /* The records the elector writes, field by field (2.4, 2.6). */
@@ -1041,6 +1181,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
+		cmocka_unit_test(test_life_cases),
+		cmocka_unit_test(test_life_record),
 		cmocka_unit_test(test_records),
 		cmocka_unit_test(test_same_second_cap),
 		cmocka_unit_test(test_jitter),

@@ -561,6 +561,84 @@ test_encode_edge(void **state)
 	free(s);
 }
 
+/*
+ * A Lease created for life (nais/elector's candidate.go): an owner
+ * reference to the pod and a spec of holderIdentity and acquireTime.
+ */
+static void
+test_encode_create_owned(void **state)
+{
+	struct lease		 rec, back;
+	struct lease_owner	 own = { "v1", "Pod", "app-5d9c-abcde",
+				    "0b6e4f43-9d3c-4c21-8f0a-6d1f2e3a4b5c" };
+	char			 err[256], *s;
+
+	(void)state;
+	memset(&rec, 0, sizeof(rec));
+	strcpy(rec.holder, "app-5d9c-abcde");
+	rec.acquire_us = 1700000000123456LL;
+	rec.renew_us = 1700000001000000LL;	/* never written */
+	rec.duration_s = 15;
+	rec.transitions = 2;
+	s = lease_encode_create_owned("team-a", "app", &rec, &own);
+	assert_string_equal(s, "{\"apiVersion\":\"coordination.k8s.io/v1\","
+	    "\"kind\":\"Lease\",\"metadata\":{\"name\":\"app\",\"namespace\":"
+	    "\"team-a\",\"ownerReferences\":[{\"apiVersion\":\"v1\","
+	    "\"kind\":\"Pod\",\"name\":\"app-5d9c-abcde\",\"uid\":"
+	    "\"0b6e4f43-9d3c-4c21-8f0a-6d1f2e3a4b5c\"}]},\"spec\":{"
+	    "\"holderIdentity\":\"app-5d9c-abcde\",\"acquireTime\":"
+	    "\"2023-11-14T22:13:20.123456Z\"}}");
+	assert_int_equal(lease_decode(s, strlen(s), &back, err, sizeof(err)),
+	    0);
+	assert_string_equal(back.holder, "app-5d9c-abcde");
+	assert_int_equal(back.acquire_us, rec.acquire_us);
+	assert_int_equal(back.duration_s, 0);
+	assert_int_equal(back.renew_us, 0);
+	free(s);
+}
+
+/* A Pod's metadata.uid, the owner of a Lease held for life. */
+static void
+test_uid(void **state)
+{
+	static const struct {
+		const char	*body;
+		int		 rc;
+		const char	*want;	/* uid, or the error */
+	} cases[] = {
+		{ "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":"
+		    "{\"name\":\"p\",\"uid\":\"u-1\"},\"spec\":{}}", 0, "u-1" },
+		{ "{\"metadata\":{\"uid\":\"u-2\"}}", 0, "u-2" },
+		{ "{\"kind\":\"Status\",\"metadata\":{}}", -1,
+		    "the answer is not a Pod" },
+		{ "{\"kind\":\"Pod\"}", -1, "the Pod has no metadata" },
+		{ "{\"kind\":\"Pod\",\"metadata\":{\"uid\":\"\"}}", -1,
+		    "the Pod has no metadata.uid" },
+		{ "{\"kind\":\"Pod\",\"metadata\":{\"uid\":7}}", -1, NULL },
+		{ "[1]", -1, "the answer is not a Pod" },
+		{ "<html>", -1, NULL },
+	};
+	char	 uid[64], err[256];
+	size_t	 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		strcpy(uid, "junk");
+		err[0] = '\0';
+		assert_int_equal(apiobj_uid(cases[i].body,
+		    strlen(cases[i].body), "Pod", uid, sizeof(uid), err,
+		    sizeof(err)), cases[i].rc);
+		if (cases[i].rc == 0)
+			assert_string_equal(uid, cases[i].want);
+		else {
+			assert_string_equal(uid, "");
+			assert_true(err[0] != '\0');
+			if (cases[i].want != NULL)
+				assert_string_equal(err, cases[i].want);
+		}
+	}
+}
+
 static void
 test_encode_update_errors(void **state)
 {
@@ -786,6 +864,8 @@ main(void)
 		cmocka_unit_test(test_apitime_edges),
 		cmocka_unit_test(test_same_record),
 		cmocka_unit_test(test_encode_edge),
+		cmocka_unit_test(test_encode_create_owned),
+		cmocka_unit_test(test_uid),
 		cmocka_unit_test(test_encode_update_errors),
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_watch_event),

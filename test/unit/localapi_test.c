@@ -334,7 +334,7 @@ test_route_table(void **state)
 		{ "/sse", "GET, HEAD", 0, 0, 0 },
 		{ "/healthz", "GET, HEAD", 1, 0, 0 },
 		{ "/readyz", "GET, HEAD", 1, 0, 0 },
-		{ "/metrics", "GET, HEAD", 1, 0, 1 },
+		{ "/metrics", "GET, HEAD", 3, 0, 1 },
 		{ "/leader/release", "POST", 0, 1, 2 },
 		{ "/leader/pause", "POST", 0, 1, 2 },
 		{ "/leader/resume", "POST", 0, 1, 2 },
@@ -586,6 +586,158 @@ test_route_match(void **state)
 	assert_string_equal(why, "only /healt");
 }
 
+/*
+ * A request for path?query on a listener (only), as httpd would: the
+ * route table's verdict (0: answered, in *r).
+ */
+static int
+ask_on(struct fixture *f, const char *method, const char *path,
+    const char *query, int only, struct httpd_reply *r)
+{
+	const struct httpd_route	*routes, *route;
+	struct http_request		 req;
+	const char			*allow;
+	char				 why[256];
+	int				 st;
+
+	memset(&req, 0, sizeof(req));
+	snprintf(req.method, sizeof(req.method), "%s", method);
+	snprintf(req.path, sizeof(req.path), "%s", path);
+	snprintf(req.query, sizeof(req.query), "%s", query);
+	memset(r, 0, sizeof(*r));
+	r->now_ms = 20000;
+	routes = localapi_routes(&f->st, stub_cb, stub2_cb, NULL, NULL);
+	st = httpd_route_match(routes, req.method, req.path, only, only == 0,
+	    &route, &allow, why, sizeof(why));
+	r->status = st;
+	if (st == 0)
+		route->handler(&req, r, route->arg);
+	return st;
+}
+
+/* Check an answer's status, type and bytes, then free it. */
+static void
+expect(struct httpd_reply *r, int status, const char *ctype,
+    const char *body)
+{
+	assert_int_equal(r->status, status);
+	assert_string_equal(r->content_type, ctype);
+	assert_int_equal(r->len, strlen(body));
+	assert_memory_equal(r->body, body, r->len);
+	free(r->body);
+}
+
+/*
+ * compat nais: GET / and every path but /sse answer nais's result, {}
+ * before the first one; /sse streams it on the peer's channel; the
+ * probes are controller-runtime's, sub-paths included; the metrics
+ * listener serves /metrics only.
+ */
+static void
+test_nais(void **state)
+{
+	struct fixture		 f;
+	struct httpd_reply	 r;
+	char			*ev;
+	size_t			 len;
+
+	(void)state;
+	setup(&f);
+	snprintf(f.conf.compat, sizeof(f.conf.compat), "nais");
+	f.el.conf.for_life = 1;
+
+	ask_on(&f, "GET", "/", "", 0, &r);
+	assert_string_equal(r.cache_control, "no-cache");
+	expect(&r, 200, "application/json", "{}");
+	/* No result while the lock is only found missing (no version). */
+	observe(&f, "");
+	assert_null(localapi_peer_event(&f.st, 1000, 1, &len));
+	ask_on(&f, "POST", "/anything/at/all", "", 0, &r);
+	expect(&r, 200, "application/json", "{}");
+	/* A record read: the result, and an event for the streams. */
+	observe(&f, "pod-a");
+	snprintf(f.el.observed.rv, sizeof(f.el.observed.rv), "7");
+	ev = localapi_peer_event(&f.st, 1000, 1700000000999999LL, &len);
+	assert_non_null(ev);
+	assert_string_equal(ev, "data: {\"name\":\"pod-a\",\"last_update\":"
+	    "\"2023-11-14T22:13:20Z\"}\n\n");
+	assert_int_equal(len, strlen(ev));
+	free(ev);
+	assert_null(localapi_peer_event(&f.st, 1001, 1800000000000000LL,
+	    &len));
+	ask_on(&f, "DELETE", "/", "", 0, &r);
+	expect(&r, 200, "application/json",
+	    "{\"name\":\"pod-a\",\"last_update\":\"2023-11-14T22:13:20Z\"}");
+	/* leaderd's own paths stay. */
+	assert_int_equal(ask_on(&f, "GET", "/leader", "", 0, &r), 0);
+	assert_int_equal(r.mode, HTTPD_REPLY_NOW);
+	free(r.body);
+	/* The Lease deleted: nais keeps its last result. */
+	observe(&f, "");
+	f.el.observed.rv[0] = '\0';
+	assert_null(localapi_peer_event(&f.st, 1002, 2, &len));
+	ask_on(&f, "GET", "/", "", 0, &r);
+	expect(&r, 200, "application/json",
+	    "{\"name\":\"pod-a\",\"last_update\":\"2023-11-14T22:13:20Z\"}");
+
+	ask_on(&f, "GET", "/sse", "", 0, &r);
+	assert_int_equal(r.mode, HTTPD_REPLY_STREAM);
+	assert_int_equal(r.chunked, 1);
+	assert_int_equal(r.channel, LOCALAPI_PEER_CHANNEL);
+	assert_null(r.ping);
+	expect(&r, 200, "text/event-stream", "data: {\"name\":\"pod-a\","
+	    "\"last_update\":\"2023-11-14T22:13:20Z\"}\n\n");
+
+	/* Probes: readyz waits for the pod (candidate) and a result. */
+	f.st.ready = 0;
+	ask_on(&f, "GET", "/readyz", "", HTTPD_ONLY_PROBES, &r);
+	assert_string_equal(r.headers, "X-Content-Type-Options: nosniff\r\n");
+	assert_string_equal(r.cache_control, "");
+	expect(&r, 500, "text/plain; charset=utf-8",
+	    "[-]candidate failed: reason withheld\n"
+	    "[-]official failed: reason withheld\nhealthz check failed\n");
+	ask_on(&f, "GET", "/readyz/candidate", "", HTTPD_ONLY_PROBES, &r);
+	expect(&r, 500, "text/plain; charset=utf-8",
+	    "internal server error: candidate has not performed setup\n");
+	ask_on(&f, "GET", "/readyz", "exclude=official&exclude=x",
+	    HTTPD_ONLY_PROBES, &r);
+	expect(&r, 500, "text/plain; charset=utf-8",
+	    "[-]candidate failed: reason withheld\n"
+	    "[+]official excluded: ok\n"
+	    "warn: some health checks cannot be excluded: no matches for "
+	    "\"x\"\nhealthz check failed\n");
+	f.st.owner_read = 1;
+	f.st.ready = 1;
+	ask_on(&f, "HEAD", "/readyz/", "", HTTPD_ONLY_PROBES, &r);
+	expect(&r, 200, "text/plain; charset=utf-8", "ok");
+	ask_on(&f, "GET", "/readyz", "verbose", HTTPD_ONLY_PROBES, &r);
+	expect(&r, 200, "text/plain; charset=utf-8",
+	    "[+]candidate ok\n[+]official ok\nhealthz check passed\n");
+	ask_on(&f, "GET", "/readyz/official", "", HTTPD_ONLY_PROBES, &r);
+	assert_string_equal(r.headers, "");
+	expect(&r, 200, "text/plain; charset=utf-8", "ok");
+	ask_on(&f, "GET", "/healthz/manager/", "", HTTPD_ONLY_PROBES, &r);
+	expect(&r, 200, "text/plain; charset=utf-8", "ok");
+	ask_on(&f, "GET", "/healthz/x/y", "", HTTPD_ONLY_PROBES, &r);
+	expect(&r, 404, "text/plain; charset=utf-8", "404 page not found\n");
+	/* A stuck loop fails healthz's one check: a wake 19 s late. */
+	f.st.wake_ms = 1000;
+	ask_on(&f, "GET", "/healthz", "", HTTPD_ONLY_PROBES, &r);
+	expect(&r, 500, "text/plain; charset=utf-8",
+	    "[-]manager failed: reason withheld\nhealthz check failed\n");
+	f.st.wake_ms = 0;
+	assert_int_equal(ask_on(&f, "GET", "/leader", "", HTTPD_ONLY_PROBES,
+	    &r), 404);
+
+	/* The metrics listener: /metrics only. */
+	assert_int_equal(ask_on(&f, "GET", "/metrics", "", HTTPD_ONLY_METRICS,
+	    &r), 0);
+	assert_int_equal(ask_on(&f, "GET", "/healthz", "", HTTPD_ONLY_METRICS,
+	    &r), 404);
+	assert_int_equal(ask_on(&f, "GET", "/", "", HTTPD_ONLY_METRICS, &r),
+	    404);
+}
+
 int
 main(void)
 {
@@ -598,6 +750,7 @@ main(void)
 		cmocka_unit_test(test_route_table_peer),
 		cmocka_unit_test(test_peer_await),
 		cmocka_unit_test(test_route_match),
+		cmocka_unit_test(test_nais),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -439,6 +439,98 @@ test_create_then_update(void **state)
 	reset();
 }
 
+/* What lock_owner_get's callback was given. */
+static struct {
+	int			 calls;
+	enum kube_outcome	 outcome;
+	char			 reason[64];
+} owner_done;
+
+static void
+owner_cb(const struct kube_result *res, void *arg)
+{
+	(void)arg;
+	owner_done.calls++;
+	owner_done.outcome = res->outcome;
+	snprintf(owner_done.reason, sizeof(owner_done.reason), "%s",
+	    res->reason);
+}
+
+/*
+ * For life (nais/elector): the pod is read first; until its uid is
+ * known nothing is created; the create names it as the owner, with
+ * holderIdentity and acquireTime only; no update is ever sent.
+ */
+static void
+test_for_life(void **state)
+{
+	struct lock	*l;
+	struct lease	 rec;
+	json_t		*root, *spec, *ref;
+	json_error_t	 jerr;
+	char		*obj;
+
+	(void)state;
+	reset();
+	memset(&owner_done, 0, sizeof(owner_done));
+	/* Only a Lease lock is held for life. */
+	l = new_lock(&cases[1]);
+	assert_int_equal(lock_owner_get(l, "pod-a", 5000, owner_cb, NULL),
+	    -1);
+	lock_free(l);
+	assert_int_equal(nreq, 0);
+
+	l = new_lock(&cases[0]);
+	assert_int_equal(lock_owner_get(l, "pod-a", 5000, owner_cb, NULL), 0);
+	assert_non_null(strstr(lock_rbac(l), "create, list and watch on "
+	    "leases"));
+	check_req(0, "GET", "/api/v1/namespaces/" NS "/pods/pod-a");
+	rec = record_of(ME, 0);
+	rec.duration_s = 0;
+	rec.renew_us = 0;
+	/* Busy reading the pod. */
+	assert_int_equal(lock_create(l, &rec, 5000, lock_done, NULL), -1);
+	/* A pod without a uid: BadPod, and still no create. */
+	answer(0, KUBE_OK, 200, "{\"kind\":\"Pod\",\"metadata\":{}}");
+	assert_int_equal(owner_done.calls, 1);
+	assert_int_equal(owner_done.outcome, KUBE_FAILED);
+	assert_string_equal(owner_done.reason, "BadPod");
+	assert_int_equal(lock_create(l, &rec, 5000, lock_done, NULL), -1);
+	assert_int_equal(lock_owner_get(l, "pod-a", 5000, owner_cb, NULL), 0);
+	answer(1, KUBE_OK, 200, "{\"kind\":\"Pod\",\"apiVersion\":\"v1\","
+	    "\"metadata\":{\"name\":\"pod-a\",\"uid\":\"uid-pod\"}}");
+	assert_int_equal(owner_done.outcome, KUBE_OK);
+
+	assert_int_equal(lock_create(l, &rec, 5000, lock_done, NULL), 0);
+	check_req(2, "POST", LEASES_PATH);
+	root = json_loads(reqs[2].body, 0, &jerr);
+	assert_non_null(root);
+	ref = json_array_get(json_object_get(json_object_get(root,
+	    "metadata"), "ownerReferences"), 0);
+	assert_string_equal(str_at(ref, "apiVersion", NULL), "v1");
+	assert_string_equal(str_at(ref, "kind", NULL), "Pod");
+	assert_string_equal(str_at(ref, "name", NULL), "pod-a");
+	assert_string_equal(str_at(ref, "uid", NULL), "uid-pod");
+	spec = json_object_get(root, "spec");
+	assert_int_equal(json_object_size(spec), 2);
+	assert_string_equal(str_at(spec, "holderIdentity", NULL), ME);
+	assert_non_null(str_at(spec, "acquireTime", NULL));
+	json_decref(root);
+	obj = stored(reqs[2].body, "30", "uid-l");
+	answer(2, KUBE_OK, 201, obj);
+	free(obj);
+	assert_int_equal(done.outcome, KUBE_OK);
+	assert_string_equal(done.rec.holder, ME);
+
+	/* Read, but never written over. */
+	assert_int_equal(lock_update(l, &rec, 5000, lock_done, NULL), -1);
+	assert_int_equal(lock_get(l, 5000, lock_done, NULL), 0);
+	check_req(3, "GET", LEASES_PATH "/" NAME);
+	lock_free(l);
+	assert_int_equal(cancels, 1);
+	reset();
+}
+
 /* Get reads the primary, then a MultiLock's Lease; the record is read. */
 static void
 test_get(void **state)
@@ -678,6 +770,7 @@ main(void)
 		cmocka_unit_test(test_multilock_secondary_missing),
 		cmocka_unit_test(test_multilock_holders_differ),
 		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_for_life),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

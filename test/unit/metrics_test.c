@@ -133,6 +133,34 @@ test_counters(void **state)
 	free(s);
 }
 
+/*
+ * nais/elector's counters: no labels, no _total, and absent (HELP and
+ * TYPE too) until first counted, as a CounterVec before its first Inc.
+ */
+static void
+test_nais_counters(void **state)
+{
+	struct metrics	 m;
+	char		*s;
+
+	(void)state;
+	metrics_init(&m, "lock", "0.1.0");
+	s = render(&m, 0);
+	assert_null(strstr(s, "elector_elections"));
+	free(s);
+	m.elections_won = 1;
+	s = render(&m, 1);
+	assert_true(sample(s, "elector_elections_won") == 1);
+	assert_non_null(strstr(s, "# TYPE elector_elections_won counter\n"));
+	assert_null(strstr(s, "elector_elections_lost"));
+	free(s);
+	m.elections_lost = 2;
+	s = render(&m, 1);
+	assert_true(sample(s, "elector_elections_lost") == 2);
+	assert_non_null(strstr(s, "# HELP elector_elections_lost "));
+	free(s);
+}
+
 static void
 test_histogram(void **state)
 {
@@ -199,6 +227,7 @@ main(void)
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_help_and_type),
 		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_nais_counters),
 		cmocka_unit_test(test_histogram),
 		cmocka_unit_test(test_many_codes),
 	};
