@@ -113,15 +113,18 @@ $(BUILD)/cmd/%.o: cmd/leaderd/%.c | $(STATIC_DEP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(BUILD)/leaderd: $(BUILD)/cmd/main.o $(LIB_ARCHIVES)
+CMD_SRCS = $(wildcard cmd/leaderd/*.c)
+CMD_OBJS = $(CMD_SRCS:cmd/leaderd/%.c=$(BUILD)/cmd/%.o)
+
+$(BUILD)/leaderd: $(CMD_OBJS) $(LIB_ARCHIVES)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 # The daemon with the test-only clock hook (lib/base/clock.c,
 # LEADERD_TEST_HOOKS), for the clock fault tests.  Never installed or
 # shipped.
-$(BUILD)/leaderd-testhooks: cmd/leaderd/main.c $(LIB_SRCS) $(wildcard lib/*/*.h)
+$(BUILD)/leaderd-testhooks: $(CMD_SRCS) $(LIB_SRCS) $(wildcard lib/*/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DLEADERD_TEST_HOOKS -o $@ cmd/leaderd/main.c \
+	$(CC) $(CFLAGS) -DLEADERD_TEST_HOOKS -o $@ $(CMD_SRCS) \
 		$(LIB_SRCS) $(LDFLAGS) $(PKG_LIBS) -lm
 
 # The layer rule, checked twice: no include goes up a layer or names a
@@ -182,7 +185,7 @@ deps:
 # is not named after its module says which one it tests.
 UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child \
 	     metrics \
-	     proxy log sock legacy text netaddr lock epslice gate
+	     proxy log sock legacy text netaddr lock epslice gate ctlmsg
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
 unit_module_elector_sim = elector
 unit_archives = $(call layer_archives,$(call layer_of,$(or $(unit_module_$(1)),$(1))))
