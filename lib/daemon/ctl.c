@@ -392,7 +392,7 @@ ctl_wait_leader(const struct ctl_target *t, int64_t timeout_ms)
 {
 	struct answer	 a;
 	uint64_t	 start_ms = clock_raw_ms(), round_ms, took_ms;
-	uint64_t	 wait_ms = 0, left_ms, index = 0;
+	uint64_t	 wait_ms = 0, left_ms, gap_ms, spent_ms, index = 0;
 	char		 path[128], err[2048], d[32];
 	int		 blocking = 0, no_wait = 0, ret;
 
@@ -461,16 +461,24 @@ ctl_wait_leader(const struct ctl_target *t, int64_t timeout_ms)
 		 */
 		took_ms = clock_raw_ms() - round_ms;
 		if (((blocking && a.m.index == index) || no_wait ||
-		    !(a.m.has & CTLMSG_INDEX)) && took_ms < WAIT_MIN_GAP_MS)
-			sleep_ms(WAIT_MIN_GAP_MS - took_ms);
+		    !(a.m.has & CTLMSG_INDEX)) && took_ms < WAIT_MIN_GAP_MS) {
+			gap_ms = WAIT_MIN_GAP_MS - took_ms;
+			/* Not past the time limit, though. */
+			spent_ms = clock_raw_ms() - start_ms;
+			if (timeout_ms >= 0 && spent_ms + gap_ms >
+			    (uint64_t)timeout_ms)
+				gap_ms = (uint64_t)timeout_ms > spent_ms ?
+				    (uint64_t)timeout_ms - spent_ms : 0;
+			sleep_ms(gap_ms);
+		}
 		blocking = !no_wait && (a.m.has & CTLMSG_INDEX) != 0;
 		index = a.m.index;
 		buf_free(&a.raw);
 		left_ms = WAIT_ROUND_MS;
 		if (timeout_ms >= 0) {
-			took_ms = clock_raw_ms() - start_ms;
-			left_ms = took_ms < (uint64_t)timeout_ms ?
-			    (uint64_t)timeout_ms - took_ms : 1;
+			spent_ms = clock_raw_ms() - start_ms;
+			left_ms = spent_ms < (uint64_t)timeout_ms ?
+			    (uint64_t)timeout_ms - spent_ms : 1;
 		}
 		wait_ms = left_ms < WAIT_ROUND_MS ? left_ms : WAIT_ROUND_MS;
 	}

@@ -219,6 +219,44 @@ def test_wait_leader(api, cluster, sockdir):
     assert b.is_leader()
 
 
+def test_wait_leader_where_nothing_may_wait(api, cluster):
+    """With listen.max_streams 0 the daemon refuses blocking reads
+    (503): wait-leader falls back to plain reads once a second, never a
+    tight loop, and still sees the takeover."""
+    a = cluster.start("c-na")
+    wait_until(a.is_leader, LEADS, what="a leads")
+    b = cluster.new("c-nb")
+    with open(b.config_path) as f:
+        text = f.read()
+    with open(b.config_path, "w") as f:
+        f.write(text.replace("listen:\n", "listen:\n  max_streams: 0\n",
+                             1))
+    b.start()
+    wait_until(lambda: (b.leader() or {}).get("name") == "c-na", 3.0,
+               what="b follows a")
+    before = b.log_count("http: GET /leader")
+    t0 = time.monotonic()
+    rc, out, err = ctl("wait-leader", "--timeout", "2500ms", *tcp(b))
+    assert rc == 4, (rc, out, err)
+    assert 2.4 <= time.monotonic() - t0 < 4.0
+    # A plain read, one refused wait, then one read a second.
+    assert 3 <= b.log_count("http: GET /leader") - before <= 7
+    assert b.log_count("requests wait; refusing one more") >= 1
+    res = {}
+
+    def wait():
+        res["r"] = ctl("wait-leader", "--timeout", "15s", *tcp(b))
+    th = threading.Thread(target=wait)
+    th.start()
+    time.sleep(0.5)
+    rc, out, err = ctl("release", *tcp(a))
+    assert rc == 0, (rc, out, err)
+    th.join(LEADS + 5.0)
+    assert not th.is_alive()
+    assert res["r"][0] == 0, res["r"]
+    assert b.is_leader()
+
+
 def test_wait_leader_daemon_goes_away(api, cluster, sockdir):
     """A wait without a limit ends when the daemon stops: 3, not a hang
     nor a tight loop of reconnects."""
