@@ -280,6 +280,8 @@ integration: $(LEADERD_TARGET)
 #   proxy, kubeconfig, config, config_yaml, config_check, cfgfile,
 #	duration, log: test_security's test_proxy_env, test_config,
 #	test_election's test_json_logs_and_sighup_ignored
+#   the control client (daemon/ctl, cmd ctl, ctlmsg, http_response,
+#	sock's connects): test_ctl
 #   daemon, clock, buf, xmalloc: all of them.
 # Measured with test/kit/coverage.sh (gcc --coverage, lines of lib/*.c
 # run; 2026-12-03): this pass runs 88.4% of the lines where make check
@@ -334,6 +336,10 @@ SAN_INTEGRATION = \
 	test_security.py::test_host_header_checked_on_tcp_only \
 	test_security.py::test_connection_flood_under_low_nofile_keeps_lease \
 	test_security.py::test_per_peer_cap_for_non_loopback_peers \
+	test_ctl.py::test_status_human_and_json \
+	test_ctl.py::test_release_moves_leadership \
+	test_ctl.py::test_wait_leader \
+	test_ctl.py::test_cannot_reach \
 	test_config.py
 integration-san: $(LEADERD_TARGET)
 	cd test/integration && LEADERD=$(LEADERD_BIN) \

@@ -184,8 +184,8 @@ io:
 		    "within %llu ms", where(t), method, path,
 		    (unsigned long long)limit_ms);
 	else
-		snprintf(err, errlen, "leaderd at %s: %s", where(t),
-		    strerror(errno));
+		snprintf(err, errlen, "the connection to leaderd at %s "
+		    "failed: %s", where(t), strerror(errno));
 	close(fd);
 	return -1;
 }
