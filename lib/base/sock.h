@@ -1,8 +1,9 @@
 /*
  * sock.h -- listening sockets for the local API, after redis' anet.c:
  * plain helpers that write errors into the caller's buffer and never
- * log; and the control client's connection to them.  The unix socket rules follow OpenSMTPD control_create_socket and
- * tmux server_create_socket (ref/c-style-anchors.md 6.7).
+ * log; and the control client's connections to them.  The unix socket
+ * rules follow OpenSMTPD control_create_socket and tmux
+ * server_create_socket (ref/c-style-anchors.md 6.7).
  */
 
 #ifndef SOCK_H

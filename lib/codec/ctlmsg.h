@@ -47,12 +47,12 @@ struct ctlmsg {
 	uint64_t	 valid_for_ms;		/* leadership left */
 	uint64_t	 index;			/* the change counter */
 	int		 candidate;		/* competes for the lease now */
-	char		 cand_reason[CTLMSG_STR_MAX]; /* why not; "" = it does */
+	char		 cand_reason[CTLMSG_STR_MAX]; /* why not; "" if one */
 	int		 released;		/* a step-down was written */
 	uint64_t	 cooldown_ms;		/* a step-down's cooldown */
 	int		 paused;		/* out of candidacy by hand */
 	char		 error[CTLMSG_STR_MAX];	/* an error answer's text */
-	char		 reason[CTLMSG_STR_MAX];	/* a 202's or 503's why */
+	char		 reason[CTLMSG_STR_MAX]; /* a 202's or 503's why */
 };
 
 /*

@@ -306,8 +306,8 @@ ctl_release(const struct ctl_target *t, const char *to)
 
 	snprintf(path, sizeof(path), "/leader/release");
 	if (to != NULL) {
-		if (to[0] == '\0' || http_query_escape(to, v, sizeof(v)) == -1 ||
-		    strlen(v) > 1024) {
+		if (to[0] == '\0' || strlen(to) > 253 ||
+		    http_query_escape(to, v, sizeof(v)) == -1) {
 			fprintf(stderr, "leaderd: release: --to must name an "
 			    "identity of 1 to 253 bytes\n");
 			return CTL_EXIT_USAGE;

@@ -20,7 +20,8 @@
 static void
 test_leader(void **state)
 {
-	static const char	 doc[] = "{\"name\":\"pod-a\",\"is_leader\":true,"
+	static const char	 doc[] = "{\"name\":\"pod-a\","
+	    "\"is_leader\":true,"
 	    "\"identity\":\"pod-a\",\"lock\":\"leases/default/my-app\","
 	    "\"state\":\"leader\",\"transitions\":0,\"fencing_token\":"
 	    "\"0000000000-6f1c0d0e-9c2e-4b1a-8d7e-2a3b4c5d6e7f\","
@@ -118,10 +119,12 @@ test_bad(void **state)
 		{ "{\"is_leader\":\"yes\"}", "is_leader: not true or false" },
 		{ "{\"is_leader\":1}", "is_leader: not true or false" },
 		{ "{\"index\":-1}", "index: not a whole number" },
-		{ "{\"valid_for_ms\":1.5}", "valid_for_ms: not a whole number" },
+		{ "{\"valid_for_ms\":1.5}",
+		    "valid_for_ms: not a whole number" },
 		{ "{\"name\":7}", "name: not a string" },
-		{ "{\"state\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
-		    "xxxxxxxxxxxxxxxxxxxxxx\"}", "state: 70 bytes long" },
+		{ "{\"state\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}",
+		    "state: 70 bytes long" },
 	};
 	struct ctlmsg	 m;
 	char		 err[128];
