@@ -299,7 +299,7 @@ int
 ctl_release(const struct ctl_target *t, const char *to)
 {
 	struct answer	 a;
-	char		 path[HTTP_PARSE_LINE_MAX], v[HTTP_PARSE_LINE_MAX];
+	char		 path[HTTP_PARSE_LINE_MAX], v[1024];	/* 253 * 3 */
 	char		 err[2048], d[32];
 	const char	*hint;
 	int		 ret = CTL_EXIT_OK;
