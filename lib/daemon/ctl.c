@@ -231,6 +231,10 @@ hint_for(int status, const char *path)
 	if (status == 404 && strncmp(path, "/leader/", 8) == 0)
 		return "this leaderd does not serve it (an older version), or "
 		    "this is its probes listener";
+	if (status == 404)
+		return "this is its probes listener, which serves /healthz, "
+		    "/readyz and /metrics only: ask listen.http or "
+		    "listen.unix";
 	return NULL;
 }
 
@@ -374,15 +378,16 @@ ctl_pause(const struct ctl_target *t, int pause)
 		    a.r.status == 404 ? "this leaderd does not serve it (a "
 		    "version without pause and resume), or this is its "
 		    "probes listener" : hint_for(a.r.status, path));
-	else if (!t->json) {
-		printf("%s", pause ? "paused: this instance is not a "
-		    "candidate and does not lead" : "resumed");
-		if (!pause && (a.m.has & CTLMSG_CANDIDATE))
-			printf(a.m.candidate ? ": a candidate again" :
-			    ": not a candidate yet (%s)",
-			    safe(a.m.cand_reason));
-		printf("\n");
-	}
+	else if (t->json)
+		;
+	else if (pause)
+		printf("paused: this instance is not a candidate and does not "
+		    "lead\n");
+	else if (!(a.m.has & CTLMSG_CANDIDATE) || a.m.candidate)
+		printf("resumed\n");
+	else
+		printf("resumed: not a candidate yet (%s)\n",
+		    safe(a.m.cand_reason));
 	buf_free(&a.raw);
 	return ret;
 }

@@ -7,6 +7,7 @@ Exit status (leaderd(8) EXIT STATUS): 0 done, 1 the daemon said no, 2
 usage, 3 cannot reach leaderd (or what answered is not leaderd), 4
 wait-leader timed out."""
 
+import http.server
 import json
 import os
 import re
@@ -279,6 +280,101 @@ def test_wait_leader_daemon_goes_away(api, cluster, sockdir):
                      rb"127\.0\.0\.1:\d+: .*Connection refused|the "
                      rb"connection to leaderd at 127\.0\.0\.1:\d+ failed: )",
                      err), err
+
+
+class Stub(http.server.ThreadingHTTPServer):
+    """A local API that answers each (method, path) with a canned
+    answer and records the requests, for the answers a leaderd of this
+    tree does not give yet (a directed handover, pause and resume) and
+    for what the client sends."""
+
+    def __init__(self, answers):
+        self.answers = answers
+        self.seen = []
+        stub = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def answer(self):
+                stub.seen.append((self.command, self.path,
+                                  self.headers.get("Host"),
+                                  self.headers.get("Connection"),
+                                  self.request_version))
+                status, body = stub.answers[(self.command, self.path)]
+                data = (json.dumps(body) + "\n").encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            do_GET = do_POST = answer
+
+            def log_message(self, *args):
+                pass
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    def where(self):
+        return ["--http", "127.0.0.1:%d" % self.server_address[1]]
+
+
+def test_requests_and_answers_to_come():
+    """What the client sends (method, path, Host: localhost, one
+    connection per request), and how it shows the answers of routes
+    that other changes add to the daemon: release --to, pause and
+    resume, a release not written yet (202), candidacy in /leader."""
+    leader = {"name": "pod-b", "is_leader": False, "identity": "pod-a",
+              "lock": "leases/ns/app", "state": "follower",
+              "transitions": 3, "fencing_token": "0000000003-u",
+              "valid_for_ms": 0, "index": 4, "candidate": False,
+              "candidate_reason": "app unhealthy"}
+    stub = Stub({
+        ("GET", "/leader"): (200, leader),
+        ("POST", "/leader/release?to=pod-b%2F%C3%A9"): (200, {
+            "released": True, "is_leader": False, "cooldown_ms": 15000}),
+        ("POST", "/leader/release"): (202, {
+            "released": False, "is_leader": False, "cooldown_ms": 15000,
+            "reason": "the release is not written yet"}),
+        ("POST", "/leader/pause"): (200, {
+            "paused": True, "candidate": False,
+            "candidate_reason": "paused", "is_leader": False}),
+        ("POST", "/leader/resume"): (200, {
+            "paused": False, "candidate": False,
+            "candidate_reason": "app unhealthy", "is_leader": False}),
+    })
+    try:
+        rc, out, err = ctl("status", *stub.where())
+        assert rc == 0, (rc, out, err)
+        f = fields(out)
+        assert f["candidate"] == "no (app unhealthy)"
+        assert f["holder"] == "pod-b" and f["leader"] == "no"
+        rc, out, err = ctl("release", "--to", "pod-b/\u00e9", *stub.where())
+        assert (rc, out) == (0, "released: this instance no longer leads; "
+                             "the lease goes to pod-b/\u00e9, and stays out "
+                             "of the election for 15s\n"), (rc, out, err)
+        rc, out, err = ctl("release", *stub.where())
+        assert rc == 0, (rc, out, err)
+        assert out.startswith("this instance no longer leads; the release "
+                              "is not written yet (the release is not "
+                              "written yet)"), out
+        rc, out, err = ctl("pause", *stub.where())
+        assert (rc, out) == (0, "paused: this instance is not a candidate "
+                             "and does not lead\n"), (rc, out, err)
+        rc, out, err = ctl("resume", *stub.where())
+        assert (rc, out) == (0, "resumed: not a candidate yet (app "
+                             "unhealthy)\n"), (rc, out, err)
+        rc, out, err = ctl("resume", "--json", *stub.where())
+        assert rc == 0 and json.loads(out)["candidate_reason"] == \
+            "app unhealthy", (rc, out, err)
+        assert [s[:2] for s in stub.seen] == [
+            ("GET", "/leader"),
+            ("POST", "/leader/release?to=pod-b%2F%C3%A9"),
+            ("POST", "/leader/release"), ("POST", "/leader/pause"),
+            ("POST", "/leader/resume"), ("POST", "/leader/resume")]
+        assert {s[2:] for s in stub.seen} == {("localhost", "close",
+                                               "HTTP/1.1")}
+    finally:
+        stub.shutdown()
+        stub.server_close()
 
 
 def test_cannot_reach(tmp_path):
