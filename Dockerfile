@@ -49,6 +49,9 @@ RUN ./leaderd --version \
 FROM scratch AS leaderd
 COPY --from=build /rootfs/ /
 USER 65532:65532
+# The runtimes' default PATH with "/" added, where the binary is, so that
+# `kubectl exec POD -c leaderd -- leaderd status` finds it.
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/
 ENTRYPOINT ["/leaderd"]
 
 # One image per peer sidecar leaderd stands in for: the peer's pod spec

@@ -113,15 +113,18 @@ $(BUILD)/cmd/%.o: cmd/leaderd/%.c | $(STATIC_DEP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(BUILD)/leaderd: $(BUILD)/cmd/main.o $(LIB_ARCHIVES)
+CMD_SRCS = $(wildcard cmd/leaderd/*.c)
+CMD_OBJS = $(CMD_SRCS:cmd/leaderd/%.c=$(BUILD)/cmd/%.o)
+
+$(BUILD)/leaderd: $(CMD_OBJS) $(LIB_ARCHIVES)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 # The daemon with the test-only clock hook (lib/base/clock.c,
 # LEADERD_TEST_HOOKS), for the clock fault tests.  Never installed or
 # shipped.
-$(BUILD)/leaderd-testhooks: cmd/leaderd/main.c $(LIB_SRCS) $(wildcard lib/*/*.h)
+$(BUILD)/leaderd-testhooks: $(CMD_SRCS) $(LIB_SRCS) $(wildcard lib/*/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DLEADERD_TEST_HOOKS -o $@ cmd/leaderd/main.c \
+	$(CC) $(CFLAGS) -DLEADERD_TEST_HOOKS -o $@ $(CMD_SRCS) \
 		$(LIB_SRCS) $(LDFLAGS) $(PKG_LIBS) -lm
 
 # The layer rule, checked twice: no include goes up a layer or names a
@@ -184,7 +187,7 @@ UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child 
 	     compat_await \
 	     metrics \
 	     proxy log sock legacy text netaddr lock epslice gate \
-	     compat_vapor appprobe
+	     compat_vapor appprobe ctlmsg
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
 unit_module_elector_sim = elector
 unit_archives = $(call layer_archives,$(call layer_of,$(or $(unit_module_$(1)),$(1))))
@@ -279,6 +282,8 @@ integration: $(LEADERD_TARGET)
 #   proxy, kubeconfig, config, config_yaml, config_check, cfgfile,
 #	duration, log: test_security's test_proxy_env, test_config,
 #	test_election's test_json_logs_and_sighup_ignored
+#   the control client (daemon/ctl, cmd ctl, ctlmsg, http_response,
+#	sock's connects): test_ctl
 #   daemon, clock, buf, xmalloc: all of them.
 # Measured with test/kit/coverage.sh (gcc --coverage, lines of lib/*.c
 # run; 2026-12-03): this pass runs 88.4% of the lines where make check
@@ -333,6 +338,10 @@ SAN_INTEGRATION = \
 	test_security.py::test_host_header_checked_on_tcp_only \
 	test_security.py::test_connection_flood_under_low_nofile_keeps_lease \
 	test_security.py::test_per_peer_cap_for_non_loopback_peers \
+	test_ctl.py::test_status_human_and_json \
+	test_ctl.py::test_release_moves_leadership \
+	test_ctl.py::test_wait_leader \
+	test_ctl.py::test_cannot_reach \
 	test_config.py
 integration-san: $(LEADERD_TARGET)
 	cd test/integration && LEADERD=$(LEADERD_BIN) \

@@ -5,7 +5,8 @@
  * credentials, and hands over to daemon_run.  Wiring only.
  *
  * `leaderd [flags] run [flags] -- CMD ARGS...` is the run mode: CMD runs
- * only while this instance leads (actions.h).
+ * only while this instance leads (actions.h).  `leaderd status` and the
+ * other control commands are ctl.c's.
  */
 
 #include <sys/resource.h>
@@ -24,6 +25,7 @@
 #include "config/creds.h"
 #include "config/kubeconfig.h"
 #include "daemon/daemon.h"
+#include "ctl.h"
 
 #define EXIT_CONFIG	2
 
@@ -115,6 +117,9 @@ usage(int status)
 	    "usage: leaderd [-nv] [-f file] [options]\n"
 	    "       leaderd [-f file] [options] run [options] -- CMD "
 	    "[ARG...]\n"
+	    "       leaderd status | release | pause | resume | wait-leader "
+	    "[options]\n"
+	    "                              (leaderd status -h)\n"
 	    "  run -- CMD ARGS...          run CMD while this instance leads\n"
 	    "  --grace D                   SIGTERM to SIGKILL of CMD "
 	    "(run.grace, 10s)\n"
@@ -347,6 +352,10 @@ main(int argc, char *argv[])
 	size_t			 i;
 	char		       **cmd = NULL;
 	int			 run = 0, nargs;
+
+	/* The control commands talk to a running leaderd (ctl.c). */
+	if (argc > 1 && ctl_is_command(argv[1]))
+		return ctl_command(argc, argv);
 
 	/*
 	 * A peer with a command line of its own (compat.h) reads all of

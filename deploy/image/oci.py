@@ -10,7 +10,8 @@
         a gzip'd tar with deterministic headers (sorted, mtime 0, uid/gid
         0, no user or group names), so the same ROOTFS gives the same
         digests.  Its config runs /leaderd as 65532:65532 (no shell: the
-        entrypoint is the exec form).  The layout holds one image per
+        entrypoint is the exec form), with "/" on PATH for `leaderd
+        status` and the other control commands under `kubectl exec`.  The layout holds one image per
         entry of VARIANTS, all on that one layer: tag T runs /leaderd, and
         tag T-PEER runs /leaderd --compat=PEER, the image a user of that
         peer sidecar puts in place of the peer's (docs/migrating.md).
@@ -40,6 +41,10 @@ MT_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 MT_CONFIG = "application/vnd.oci.image.config.v1+json"
 MT_LAYER = "application/vnd.oci.image.layer.v1.tar+gzip"
 USER = "65532:65532"
+# The Dockerfile's ENV: the runtimes' default PATH and "/", where the
+# binary is, so that `kubectl exec POD -c leaderd -- leaderd status`
+# finds it.
+ENV = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/"]
 # (tag suffix, entrypoint): the image, and one per peer sidecar leaderd
 # stands in for (lib/config/compat.c).
 VARIANTS = [("", ["/leaderd"])] + [
@@ -115,6 +120,7 @@ def build(rootfs, layout, tarball, tag, arch, version):
             "os": "linux",
             "config": {
                 "User": USER,
+                "Env": ENV,
                 "Entrypoint": entrypoint,
                 "WorkingDir": "/",
                 "Labels": {

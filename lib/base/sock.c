@@ -1,5 +1,6 @@
 /*
- * sock.c -- listening sockets for the local API (see sock.h).
+ * sock.c -- listening sockets for the local API, and the control
+ * client's connection to them (see sock.h).
  */
 
 #include <sys/socket.h>
@@ -10,10 +11,12 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/netaddr.h"
@@ -369,4 +372,132 @@ sock_unlink_unix(const char *path, dev_t dev, ino_t ino)
 	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == dev &&
 	    st.st_ino == ino)
 		unlink(path);
+}
+
+/*
+ * Connect fd to sa within timeout_ms; 0, or -1 with errno (ETIMEDOUT
+ * when no answer came in time).
+ */
+static int
+connect_within(int fd, const struct sockaddr_storage *sa, socklen_t salen,
+    uint64_t timeout_ms)
+{
+	struct pollfd	 pfd;
+	socklen_t	 elen = sizeof(int);
+	int		 e, n;
+
+	if (connect(fd, (const struct sockaddr *)sa, salen) == 0)
+		return 0;
+	if (errno != EINPROGRESS)
+		return -1;
+	pfd.fd = fd;
+	pfd.events = POLLOUT;
+	while ((n = poll(&pfd, 1, timeout_ms > INT32_MAX ? INT32_MAX :
+	    (int)timeout_ms)) == -1 && errno == EINTR)
+		;
+	if (n == -1)
+		return -1;
+	if (n == 0) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) == -1)
+		return -1;
+	if (e != 0) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+int
+sock_connect_tcp(const char *hostport, uint64_t timeout_ms, char *err,
+    size_t errlen)
+{
+	struct sockaddr_storage	 ss[SOCK_ADDRS_MAX];
+	socklen_t		 len[SOCK_ADDRS_MAX];
+	char			 host[256], serv[8], why[128];
+	char			 addr[INET6_ADDRSTRLEN];
+	const char		*h;
+	size_t			 used = 0;
+	int			 i, n, port, fd, e, v6;
+
+	if (netaddr_split(hostport, 0, host, sizeof(host), serv,
+	    sizeof(serv), why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "%s: %s", hostport, why);
+		return -1;
+	}
+	if ((port = netaddr_port(serv)) <= 0) {
+		snprintf(err, errlen, "%s: the port must be a number from 1 "
+		    "to 65535", hostport);
+		return -1;
+	}
+	/* A server bound to every address answers on loopback too. */
+	h = host;
+	if (host[0] == '\0')
+		h = "localhost";
+	else if (strcmp(host, "0.0.0.0") == 0)
+		h = "127.0.0.1";
+	else if (strcmp(host, "::") == 0)
+		h = "::1";
+	if ((n = sock_tcp_addrs(h, port, ss, len, SOCK_ADDRS_MAX, why,
+	    sizeof(why))) == -1) {
+		snprintf(err, errlen, "%s: %s", hostport, why);
+		return -1;
+	}
+	err[0] = '\0';
+	for (i = 0; i < n; i++) {
+		if ((fd = socket(ss[i].ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+		    SOCK_CLOEXEC, 0)) != -1 &&
+		    connect_within(fd, &ss[i], len[i], timeout_ms) == 0)
+			return fd;
+		e = errno;
+		if (fd != -1)
+			close(fd);
+		netaddr_sockaddr_text((struct sockaddr *)&ss[i], addr,
+		    sizeof(addr), NULL);
+		v6 = strchr(addr, ':') != NULL;
+		text_appendf(err, errlen, &used, "%s%s%s%s:%d: %s",
+		    used > 0 ? "; " : "", v6 ? "[" : "", addr, v6 ? "]" : "",
+		    port, e == ETIMEDOUT ? "no answer in time" : strerror(e));
+	}
+	return -1;
+}
+
+int
+sock_connect_unix(const char *path, uint64_t timeout_ms, char *err,
+    size_t errlen)
+{
+	struct sockaddr_un	 sun;
+	struct timespec		 pause = { 0, 20 * 1000 * 1000 };
+	uint64_t		 waited_ms = 0;
+	int			 fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (path[0] == '\0' || strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "unix socket path must be 1 to %zu "
+		    "bytes: %s", sizeof(sun.sun_path) - 1, path);
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	/* A unix connect does not complete later: a full backlog is EAGAIN. */
+	while (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		if (errno != EAGAIN ||
+		    waited_ms >= timeout_ms) {
+			snprintf(err, errlen, "%s: %s", path, errno == EAGAIN ?
+			    "no answer in time (its backlog is full)" :
+			    strerror(errno));
+			close(fd);
+			return -1;
+		}
+		nanosleep(&pause, NULL);
+		waited_ms += 20;
+	}
+	return fd;
 }

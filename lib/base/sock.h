@@ -1,8 +1,9 @@
 /*
  * sock.h -- listening sockets for the local API, after redis' anet.c:
  * plain helpers that write errors into the caller's buffer and never
- * log.  The unix socket rules follow OpenSMTPD control_create_socket and
- * tmux server_create_socket (ref/c-style-anchors.md 6.7).
+ * log; and the control client's connections to them.  The unix socket
+ * rules follow OpenSMTPD control_create_socket and tmux
+ * server_create_socket (ref/c-style-anchors.md 6.7).
  */
 
 #ifndef SOCK_H
@@ -12,6 +13,7 @@
 #include <sys/socket.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define SOCK_BACKLOG	128	/* listen(2) backlog */
 #define SOCK_ADDRS_MAX	4	/* addresses bound for one host:port */
@@ -67,5 +69,26 @@ int	sock_listen_unix(const char *path, dev_t *dev, ino_t *ino, char *err,
  * sock_listen_unix made, not one a later daemon put there.
  */
 void	sock_unlink_unix(const char *path, dev_t dev, ino_t ino);
+
+/*
+ * Connect to a local API listening on "host:port" or "[v6]:port", as a
+ * client on this machine does: the host "" and the wildcards 0.0.0.0
+ * and :: stand for loopback (127.0.0.1, ::1 and both, in that order for
+ * ""), "localhost" is 127.0.0.1 then ::1, and a name is every address
+ * it resolves to.  The addresses are tried in turn, each for at most
+ * timeout_ms; the first that accepts wins.  Returns the socket,
+ * non-blocking and close-on-exec, or -1 with err naming each address
+ * tried and why it failed ("127.0.0.1:4040: Connection refused").
+ */
+int	sock_connect_tcp(const char *hostport, uint64_t timeout_ms,
+	    char *err, size_t errlen);
+
+/*
+ * Connect to the unix socket path, retrying a full backlog (EAGAIN) for
+ * up to timeout_ms.  Returns the socket, non-blocking and close-on-exec,
+ * or -1 with err ("PATH: No such file or directory").
+ */
+int	sock_connect_unix(const char *path, uint64_t timeout_ms, char *err,
+	    size_t errlen);
 
 #endif /* SOCK_H */

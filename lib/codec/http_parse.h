@@ -98,4 +98,36 @@ int	http_host_check(const struct http_request *req, const char *local_ip,
 int	http_query_get(const char *query, const char *key, char *out,
 	    size_t outlen);
 
+/*
+ * Write s into out (outlen bytes with the NUL) as a query value that
+ * http_query_get decodes back to s: letters, digits and "-._~" as they
+ * are, every other byte as %XX.  Returns the length written, or -1 (out
+ * "") when it does not fit.
+ */
+int	http_query_escape(const char *s, char *out, size_t outlen);
+
+/*
+ * A whole HTTP/1.x response, as leaderd's control client reads the
+ * local API's answers (http_response.c).
+ */
+struct http_response {
+	int		 status;	/* the status code, 100 to 599 */
+	long long	 content_length;	/* -1 when absent */
+	const char	*body;		/* into the parsed bytes */
+	size_t		 body_len;	/* bytes of body */
+};
+
+/*
+ * Parse the response in buf, the len bytes read so far; eof says the
+ * server has closed the connection.  Returns 1 when the response is
+ * whole (its head, and Content-Length bytes of body or, without
+ * Content-Length, every byte up to eof; bytes past Content-Length are
+ * ignored), 0 when more bytes are needed, or -1 with what is wrong in
+ * err: not HTTP/1.x, a bad status line or Content-Length, a chunked
+ * body (the local API never sends one), or the end of the connection
+ * before the end of the response.  Pure: no I/O, no allocation.
+ */
+int	http_response_parse(const char *buf, size_t len, int eof,
+	    struct http_response *r, char *err, size_t errlen);
+
 #endif /* HTTP_PARSE_H */

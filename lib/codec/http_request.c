@@ -1,7 +1,8 @@
 /*
  * http_request.c -- questions about a request http_parse.c has parsed:
  * whether its Host header names this server (a guard against DNS
- * rebinding), and what its query string says for a key.  Pure, like the
+ * rebinding), and what its query string says for a key; and the other
+ * way round, a value escaped for a query string.  Pure, like the
  * parser; declared in http_parse.h.
  */
 
@@ -130,4 +131,35 @@ http_query_get(const char *query, const char *key, char *out, size_t outlen)
 		return -1;
 	}
 	return n;
+}
+
+int
+http_query_escape(const char *s, char *out, size_t outlen)
+{
+	static const char	 hex[] = "0123456789ABCDEF";
+	const unsigned char	*p;
+	size_t			 n = 0;
+
+	for (p = (const unsigned char *)s; *p != '\0'; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~", *p) != NULL) {
+			if (n + 1 >= outlen)
+				goto small;
+			out[n++] = (char)*p;
+			continue;
+		}
+		if (n + 3 >= outlen)
+			goto small;
+		out[n++] = '%';
+		out[n++] = hex[*p >> 4];
+		out[n++] = hex[*p & 0xf];
+	}
+	if (outlen == 0)
+		return -1;
+	out[n] = '\0';
+	return (int)n;
+small:
+	if (outlen > 0)
+		out[0] = '\0';
+	return -1;
 }

@@ -475,6 +475,17 @@ current-context: x
             f"no answer on /healthz (exit {proc.poll()}):\n{log.read()}"
         assert re.match(r"HTTP/1\.1 (200|503) ", answer), answer
         assert '"status"' in answer
+        # The control command from the same file set, by the runtime
+        # stage's PATH (kubectl exec POD -c leaderd -- leaderd status).
+        path = steps(parse_dockerfile(DOCKERFILE.read_text())[1], "ENV")
+        assert len(path) == 1 and path[0].startswith("PATH="), path
+        st = subprocess.run([chroot, "--userspec=65532:65532", str(rootfs),
+            "leaderd", "status", "--http", f"127.0.0.1:{port}"],
+            env={"PATH": path[0][5:]}, capture_output=True, text=True,
+            timeout=10)
+        assert st.returncode == 0, (st.returncode, st.stdout, st.stderr)
+        assert "identity:       chroot-test\n" in st.stdout, st.stdout
+        assert "lock:           leases/default/rootfs\n" in st.stdout
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 0
     finally:

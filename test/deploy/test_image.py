@@ -17,7 +17,9 @@ way `make image` does.  Checked:
     (same paths, modes and bytes), which is what ldd lists, the loader,
     the binary, etc/passwd, etc/group and the CA bundle;
   - leaderd runs from the unpacked rootfs as uid 65532 (chroot, then
-    setuid): --version, and -n on a configuration inside the image.
+    setuid): --version, and -n on a configuration inside the image;
+    `leaderd status` is found by the config's PATH, as `kubectl exec POD
+    -c leaderd -- leaderd status` finds it.
 """
 
 import hashlib
@@ -135,6 +137,30 @@ def test_config_user_and_entrypoint(unpacked):
     assert cfg["Entrypoint"] == ["/leaderd"]
     assert "Cmd" not in cfg
     assert not any(e.startswith("SHELL") for e in cfg.get("Env", []))
+    # "/" on PATH, the same as the Dockerfile's runtime stage says.
+    assert cfg["Env"] == oci.ENV
+    assert "/" in cfg["Env"][0].partition("=")[2].split(":")
+    run = parse_dockerfile((ROOT / "Dockerfile").read_text())[1]
+    assert steps(run, "ENV") == cfg["Env"]
+
+
+def test_control_command_found_on_path(unpacked, image_root):
+    """`kubectl exec POD -c leaderd -- leaderd status` runs `leaderd` by
+    the image's PATH: found, it runs from the file set, and with no
+    daemon in the chroot it says so (3).  Its usage errors are 2."""
+    env = dict(e.partition("=")[::2] for e in unpacked[0]["config"]["Env"])
+    proc = run_as_nonroot(image_root, "leaderd", "status", env=env)
+    assert proc.returncode == 3, (proc.returncode, proc.stderr)
+    assert proc.stderr.startswith("leaderd: status: cannot reach leaderd "
+                                  "at localhost:4040: 127.0.0.1:4040: "), \
+        proc.stderr
+    proc = run_as_nonroot(image_root, "leaderd", "wait-leader",
+                          "--timeout", "soon", env=env)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    # Without "/" on PATH, as with the runtimes' default, it is not found.
+    proc = run_as_nonroot(image_root, "leaderd", "status",
+                          env={"PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 127, (proc.returncode, proc.stderr)
 
 
 def test_peer_variants(image, unpacked, image_root):
@@ -213,15 +239,15 @@ def test_file_set_is_the_dockerfiles(leaderd, reference_rootfs, image_root):
     assert set(have) == by_ldd
 
 
-def run_as_nonroot(root, *argv):
+def run_as_nonroot(root, *argv, env=None):
     if os.geteuid() != 0:
         pytest.skip("chroot needs root (test_dockerfile.py's "
                     "test_runs_from_rootfs_with_its_own_loader runs the same "
                     "file set without it)")
     chroot = need_tool("chroot", "install coreutils")
     return subprocess.run([chroot, "--userspec=65532:65532", str(root)] +
-        list(argv), env={"PATH": "/"}, capture_output=True, text=True,
-        timeout=10)
+        list(argv), env=env or {"PATH": "/"}, capture_output=True,
+        text=True, timeout=10)
 
 
 def test_version_as_65532(leaderd, image_root):

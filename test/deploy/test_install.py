@@ -3,9 +3,10 @@
 `make install DESTDIR=...` must put exactly three files under DESTDIR:
 the daemon in $(PREFIX)/sbin and the pages leaderd(8) and
 leaderd.yaml(5) under $(PREFIX)/share/man, with PREFIX /usr/local unless
-given.  The pages must name every flag of cmd/leaderd/main.c's longopts
-and every key of lib/config.c's table, so neither can grow without its
-manual.
+given.  The pages must name every flag of the longopts of
+cmd/leaderd/main.c (the daemon) and cmd/leaderd/ctl.c (the control
+commands) and every key of lib/config.c's table, so none can grow
+without its manual.
 """
 
 import os
@@ -73,14 +74,19 @@ def source(pattern):
     return found[0].read_text()
 
 
+def longopts(path):
+    """The long option names of the longopts[] table in path."""
+    m = re.search(r"longopts\[\]\s*=\s*\{(.*?)\n\};", source(path), re.S)
+    assert m, f"no longopts in {path}"
+    return re.findall(r'\{\s*"([a-z-]+)"', m.group(1))
+
+
 def test_leaderd_8_names_every_flag():
-    text = source("cmd/leaderd/main.c")
-    m = re.search(r"longopts\[\]\s*=\s*\{(.*?)\n\};", text, re.S)
-    assert m, "no longopts in main.c"
-    flags = re.findall(r'\{\s*"([a-z-]+)"', m.group(1))
-    assert len(flags) > 20
+    daemon, ctl = longopts("cmd/leaderd/main.c"), longopts("cmd/leaderd/ctl.c")
+    assert len(daemon) > 20
+    assert {"json", "to", "timeout"} <= set(ctl)
     page = man_text(MAN8)
-    missing = [f for f in flags if not re.search(
+    missing = [f for f in daemon + ctl if not re.search(
         rf"^\.It Fl (?:.*, Fl )?-{re.escape(f)}(?![\w-])", page, re.M)]
     assert not missing, f"leaderd.8 has no .It entry for --{missing}"
 

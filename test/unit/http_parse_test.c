@@ -6,6 +6,9 @@
  * "more input needed" at the end.  Each case is fed whole, one byte at a
  * time, and (when short) split in two at every position; all ways must
  * give the expected outcomes, including the same error text.
+ *
+ * And the control client's side: a query value escaped so that
+ * http_query_get reads it back, and whole responses (http_response.c).
  */
 
 #include <stdarg.h>
@@ -795,6 +798,128 @@ test_query(void **state)
 	assert_int_equal(strlen(http_parse_request(&p)->query), n);
 }
 
+/* http_query_escape: what http_query_get decodes back, byte for byte. */
+static void
+test_query_escape(void **state)
+{
+	static const struct {
+		const char	*s;
+		const char	*want;
+	} ec[] = {
+		{ "", "" },
+		{ "pod-a_1.x~", "pod-a_1.x~" },
+		{ "a b&c=d", "a%20b%26c%3Dd" },
+		{ "100%+", "100%25%2B" },
+		{ "\xc3\xa9/?#", "%C3%A9%2F%3F%23" },
+	};
+	char	 q[64], v[80], small[4];
+	size_t	 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ec) / sizeof(ec[0]); i++) {
+		assert_int_equal(http_query_escape(ec[i].s, q, sizeof(q)),
+		    (int)strlen(ec[i].want));
+		assert_string_equal(q, ec[i].want);
+		snprintf(v, sizeof(v), "to=%s", q);
+		assert_int_equal(http_query_get(v, "to", q, sizeof(q)), 1);
+		assert_string_equal(q, ec[i].s);
+	}
+	/* Too long, even by the last escape: -1 and "". */
+	assert_int_equal(http_query_escape("abcd", small, sizeof(small)), -1);
+	assert_string_equal(small, "");
+	assert_int_equal(http_query_escape("ab ", small, sizeof(small)), -1);
+	assert_string_equal(small, "");
+	assert_int_equal(http_query_escape("abc", small, sizeof(small)), 3);
+	assert_int_equal(http_query_escape("", small, 0), -1);
+}
+
+/* http_response_parse: whole, cut short, closed early, not HTTP. */
+static void
+test_response(void **state)
+{
+	static const struct {
+		const char	*raw;
+		int		 eof;
+		int		 rv;
+		int		 status;
+		const char	*body;	/* or the error's start */
+	} rc[] = {
+		{ "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc", 0, 1,
+		    200, "abc" },
+		/* Bytes past Content-Length are not the body. */
+		{ "HTTP/1.1 200 OK\r\ncontent-length:  2\r\n\r\nabc", 0, 1,
+		    200, "ab" },
+		{ "HTTP/1.0 409 Conflict\r\nX: y\r\nContent-Length: 0\r\n"
+		    "\r\n", 0, 1, 409, "" },
+		{ "HTTP/1.1 200\r\nContent-Length: 1\r\n\r\nx", 0, 1, 200,
+		    "x" },
+		/* Without Content-Length, the body ends at the close. */
+		{ "HTTP/1.1 200 OK\r\n\r\n{}", 0, 0, 0, "" },
+		{ "HTTP/1.1 200 OK\r\n\r\n{}", 1, 1, 200, "{}" },
+		/* More to come. */
+		{ "", 0, 0, 0, "" },
+		{ "HTTP/1.1 200 OK\r\nContent-Len", 0, 0, 0, "" },
+		{ "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab", 0, 0,
+		    0, "" },
+		/* Closed early. */
+		{ "", 1, -1, 0, "the connection was closed without" },
+		{ "HTTP/1.1 200 OK\r\nConte", 1, -1, 0,
+		    "the connection was closed in the middle" },
+		{ "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab", 1, -1,
+		    0, "the connection was closed after 2 of 5" },
+		/* Not the local API. */
+		{ "SSH-2.0-OpenSSH_9.6\r\n\r\n", 0, -1, 0,
+		    "not an HTTP/1.x answer" },
+		{ "HTTP/2 200\r\n\r\n", 0, -1, 0, "not an HTTP/1.x" },
+		{ "HTTP/1.1 2x0 OK\r\n\r\n", 0, -1, 0, "a malformed" },
+		{ "HTTP/1.1 099 Odd\r\n\r\n", 0, -1, 0, "a malformed" },
+		{ "HTTP/1.1 200OK\r\n\r\n", 0, -1, 0, "a malformed" },
+		{ "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", 0, -1,
+		    0, "a bad Content-Length" },
+		{ "HTTP/1.1 200 OK\r\nContent-Length:\r\n\r\n", 0, -1, 0,
+		    "a bad Content-Length" },
+		{ "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n"
+		    "Content-Length: 1\r\n\r\nx", 0, -1, 0,
+		    "a bad Content-Length" },
+		{ "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999\r\n"
+		    "\r\n", 0, -1, 0, "a bad Content-Length" },
+		{ "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "2\r\n{}\r\n0\r\n\r\n", 0, -1, 0,
+		    "a Transfer-Encoding" },
+	};
+	struct http_response	 r;
+	char			 err[128], *big;
+	size_t			 i;
+	int			 rv;
+
+	(void)state;
+	for (i = 0; i < sizeof(rc) / sizeof(rc[0]); i++) {
+		err[0] = '\0';
+		rv = http_response_parse(rc[i].raw, strlen(rc[i].raw),
+		    rc[i].eof, &r, err, sizeof(err));
+		if (rv != rc[i].rv)
+			fail_msg("case %zu: %d, want %d (%s)", i, rv, rc[i].rv,
+			    err);
+		if (rv == 1) {
+			assert_int_equal(r.status, rc[i].status);
+			assert_int_equal(r.body_len, strlen(rc[i].body));
+			assert_memory_equal(r.body, rc[i].body, r.body_len);
+		} else if (rv == -1 && strncmp(err, rc[i].body,
+		    strlen(rc[i].body)) != 0)
+			fail_msg("case %zu: \"%s\", want \"%s...\"", i, err,
+			    rc[i].body);
+	}
+	/* A head that never ends is not read for ever. */
+	big = malloc(20000);
+	assert_non_null(big);
+	memset(big, 'x', 20000);
+	memcpy(big, "HTTP/1.1 200 OK\r\nX: ", 20);
+	assert_int_equal(http_response_parse(big, 20000, 0, &r, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "head is over"));
+	free(big);
+}
+
 int
 main(void)
 {
@@ -806,6 +931,8 @@ main(void)
 		cmocka_unit_test(test_query),
 		cmocka_unit_test(test_query_get),
 		cmocka_unit_test(test_host_check),
+		cmocka_unit_test(test_query_escape),
+		cmocka_unit_test(test_response),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,9 @@
  * And sock_listen_tcp on names: localhost is both loopbacks, one port
  * for both with port 0; the wrapper can fail the IPv6 bind, as a pod
  * without ::1 does (skipped) or with another error (fatal).
+ *
+ * And the control client's connections: wildcards stand for loopback,
+ * and a failure names every address tried.
  */
 
 #include <sys/socket.h>
@@ -270,6 +273,64 @@ test_tcp_port0_taken(void **state)
 	fail_v6_count = -1;
 }
 
+static void
+test_connect(void **state)
+{
+	struct sock_bound	 b[SOCK_ADDRS_MAX];
+	char			 err[512], skipped[256], hp[64], want[64];
+	char			 path[160];
+	const char		*forms[] = { "127.0.0.1:%d", "0.0.0.0:%d",
+				    ":%d", "localhost:%d" };
+	dev_t			 dev;
+	ino_t			 ino;
+	size_t			 i;
+	int			 n, fd, port;
+
+	(void)state;
+	n = sock_listen_tcp("127.0.0.1:0", b, SOCK_ADDRS_MAX, skipped,
+	    sizeof(skipped), err, sizeof(err));
+	assert_int_equal(n, 1);
+	port = b[0].port;
+	for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		snprintf(hp, sizeof(hp), forms[i], port);
+		if ((fd = sock_connect_tcp(hp, 1000, err, sizeof(err))) == -1)
+			fail_msg("%s: %s", hp, err);
+		close(fd);
+	}
+	close(b[0].fd);
+	snprintf(hp, sizeof(hp), "127.0.0.1:%d", port);
+	assert_int_equal(sock_connect_tcp(hp, 1000, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "127.0.0.1:%d: Connection refused",
+	    port);
+	assert_string_equal(err, want);
+	if (have_v6_loopback()) {
+		/* Both loopbacks tried, both named. */
+		snprintf(hp, sizeof(hp), "localhost:%d", port);
+		assert_int_equal(sock_connect_tcp(hp, 1000, err, sizeof(err)),
+		    -1);
+		assert_non_null(strstr(err, want));
+		snprintf(want, sizeof(want), "; [::1]:%d: ", port);
+		assert_non_null(strstr(err, want));
+	}
+	assert_int_equal(sock_connect_tcp("127.0.0.1", 1000, err,
+	    sizeof(err)), -1);
+	assert_int_equal(sock_connect_tcp("127.0.0.1:0", 1000, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "from 1 to 65535"));
+
+	snprintf(path, sizeof(path), "%s/connect.sock", dir);
+	fd = sock_listen_unix(path, &dev, &ino, err, sizeof(err));
+	assert_int_not_equal(fd, -1);
+	n = sock_connect_unix(path, 1000, err, sizeof(err));
+	assert_int_not_equal(n, -1);
+	close(n);
+	close(fd);
+	sock_unlink_unix(path, dev, ino);
+	assert_int_equal(sock_connect_unix(path, 1000, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "No such file or directory"));
+}
+
 int
 main(void)
 {
@@ -280,6 +341,7 @@ main(void)
 		cmocka_unit_test(test_tcp_localhost),
 		cmocka_unit_test(test_tcp_no_v6),
 		cmocka_unit_test(test_tcp_port0_taken),
+		cmocka_unit_test(test_connect),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
