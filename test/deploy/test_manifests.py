@@ -35,9 +35,11 @@ KUSTOMIZATIONS = [
     "deploy/migrate-leader-elector",
     "deploy/leader-service",
     "deploy/leader-endpoints",
+    "deploy/app-gated",
 ]
 # The variants that keep the base's config file and unix socket.
 WITH_CONFIG = ["deploy", "deploy/base", "deploy/native-sidecar",
+               "deploy/app-gated",
                "deploy/leader-service", "deploy/leader-endpoints"]
 
 IMAGE = "ghcr.io/leaderd/leaderd"
