@@ -217,6 +217,12 @@ lease_decode(const char *buf, size_t len, struct lease *out, char *err,
 	    err, errlen) == -1 || codec_get_string(meta, "uid",
 	    "metadata.uid", l.uid, sizeof(l.uid), err, errlen) == -1))
 		goto out;
+	if (json_is_object(meta) &&
+	    json_is_object(json_object_get(meta, "annotations")) &&
+	    codec_get_string(json_object_get(meta, "annotations"),
+	    LEASE_HANDOVER, "metadata.annotations[" LEASE_HANDOVER "]",
+	    l.handover, sizeof(l.handover), err, errlen) == -1)
+		goto out;
 	spec = json_object_get(root, "spec");
 	if (json_is_object(spec) &&
 	    (codec_get_string(spec, "holderIdentity", "spec.holderIdentity",
@@ -368,6 +374,35 @@ lease_encode_create_owned(const char *ns, const char *name,
 	return codec_json_dump(root);
 }
 
+/* Set metadata.annotations[LEASE_HANDOVER] to who, or remove it. */
+static void
+set_handover(json_t *root, const char *who)
+{
+	json_t	*meta, *ann;
+
+	meta = json_object_get(root, "metadata");
+	if (!json_is_object(meta)) {
+		if (who[0] == '\0')
+			return;
+		meta = json_object();
+		json_object_set_new(root, "metadata", meta);
+	}
+	ann = json_object_get(meta, "annotations");
+	if (who[0] == '\0') {
+		if (json_is_object(ann)) {
+			json_object_del(ann, LEASE_HANDOVER);
+			if (json_object_size(ann) == 0)
+				json_object_del(meta, "annotations");
+		}
+		return;
+	}
+	if (!json_is_object(ann)) {
+		ann = json_object();
+		json_object_set_new(meta, "annotations", ann);
+	}
+	json_object_set_new(ann, LEASE_HANDOVER, codec_jstring(who));
+}
+
 char *
 lease_encode_update(const char *base, size_t baselen,
     const struct lease *rec, char *err, size_t errlen)
@@ -399,6 +434,7 @@ lease_encode_update(const char *base, size_t baselen,
 	}
 	/* Replacing keeps the key's place, so only spec changes. */
 	json_object_set_new(root, "spec", encode_spec(rec));
+	set_handover(root, rec->handover);
 	return codec_json_dump(root);
 }
 

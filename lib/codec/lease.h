@@ -35,7 +35,18 @@ struct lease {
 	char	 preferred[LEASE_HOLDER_MAX];	/* spec.preferredHolder (CLE) */
 	char	 rv[LEASE_RV_MAX];	/* metadata.resourceVersion */
 	char	 uid[LEASE_RV_MAX];	/* metadata.uid */
+	char	 handover[LEASE_HOLDER_MAX];	/* annotation LEASE_HANDOVER:
+					   the identity this record was
+					   handed to; "" = none */
 };
+
+/*
+ * The annotation a directed handover writes beside its record: the
+ * identity it names, so that a leaderd successor can tell a lease handed
+ * to it from one written by another process under its identity.  Every
+ * other write leaderd makes removes it.
+ */
+#define LEASE_HANDOVER	"leaderd.io/handover-to"
 
 /*
  * Decode a Lease object (the body of a GET, POST or PUT answer).  Fields
@@ -79,6 +90,8 @@ char	*lease_encode_create_owned(const char *ns, const char *name,
  * server returned, with its metadata, uid, resourceVersion, labels and
  * annotations) with its spec replaced by rec, as client-go's LeaseLock
  * does.  strategy and preferredHolder are written only when non-empty.
+ * The annotation LEASE_HANDOVER is set to rec->handover when that is not
+ * empty, and removed otherwise; no other metadata changes.
  * Returns a string the caller frees, or NULL with err filled when base
  * is not a Lease object.
  */

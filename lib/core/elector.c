@@ -16,10 +16,13 @@
  * Section numbers refer to ref/clientgo-leaderelection.md.
  */
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/elector.h"
 #include "core/elector_int.h"
+
+static void	abandon(struct elector *, struct elector_action *);
 
 static void
 report_holder(struct elector *e, struct elector_action *act)
@@ -131,6 +134,51 @@ decide_for_life(struct elector *e, uint64_t now_ms,
 	    elector_jitter(e)));
 }
 
+/*
+ * Whether rec is a lease handed to us (elector.h, HANDOVER): it names us
+ * and says so in its handover annotation, starts a term (acquireTime =
+ * renewTime), and is not a write of this process.
+ */
+static int
+handed_to_us(const struct elector *e, const struct lease *rec)
+{
+	return elector_is_self(e, rec) &&
+	    strcmp(rec->handover, e->conf.identity) == 0 &&
+	    rec->acquire_us != 0 && rec->acquire_us == rec->renew_us &&
+	    !elector_sent_by_us(e, rec);
+}
+
+/* The identity our own record prefers over us (preferredHolder), or NULL. */
+static const char *
+preferred_other(const struct elector *e)
+{
+	const struct lease	*o = &e->observed;
+
+	if (e->conf.for_life || !e->ours || o->preferred[0] == '\0' ||
+	    o->strategy[0] == '\0' || strcmp(o->preferred, e->conf.identity) ==
+	    0)
+		return NULL;
+	return o->preferred;
+}
+
+/*
+ * Hand the lease over to `to` now: stop leading, abandon the request in
+ * flight, write the handover over the last version (make_record).
+ */
+static void
+hand_over(struct elector *e, uint64_t now_ms, const char *to,
+    struct elector_action *act)
+{
+	lose(e, ELECTOR_FOLLOWER, "handed over", act);
+	e->stepdown = 1;
+	e->release_cooldown_ms = e->conf.cooldown_ms;
+	e->cooldown_until_ms = now_ms + e->conf.cooldown_ms;
+	snprintf(e->handover_to, sizeof(e->handover_to), "%s", to);
+	abandon(e, act);
+	schedule(e, ELECTOR_DO_UPDATE, now_ms);
+	e->next_release = 1;
+}
+
 /* What to do after a successful read, in any state but STOPPING. */
 static void
 decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
@@ -147,6 +195,12 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 		/* Stepping down: hand our record back (CAS on its version). */
 		schedule(e, ELECTOR_DO_UPDATE, now_ms);
 		e->next_release = 1;
+		return;
+	}
+	if (e->ours && preferred_other(e) != NULL &&
+	    elector_is_leader(e, now_ms)) {
+		/* The record prefers another holder: hand it over now. */
+		hand_over(e, now_ms, preferred_other(e), act);
 		return;
 	}
 	if (e->ours) {
@@ -169,6 +223,14 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 		    "another holder took the lease", act);
 	/* The record is not ours: nothing is left to release. */
 	e->stepdown = 0;
+	e->handover_to[0] = '\0';
+	if (!e->passive && handed_to_us(e, &e->observed)) {
+		/* Handed to us: renew it as ours, at once. */
+		e->state = ELECTOR_CANDIDATE;
+		e->handed = 1;
+		schedule(e, ELECTOR_DO_UPDATE, now_ms);
+		return;
+	}
 	if (e->passive || now_ms < e->cooldown_until_ms) {
 		/*
 		 * Not a candidate, or cooling down after a step-down: follow,
@@ -219,7 +281,9 @@ on_watched(struct elector *e, const struct elector_input *in,
     struct elector_action *act)
 {
 	observe(e, in->record, in->now_ms, act);
-	if (e->state == ELECTOR_LEADER && e->ours)
+	if (e->state == ELECTOR_LEADER && e->ours &&
+	    (preferred_other(e) == NULL ||
+	    !elector_is_leader(e, in->now_ms)))
 		return;
 	decide(e, in->now_ms, act);
 }
@@ -259,7 +323,14 @@ on_notfound(struct elector *e, const struct elector_input *in,
 	 */
 	if (e->have_observed && e->observed.holder[0] != '\0' &&
 	    !elector_is_leader(e, in->now_ms) && !e->conf.for_life)
-		at = in->now_ms + e->conf.renew_deadline_ms;
+		e->create_after_ms = in->now_ms + e->conf.renew_deadline_ms;
+	/*
+	 * A later 404 finds no holder to wait for (observed was cleared),
+	 * but the one seen before the deletion may still lead: the bound
+	 * set then holds until it passes.
+	 */
+	if (at < e->create_after_ms)
+		at = e->create_after_ms;
 	if (!e->have_observed)
 		act->events |= ELECTOR_EV_OBSERVED;
 	memset(&e->observed, 0, sizeof(e->observed));
@@ -316,6 +387,9 @@ on_written(struct elector *e, const struct elector_input *in, int release,
 	}
 	if (release) {
 		act->events |= ELECTOR_EV_RELEASED;
+		if (e->handover_to[0] != '\0')
+			act->events |= ELECTOR_EV_HANDED;
+		e->handover_to[0] = '\0';
 		if (e->state == ELECTOR_STOPPING) {
 			stopped(e, act);
 			return;
@@ -498,6 +572,18 @@ on_watch(struct elector *e, const struct elector_input *in)
 		schedule(e, ELECTOR_DO_GET, at);
 }
 
+/* HANDOVER (elector.h): a directed release. */
+static void
+on_handover(struct elector *e, const struct elector_input *in,
+    struct elector_action *act)
+{
+	if (e->conf.for_life || in->to == NULL || in->to[0] == '\0' ||
+	    strcmp(in->to, e->conf.identity) == 0 ||
+	    !elector_is_leader(e, in->now_ms))
+		return;
+	hand_over(e, in->now_ms, in->to, act);
+}
+
 /*
  * Candidacy on or off (the application's health, a client, a pause).  Off
  * while leading is a step-down whose cooldown is the input's; off while
@@ -628,6 +714,9 @@ elector_step(struct elector *e, const struct elector_input *in,
 		break;
 	case ELECTOR_IN_CANDIDACY:
 		on_candidacy(e, in, act);
+		break;
+	case ELECTOR_IN_HANDOVER:
+		on_handover(e, in, act);
 		break;
 	}
 

@@ -76,8 +76,9 @@ enum elector_input_kind {
 	ELECTOR_IN_WATCH_DOWN,	/* that watch broke: poll again */
 	ELECTOR_IN_REREAD,	/* read the lock at once (the watch saw it
 				   deleted, or its version expired) */
-	ELECTOR_IN_CANDIDACY	/* become a candidate, or stop being one
+	ELECTOR_IN_CANDIDACY,	/* become a candidate, or stop being one
 				   (in.candidate) */
+	ELECTOR_IN_HANDOVER	/* hand the lease to in.to if leading */
 };
 
 enum elector_action_kind {
@@ -94,6 +95,7 @@ enum elector_action_kind {
 #define ELECTOR_EV_OBSERVED	0x08	/* first successful read of the lock */
 #define ELECTOR_EV_RELEASED	0x10	/* our release was written */
 #define ELECTOR_EV_STOPPED	0x20	/* state is now STOPPED */
+#define ELECTOR_EV_HANDED	0x40	/* with RELEASED: to a successor */
 
 struct elector_config {
 	char		 identity[LEASE_HOLDER_MAX];	/* holderIdentity we write */
@@ -124,6 +126,7 @@ struct elector_input {
 	uint64_t		 poll_ms;	/* WATCH_UP only: a follower's poll
 						   period while watching; > 0 */
 	int			 candidate;	/* CANDIDACY only: 1 on, 0 off */
+	const char		*to;		/* HANDOVER only: the successor */
 	uint64_t		 cooldown_ms;	/* CANDIDACY off only: after the
 						   release, no takeover this long */
 };
@@ -196,6 +199,13 @@ struct elector {
 	uint64_t		 cooldown_until_ms; /* no takeover before this */
 	uint64_t		 release_cooldown_ms; /* cooldown from the release
 						   being written */
+	char			 handover_to[LEASE_HOLDER_MAX]; /* the release
+						   due hands the lease to this
+						   identity; "" = plain */
+	int			 handed;	/* the lease was handed to us: the
+						   write due renews it as ours */
+	uint64_t		 create_after_ms; /* a deleted lease's holder may
+						   lead until then: no create */
 };
 
 /*
@@ -246,6 +256,29 @@ int	elector_init(struct elector *e, const struct elector_config *conf,
  * REREAD: read the lock at once if nothing is in flight and e is a
  * follower or a candidate, or for life a leader too (the watch saw the
  * Lease deleted, or its version expired).
+ *
+ * HANDOVER: if e leads, it stops leading at once (ELECTOR_EV_LOST) and,
+ * instead of a release, writes the lease over to in->to with the same
+ * CAS (the last version written): holderIdentity in->to, acquireTime =
+ * renewTime = now, leaseDurationSeconds, leaseTransitions + 1, and the
+ * annotation LEASE_HANDOVER naming in->to; ELECTOR_EV_RELEASED |
+ * ELECTOR_EV_HANDED when written; then it follows through the step-down
+ * cooldown.  A 409 reads and writes the handover again while the record
+ * is still ours.  Ignored when e does not lead, for in->to "" or our own
+ * identity, and for life.  A STOP during it sends the handover.
+ *
+ * A lease handed to e (a record naming e, with LEASE_HANDOVER naming e
+ * and acquireTime equal to renewTime, not written by this process) is
+ * taken at once, when e is a candidate, by renewing it over its version:
+ * leaseTransitions and acquireTime kept, leadership counted from the
+ * renew's send time, never from the handover.  Only one of several
+ * processes sharing e's identity can win that CAS; the others see the
+ * winner's renew, which is no longer a handover, and wait it out.
+ *
+ * spec.preferredHolder naming another identity (with a spec.strategy),
+ * read by the leader on its own record, makes it hand over to that
+ * identity at once, as HANDOVER does.  Every write keeps the record's
+ * strategy and preferredHolder.
  *
  * CANDIDACY: in->candidate 0 makes e passive, a follower that reads the
  * lease but never takes it over, creates it or renews it; if e leads it

@@ -240,6 +240,19 @@ make_record(struct elector *e, const struct elector_input *in,
 	int64_t	 wall_us = in->wall_us;
 
 	memset(rec, 0, sizeof(*rec));
+	/* Coordinated election's fields stay as the record has them. */
+	memcpy(rec->strategy, e->observed.strategy, sizeof(rec->strategy));
+	memcpy(rec->preferred, e->observed.preferred, sizeof(rec->preferred));
+	if (e->next_release && e->handover_to[0] != '\0') {
+		/* A directed handover: a new term for the successor. */
+		memcpy(rec->holder, e->handover_to, sizeof(rec->holder));
+		memcpy(rec->handover, e->handover_to, sizeof(rec->handover));
+		rec->duration_s = (int32_t)(e->conf.lease_duration_ms /
+		    MS_PER_S);
+		rec->acquire_us = rec->renew_us = wall_us;
+		rec->transitions = e->observed.transitions + 1;
+		return;
+	}
 	if (e->next_release) {
 		/* Release as client-go writes it (2.6). */
 		rec->duration_s = 1;
@@ -258,8 +271,12 @@ make_record(struct elector *e, const struct elector_input *in,
 		rec->acquire_us = rec->renew_us = wall_us;
 		return;
 	}
-	if (e->ours) {
-		/* A renew keeps acquireTime and leaseTransitions (2.4). */
+	if (e->ours || e->handed) {
+		/*
+		 * A renew keeps acquireTime and leaseTransitions (2.4); so
+		 * does the first write of a lease handed to us, whose term
+		 * the handover began.
+		 */
 		rec->acquire_us = e->observed.acquire_us;
 		rec->transitions = e->observed.transitions;
 		rec->renew_us = wall_us;
@@ -280,6 +297,7 @@ elector_send_due(struct elector *e, const struct elector_input *in,
 	act->kind = e->next_kind;
 	if (act->kind != ELECTOR_DO_GET)
 		make_record(e, in, &act->record);
+	e->handed = 0;
 	if (act->kind == ELECTOR_DO_UPDATE && !e->next_release &&
 	    !e->have_observed)
 		act->kind = ELECTOR_DO_GET;	/* nothing to write over yet */

@@ -41,6 +41,9 @@
 
 static unsigned long	 step_downs;	/* ELECTOR_IN_STEP_DOWN fed */
 static unsigned long	 candidacy_offs; /* ELECTOR_IN_CANDIDACY off fed */
+static unsigned long	 handovers;	/* ELECTOR_IN_HANDOVER fed to leaders */
+static unsigned long	 handed;	/* handovers written */
+static unsigned long	 handed_taken;	/* successors leading on a handover */
 static unsigned long	 passive_leaders; /* offs fed while leading */
 static unsigned long	 abandoned[3];	/* abandoned writes that landed
 					   before the release, were refused,
@@ -114,6 +117,7 @@ struct node {
 	struct lease		 pending;	/* delivered during a request */
 	int			 have_pending;
 	int			 candidate;	/* CANDIDACY to feed: on or off */
+	const char		*to;		/* HANDOVER to feed: successor */
 	uint64_t		 cooldown_ms;	/* and its cooldown */
 };
 
@@ -417,6 +421,7 @@ feed(struct world *w, int i, enum elector_input_kind kind,
 	struct node		*nd = &w->nodes[i];
 	struct elector_input	 in;
 	struct elector_action	 act;
+	int			 was_handed;
 
 	memset(&in, 0, sizeof(in));
 	in.kind = kind;
@@ -426,13 +431,20 @@ feed(struct world *w, int i, enum elector_input_kind kind,
 	in.poll_ms = WATCH_POLL_MS;	/* read by WATCH_UP only */
 	in.candidate = nd->candidate;	/* read by CANDIDACY only */
 	in.cooldown_ms = nd->cooldown_ms;
+	in.to = nd->to;		/* read by HANDOVER only */
 	if (kind == ELECTOR_IN_STOP && nd->stop_in_ms == NEVER) {
 		in.until_ms = w->now_ms + nd->budget_ms;
 		nd->stop_in_ms = w->now_ms;
 	}
 	if (rec != NULL && kind != ELECTOR_IN_WATCHED)
 		snprintf(nd->rv, sizeof(nd->rv), "%s", rec->rv);
+	was_handed = strcmp(nd->e.observed.handover,
+	    identities[nd->identity]) == 0;
 	elector_step(&nd->e, &in, &act);
+	if (act.events & ELECTOR_EV_HANDED)
+		handed++;
+	if ((act.events & ELECTOR_EV_LEADING) && was_handed)
+		handed_taken++;
 	/*
 	 * A watched record becomes the body of the next PUT only if the
 	 * elector took it (daemon_api.c does the same): a write is decided on
@@ -660,6 +672,20 @@ run_due(struct world *w)
 			feed(w, i, ELECTOR_IN_STEP_DOWN, NULL);
 		}
 		if (nd->alive && w->faults &&
+		    elector_is_leader(&nd->e, w->now_ms) &&
+		    chance(&w->rng, 1)) {
+			/*
+			 * POST /leader/release?to=: to another live node, to
+			 * a node that is down or restarting, or to an
+			 * identity nobody has.
+			 */
+			int	 k = (int)between(&w->rng, 0, MAXN);
+
+			nd->to = k == MAXN ? "pod-nobody" : identities[k];
+			handovers++;
+			feed(w, i, ELECTOR_IN_HANDOVER, NULL);
+		}
+		if (nd->alive && w->faults &&
 		    chance(&w->rng, nd->e.passive ? 20 : 1)) {
 			/*
 			 * The application's health, its client, a pause: out
@@ -752,6 +778,9 @@ main(int argc, char *argv[])
 	    SIM_MS / 1000, transitions, step_downs, share * 100);
 	printf("elector_sim: candidacy ended %lu times, %lu of them while "
 	    "leading\n", candidacy_offs, passive_leaders);
+	printf("elector_sim: %lu directed handovers asked of leaders, %lu "
+	    "written, %lu successors led on one\n", handovers, handed,
+	    handed_taken);
 	printf("elector_sim: abandoned writes: %lu landed before the "
 	    "release, %lu refused after it, %lu never landed\n", abandoned[0],
 	    abandoned[1], abandoned[2]);
@@ -765,6 +794,11 @@ main(int argc, char *argv[])
 	if (n >= 1000 && (candidacy_offs == 0 || passive_leaders == 0)) {
 		fprintf(stderr, "elector_sim: candidacy never ended while "
 		    "leading in %" PRIu64 " schedules\n", n);
+		return 1;
+	}
+	if (n >= 1000 && (handed == 0 || handed_taken == 0)) {
+		fprintf(stderr, "elector_sim: no handover written in %" PRIu64
+		    " schedules\n", n);
 		return 1;
 	}
 	if (n >= 1000 && step_downs == 0) {

@@ -388,10 +388,15 @@ static const struct elcase cases[] = {
 	    S(GOT, 30010, R_FOREIGN, NOTHING, FOLL, 0, 0, ANY),
 	    S(REREAD, 35000, R_NONE, GET, FOLL, 0, 0, ANY),
 	    S(NOTFOUND, 35010, R_NONE, NOTHING, FOLL, 0, 0, ANY),
-	    /* Never the leader: no cooldown; the absent lease is created. */
+	    /*
+	     * Never the leader: no cooldown; the absent lease is created,
+	     * once "b", seen before the deletion, can no longer lead: its
+	     * renew_deadline from the first 404 (35010).
+	     */
 	    ON(36000, GET, FOLL, 0, 0, ANY),
-	    S(NOTFOUND, 36010, R_NONE, CREATE, CAND, 0, 0, ANY),
-	    S(WRITTEN, 36020, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, ANY),
+	    S(NOTFOUND, 36010, R_NONE, NOTHING, CAND, 0, 0, 45010),
+	    S(TICK, 45010, R_NONE, CREATE, CAND, 0, 0, ANY),
+	    S(WRITTEN, 45020, R_ECHO, NOTHING, LEAD, 1, EV_LEAD, ANY),
 	    END } },
 	{ "a takeover in flight when candidacy ends is handed back", 1, {
 	    S(TICK, 0, R_NONE, GET, CAND, 0, 0, ANY),
@@ -650,6 +655,7 @@ test_life_cases(void **state)
 
 static void	feed(struct elector *, enum elector_input_kind, uint64_t,
 		    const struct lease *, struct elector_action *);
+static const char *handover_to;		/* feed's in.to */
 
 /*
  * For life, the create carries holderIdentity and acquireTime only (no
@@ -695,6 +701,164 @@ test_life_record(void **state)
 	/* The watch breaks: the leader polls within 2.2 retry periods. */
 	feed(&e, ELECTOR_IN_WATCH_DOWN, 6000, NULL, &act);
 	assert_in_range(act.wake_ms, 8000, 10400);
+}
+
+/* Lead "a" from a free lease; returns the stored record. */
+static struct lease
+lead_a(struct elector *e, struct elector_action *act)
+{
+	struct lease		 rec;
+	struct elector_config	 conf = test_config(1);
+	char			 err[128];
+
+	assert_int_equal(elector_init(e, &conf, 0, err, sizeof(err)), 0);
+	memset(&rec, 0, sizeof(rec));
+	strcpy(rec.rv, "10");
+	rec.duration_s = 1;
+	rec.transitions = 4;
+	strcpy(rec.strategy, "OldestEmulationVersion");
+	feed(e, ELECTOR_IN_TICK, 0, NULL, act);
+	feed(e, ELECTOR_IN_GOT, 10, &rec, act);
+	assert_int_equal(act->kind, UPDATE);
+	rec = act->record;
+	strcpy(rec.rv, "11");
+	feed(e, ELECTOR_IN_WRITTEN, 20, &rec, act);
+	assert_true(elector_is_leader(e, 20));
+	return rec;
+}
+
+/*
+ * A directed handover: the leader stops leading at once and writes the
+ * successor's term over its own version (holder, a new acquireTime =
+ * renewTime, leaseTransitions + 1, the duration, the handover mark, the
+ * strategy kept); a 409 reads and hands over again; the successor takes
+ * a lease handed to it at once, as a renew (the term kept), and leads
+ * from that renew's send time; a record naming it without the mark, or
+ * with acquireTime != renewTime, is waited out.
+ */
+static void
+test_handover(void **state)
+{
+	struct elector		 e, s;
+	struct elector_action	 act;
+	struct lease		 mine, handed, other;
+	struct elector_config	 conf = test_config(1);
+	char			 err[128];
+
+	(void)state;
+	mine = lead_a(&e, &act);
+	/* To ourselves, or "": nothing. */
+	handover_to = "a";
+	feed(&e, ELECTOR_IN_HANDOVER, 100, NULL, &act);
+	assert_true(elector_is_leader(&e, 100));
+	handover_to = "";
+	feed(&e, ELECTOR_IN_HANDOVER, 100, NULL, &act);
+	assert_true(elector_is_leader(&e, 100));
+	handover_to = "b";
+	feed(&e, ELECTOR_IN_HANDOVER, 1000, NULL, &act);
+	assert_false(elector_is_leader(&e, 1000));
+	assert_true(act.events & ELECTOR_EV_LOST);
+	assert_int_equal(act.kind, UPDATE);
+	assert_string_equal(act.record.holder, "b");
+	assert_string_equal(act.record.handover, "b");
+	assert_int_equal(act.record.transitions, mine.transitions + 1);
+	assert_int_equal(act.record.acquire_us, WALL0 + 1000000);
+	assert_int_equal(act.record.renew_us, WALL0 + 1000000);
+	assert_int_equal(act.record.duration_s, 15);
+	assert_string_equal(act.record.strategy, "OldestEmulationVersion");
+	/* 409 (a renew of ours landed first): read, hand over again. */
+	feed(&e, ELECTOR_IN_CONFLICT, 1010, NULL, &act);
+	assert_int_equal(act.kind, GET);
+	feed(&e, ELECTOR_IN_GOT, 1020, &mine, &act);
+	assert_int_equal(act.kind, UPDATE);
+	assert_string_equal(act.record.holder, "b");
+	handed = act.record;
+	strcpy(handed.rv, "12");
+	feed(&e, ELECTOR_IN_WRITTEN, 1030, &handed, &act);
+	assert_true(act.events & ELECTOR_EV_RELEASED);
+	assert_true(act.events & ELECTOR_EV_HANDED);
+	assert_int_equal(e.state, ELECTOR_FOLLOWER);
+	assert_false(elector_is_leader(&e, 1030));
+
+	/* The successor, "b", sees it (by a read or the watch). */
+	strcpy(conf.identity, "b");
+	assert_int_equal(elector_init(&s, &conf, 0, err, sizeof(err)), 0);
+	feed(&s, ELECTOR_IN_TICK, 0, NULL, &act);
+	feed(&s, ELECTOR_IN_GOT, 1040, &handed, &act);
+	assert_int_equal(act.kind, UPDATE);
+	assert_false(elector_is_leader(&s, 1040));
+	assert_string_equal(act.record.holder, "b");
+	assert_string_equal(act.record.handover, "");	/* the mark goes */
+	assert_int_equal(act.record.acquire_us, handed.acquire_us);
+	assert_int_equal(act.record.transitions, handed.transitions);
+	assert_int_equal(act.record.renew_us, WALL0 + 1040000);
+	other = act.record;
+	strcpy(other.rv, "13");
+	feed(&s, ELECTOR_IN_WRITTEN, 1050, &other, &act);
+	assert_true(act.events & ELECTOR_EV_LEADING);
+	/* From the renew's send time (1040), not the handover's. */
+	assert_true(elector_is_leader(&s, 1040 + 10000 - 1));
+	assert_false(elector_is_leader(&s, 1040 + 10000));
+
+	/* Without the mark, or once renewed: waited out, never taken. */
+	assert_int_equal(elector_init(&s, &conf, 0, err, sizeof(err)), 0);
+	feed(&s, ELECTOR_IN_TICK, 0, NULL, &act);
+	handed.handover[0] = '\0';
+	feed(&s, ELECTOR_IN_GOT, 1040, &handed, &act);
+	assert_int_equal(act.kind, NOTHING);
+	assert_int_equal(s.state, ELECTOR_FOLLOWER);
+	strcpy(handed.handover, "b");
+	handed.renew_us += 2000000;
+	strcpy(handed.rv, "14");
+	feed(&s, ELECTOR_IN_WATCHED, 2040, &handed, &act);
+	assert_int_equal(act.kind, NOTHING);
+	assert_int_equal(s.state, ELECTOR_FOLLOWER);
+	handover_to = NULL;
+}
+
+/*
+ * spec.preferredHolder on our own record (a coordinated controller, or
+ * kubectl patch) naming another identity: the leader hands over to it
+ * at once, from the watch or from a read.
+ */
+static void
+test_preferred_holder(void **state)
+{
+	struct elector		 e;
+	struct elector_action	 act;
+	struct lease		 mine;
+
+	(void)state;
+	mine = lead_a(&e, &act);
+	/* Preferring us changes nothing. */
+	strcpy(mine.preferred, "a");
+	strcpy(mine.rv, "20");
+	feed(&e, ELECTOR_IN_WATCHED, 500, &mine, &act);
+	assert_true(elector_is_leader(&e, 500));
+	assert_int_equal(act.kind, NOTHING);
+	/* And our renew keeps both fields. */
+	feed(&e, ELECTOR_IN_TICK, 2020, NULL, &act);
+	assert_int_equal(act.kind, UPDATE);
+	assert_string_equal(act.record.preferred, "a");
+	assert_string_equal(act.record.strategy, "OldestEmulationVersion");
+	mine = act.record;
+	strcpy(mine.rv, "21");
+	feed(&e, ELECTOR_IN_WRITTEN, 2030, &mine, &act);
+	strcpy(mine.preferred, "c");
+	strcpy(mine.rv, "22");
+	feed(&e, ELECTOR_IN_WATCHED, 2500, &mine, &act);
+	assert_false(elector_is_leader(&e, 2500));
+	assert_int_equal(act.kind, UPDATE);
+	assert_string_equal(act.record.holder, "c");
+	assert_string_equal(act.record.handover, "c");
+	assert_string_equal(act.record.preferred, "c");
+	/* Without a strategy, preferredHolder is only a hint: ignored. */
+	mine = lead_a(&e, &act);
+	strcpy(mine.preferred, "c");
+	mine.strategy[0] = '\0';
+	strcpy(mine.rv, "30");
+	feed(&e, ELECTOR_IN_WATCHED, 500, &mine, &act);
+	assert_true(elector_is_leader(&e, 500));
 }
 
 /* The records the elector writes, field by field (2.4, 2.6). */
@@ -973,6 +1137,7 @@ feed(struct elector *e, enum elector_input_kind kind, uint64_t now_ms,
 	in.wall_us = WALL0 + (int64_t)now_ms * 1000;
 	in.record = rec;
 	in.poll_ms = 60000;	/* read by WATCH_UP only */
+	in.to = handover_to;	/* read by HANDOVER only */
 	elector_step(e, &in, act);
 }
 
@@ -1184,6 +1349,8 @@ main(void)
 		cmocka_unit_test(test_life_cases),
 		cmocka_unit_test(test_life_record),
 		cmocka_unit_test(test_records),
+		cmocka_unit_test(test_handover),
+		cmocka_unit_test(test_preferred_holder),
 		cmocka_unit_test(test_same_second_cap),
 		cmocka_unit_test(test_jitter),
 		cmocka_unit_test(test_timing_rules),

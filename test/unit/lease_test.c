@@ -639,6 +639,54 @@ test_uid(void **state)
 	}
 }
 
+/*
+ * The handover mark: written as the annotation LEASE_HANDOVER beside the
+ * record by a handover, read back by lease_decode, and removed by any
+ * other update; the other annotations and metadata stay.
+ */
+static void
+test_handover_mark(void **state)
+{
+	const char	*base = "{\"apiVersion\":\"coordination.k8s.io/v1\","
+	    "\"kind\":\"Lease\",\"metadata\":{\"name\":\"l\","
+	    "\"resourceVersion\":\"7\",\"annotations\":{\"x\":\"y\"}},"
+	    "\"spec\":{\"holderIdentity\":\"a\"}}";
+	struct lease	 rec, back;
+	char		 err[256], *out, *out2;
+
+	(void)state;
+	memset(&rec, 0, sizeof(rec));
+	strcpy(rec.holder, "b");
+	strcpy(rec.handover, "b");
+	rec.duration_s = 15;
+	assert_non_null(out = lease_encode_update(base, strlen(base), &rec,
+	    err, sizeof(err)));
+	assert_non_null(strstr(out, "\"leaderd.io/handover-to\":\"b\""));
+	assert_non_null(strstr(out, "\"x\":\"y\""));
+	assert_int_equal(lease_decode(out, strlen(out), &back, err,
+	    sizeof(err)), 0);
+	assert_string_equal(back.handover, "b");
+	assert_string_equal(back.holder, "b");
+	/* The successor's renew removes the mark, and only the mark. */
+	rec.handover[0] = '\0';
+	assert_non_null(out2 = lease_encode_update(out, strlen(out), &rec,
+	    err, sizeof(err)));
+	assert_null(strstr(out2, "handover-to"));
+	assert_non_null(strstr(out2, "\"x\":\"y\""));
+	assert_int_equal(lease_decode(out2, strlen(out2), &back, err,
+	    sizeof(err)), 0);
+	assert_string_equal(back.handover, "");
+	free(out);
+	free(out2);
+	/* A mark that is not a string is a bad answer. */
+	out = "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":"
+	    "\"Lease\",\"metadata\":{\"annotations\":"
+	    "{\"leaderd.io/handover-to\":7}}}";
+	assert_int_equal(lease_decode(out, strlen(out), &back, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "not a string"));
+}
+
 static void
 test_encode_update_errors(void **state)
 {
@@ -867,6 +915,7 @@ main(void)
 		cmocka_unit_test(test_encode_create_owned),
 		cmocka_unit_test(test_uid),
 		cmocka_unit_test(test_encode_update_errors),
+		cmocka_unit_test(test_handover_mark),
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_watch_event),
 		cmocka_unit_test(test_fencing_token),
