@@ -186,6 +186,13 @@ void	config_finish(struct config *c, const char *sa_dir);
 int	config_validate(const struct config *c, char *err, size_t errlen);
 
 /*
+ * Where s breaks the identity rule (1 to 253 letters, digits, '-', '.'
+ * and '_', starting and ending with a letter or digit): the offset of
+ * the first bad byte, or (size_t)-1 if s, non-empty, is fine.
+ */
+size_t	config_identity_bad(const char *s);
+
+/*
  * Whether the run mode's guarantee holds: the command is stopped within
  * run.grace after the claim ends (renew_deadline after the last renew
  * was sent), so it is gone before another instance may take the lease

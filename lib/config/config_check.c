@@ -64,8 +64,8 @@ later(const struct config *c, enum config_key a, enum config_key b)
 #define IDENTITY_RULE	"an identity is 1 to 253 letters, digits, '-', '.' " \
 			"and '_', starting and ending with a letter or digit, " \
 			"such as a pod name (fix identity, --id or $POD_NAME)"
-static size_t
-identity_bad(const char *s)
+size_t
+config_identity_bad(const char *s)
 {
 	size_t	 i, n = strlen(s);
 
@@ -259,7 +259,7 @@ check_names(const struct config *c, struct config_errs *e)
 	else if (n > IDENTITY_MAX)
 		config_errs_add(e, ORIGIN(c, CONFIG_IDENTITY), "identity is "
 		    "too long (%zu bytes; at most %d)", n, IDENTITY_MAX);
-	else if ((n = identity_bad(s)) != (size_t)-1) {
+	else if ((n = config_identity_bad(s)) != (size_t)-1) {
 		if (s[n] > 0x20 && s[n] < 0x7f)
 			config_errs_add(e, ORIGIN(c, CONFIG_IDENTITY), "identity "
 			    "has \"%c\" at byte %zu; " IDENTITY_RULE, s[n],

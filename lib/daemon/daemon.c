@@ -94,6 +94,8 @@ daemon_step(struct daemon *d, enum elector_input_kind kind,
 			in.until_ms = d->stop_until_ms;
 		if (kind == ELECTOR_IN_WATCH_UP)
 			in.poll_ms = WATCH_POLL_MS;
+		if (kind == ELECTOR_IN_HANDOVER)
+			in.to = d->handover_to;
 		if (kind == ELECTOR_IN_CANDIDACY) {
 			in.candidate = d->cand_in;
 			in.cooldown_ms = d->cand_cooldown_ms;

@@ -399,7 +399,8 @@ daemon_log_events(struct daemon *d, unsigned ev)
 		d->st.ready = 1;
 	if ((ev & ELECTOR_EV_NEW_LEADER) && !(ev & ELECTOR_EV_OBSERVED))
 		d->metrics.transitions++;
-	if (d->release_state == RELEASE_PENDING && !d->stopping) {
+	if (d->release_state == RELEASE_PENDING && !d->stopping &&
+	    !d->release_holding) {
 		if (ev & ELECTOR_EV_RELEASED)
 			d->release_state = RELEASE_DONE;
 		else if (!d->el.stepdown)
@@ -433,7 +434,12 @@ daemon_log_events(struct daemon *d, unsigned ev)
 	}
 	if ((ev & ELECTOR_EV_RELEASED) && d->stopping)
 		d->released = 1;
-	if (ev & ELECTOR_EV_RELEASED)
+	if ((ev & ELECTOR_EV_RELEASED) && (ev & ELECTOR_EV_HANDED)) {
+		log_info("handed lease %s over to %s", d->lock, o->holder);
+		snprintf(what, sizeof(what), "handed the lease over to %.64s",
+		    o->holder);
+		record_event(d, what);
+	} else if (ev & ELECTOR_EV_RELEASED)
 		log_info("released lease %s%s", d->lock, d->stopping ? "" :
 		    d->el.passive ? "; not a candidate" :
 		    "; stepping down (POST /leader/release)");

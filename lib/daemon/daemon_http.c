@@ -13,7 +13,9 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "codec/http_parse.h"
+#include "config/config.h"
 #include "core/elector.h"
+#include "core/gate.h"
 #include "daemon/daemon_int.h"
 #include "server/httpd.h"
 #include "server/metrics.h"
@@ -91,13 +93,41 @@ release_answer(struct daemon *d, struct httpd_reply *reply)
 		    (unsigned long long)d->el.conf.cooldown_ms);
 }
 
+/* Run mode: the command is gone; hand over or release now. */
+static void
+release_held_cb(void *arg)
+{
+	struct daemon	*d = arg;
+
+	d->release_holding = 0;
+	if (d->stopping || d->release_state != RELEASE_PENDING)
+		return;
+	if (!elector_is_leader(&d->el, clock_mono_ms())) {
+		/* The claim ended while the command stopped. */
+		d->release_state = RELEASE_MOOT;
+		if (d->httpd != NULL)
+			httpd_wake(d->httpd);
+		return;
+	}
+	if (d->handover_to[0] != '\0')
+		daemon_step(d, ELECTOR_IN_HANDOVER, NULL);
+	else
+		daemon_step(d, ELECTOR_IN_STEP_DOWN, NULL);
+	if (d->act != NULL && d->reason == GATE_OK)
+		actions_hold(d->act, 0, NULL, NULL);
+}
+
 /*
- * POST /leader/release: step down.  Served on the unix socket and on a
- * TCP listener bound to loopback only.  The answer waits for the
- * release to be written (200), or for another holder's write that made
- * it moot (200, "released": false); if neither comes within
- * renew_deadline + request_timeout, 202: leaderd no longer leads and
- * keeps trying to release.  Without waiting requests
+ * POST /leader/release[?to=IDENTITY]: step down, or hand the lease to
+ * IDENTITY (a directed handover: the lease is written over to it, and a
+ * leaderd successor takes it at once; a client-go one at its next poll;
+ * an absent one lets it expire).  Served on the unix socket and on a TCP
+ * listener bound to loopback only.  In run mode the command is stopped
+ * first.  The answer waits for the release or handover to be written
+ * (200), or for another holder's write that made it moot (200,
+ * "released": false); if neither comes within renew_deadline +
+ * request_timeout (+ run.grace in run mode), 202: leaderd no longer
+ * leads and keeps trying.  Without waiting requests
  * (listen.max_streams 0) the answer is 202 at once.
  */
 void
@@ -107,16 +137,10 @@ daemon_release_reply(const struct http_request *req,
 	struct daemon	*d = arg;
 	uint64_t	 now_ms = clock_mono_ms();
 	int		 state = d->release_state;
-	char		 v[64];
+	char		 to[LEASE_HOLDER_MAX], key[32];
+	const char	*q = req->query;
+	size_t		 n;
 
-	if (req->query[0] != '\0') {
-		reply_json_text(reply, 400, "{\"error\":\"%s\","
-		    "\"status\":400}\n", http_query_get(req->query, "handover",
-		    v, sizeof(v)) != 0 ? "handover to a chosen identity "
-		    "is not supported" :
-		    "POST /leader/release takes no parameters");
-		return;
-	}
 	if (reply->waited || reply->wait_over) {
 		/* The step-down this request asked for. */
 		if (state == RELEASE_PENDING && !reply->wait_over)
@@ -125,31 +149,79 @@ daemon_release_reply(const struct http_request *req,
 			release_answer(d, reply);
 		return;
 	}
+	to[0] = '\0';
+	if (q[0] != '\0') {
+		n = strcspn(q, "=&");
+		snprintf(key, sizeof(key), "%.*s", (int)(n < 31 ? n : 31), q);
+		if (strcmp(key, "to") != 0 || q[n] != '=' ||
+		    http_query_get(q, "to", to, sizeof(to)) < 0 ||
+		    to[0] == '\0' ||
+		    strchr(q + n + 1, '&') != NULL) {
+			reply_json_text(reply, 400, "{\"error\":\"POST "
+			    "/leader/release takes one parameter, to=IDENTITY "
+			    "(a directed handover)\",\"status\":400}\n");
+			return;
+		}
+		if (config_identity_bad(to) != (size_t)-1 ||
+		    strlen(to) > 253) {
+			reply_json_text(reply, 400, "{\"error\":\"to: not an "
+			    "identity (1 to 253 letters, digits, '-', '.' and "
+			    "'_', starting and ending with a letter or "
+			    "digit)\",\"status\":400}\n");
+			return;
+		}
+		if (strcmp(to, d->conf->identity) == 0) {
+			reply_json_text(reply, 400, "{\"error\":\"to: this "
+			    "instance's own identity; name another\","
+			    "\"status\":400}\n");
+			return;
+		}
+		if (strcmp(d->conf->lock_type, "leases") != 0 ||
+		    d->for_life) {
+			reply_json_text(reply, 400, "{\"error\":\"a directed "
+			    "handover needs lock.type leases\","
+			    "\"status\":400}\n");
+			return;
+		}
+	}
 	if (state == RELEASE_DONE || state == RELEASE_MOOT) {
 		/* Settled, and nobody waited for it (the wait was refused). */
 		d->release_state = state = RELEASE_NONE;
 	}
-	if (d->stopping || d->cmd != NULL || state != RELEASE_NONE ||
-	    d->for_life || !elector_is_leader(&d->el, now_ms)) {
+	if (d->stopping || state != RELEASE_NONE || d->for_life ||
+	    !elector_is_leader(&d->el, now_ms)) {
 		reply_json_text(reply, 409, "{\"error\":\"%s\","
 		    "\"status\":409}\n", d->stopping ? "leaderd is stopping" :
 		    d->for_life ? "the lease is held for life (compat nais) "
 		    "and never released; it goes when the pod is deleted" :
-		    d->cmd != NULL ? "in run mode, stop leaderd (SIGTERM) to "
-		    "step down: the command must be gone before the lease is "
-		    "released" : state != RELEASE_NONE ? "a step-down is "
-		    "already under way" : "not the leader");
+		    state != RELEASE_NONE ? "a step-down is already under way" :
+		    "not the leader");
 		return;
 	}
-	log_info("lease %s: stepping down (POST /leader/release), cooldown "
-	    "%llu ms", d->lock, (unsigned long long)d->el.conf.cooldown_ms);
+	snprintf(d->handover_to, sizeof(d->handover_to), "%s", to);
+	if (to[0] != '\0')
+		log_info("lease %s: handing over to %s (POST /leader/release), "
+		    "cooldown %llu ms", d->lock, to,
+		    (unsigned long long)d->el.conf.cooldown_ms);
+	else
+		log_info("lease %s: stepping down (POST /leader/release), "
+		    "cooldown %llu ms", d->lock,
+		    (unsigned long long)d->el.conf.cooldown_ms);
 	d->release_state = RELEASE_PENDING;
-	daemon_step(d, ELECTOR_IN_STEP_DOWN, NULL);
+	if (d->cmd != NULL && d->act != NULL) {
+		/* The command must be gone before the lease moves. */
+		d->release_holding = 1;
+		actions_hold(d->act, 1, release_held_cb, d);
+	} else if (to[0] != '\0')
+		daemon_step(d, ELECTOR_IN_HANDOVER, NULL);
+	else
+		daemon_step(d, ELECTOR_IN_STEP_DOWN, NULL);
 	if (d->release_state == RELEASE_PENDING &&
 	    d->conf->listen_max_streams > 0) {
 		reply->mode = HTTPD_REPLY_WAIT;
 		reply->wait_ms = d->conf->renew_deadline_ms +
-		    d->conf->request_timeout_ms;
+		    d->conf->request_timeout_ms +
+		    (d->cmd != NULL ? d->conf->run_grace_ms : 0);
 		return;
 	}
 	release_answer(d, reply);

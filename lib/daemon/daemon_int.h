@@ -74,6 +74,9 @@ struct daemon {
 	int			 prev_get;	/* the last answer was a GET's */
 	int			 req_renew;	/* the request renews our lease */
 	int			 release_state;	/* RELEASE_* of POST /leader/release */
+	int			 release_holding; /* run mode: waiting for the
+						   command to go first */
+	char			 handover_to[LEASE_HOLDER_MAX]; /* its to=, or "" */
 	struct gate		 gate;		/* candidacy (core/gate.h) */
 	struct appprobe		*probe;		/* the application's, or NULL */
 	enum gate_reason	 reason;	/* the verdict last applied */

@@ -98,9 +98,10 @@ def test_release_refusals(api, cluster, sockdir):
     # Other methods: 405 with Allow.
     st, h, _ = a.request("/leader/release")
     assert st == 405 and h["allow"] == "POST"
-    # Handover is out of scope.
-    st, body = release(a, "/leader/release?handover=s-b")
-    assert st == 400 and "handover" in body["error"]
+    # Parameters other than to=IDENTITY, a bad identity, ourselves.
+    for q in ("handover=s-b", "to=s-b&x=1", "to=", "to=-bad", "to=s-r"):
+        st, body = release(a, "/leader/release?" + q)
+        assert st == 400, (q, st, body)
     assert a.is_leader()
     # Never on the probes listener.
     import http.client
