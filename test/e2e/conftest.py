@@ -84,14 +84,18 @@ class Cluster:
         return p.stdout.strip() == "yes"
 
 
-def _start_harness(c):
+def _start_harness(c, extra=(), name="kasbox"):
+    """Start the harness into E.WORK/name; extra: kube-apiserver flags."""
     _need(E.KASBOX, "the harness (kasbox)")
-    out = os.path.join(E.WORK, "kasbox")
+    out = os.path.join(E.WORK, name)
     shutil.rmtree(out, ignore_errors=True)
     users = ",".join("e2e-user-%d" % i for i in range(N_STATIC_USERS))
-    log = open(os.path.join(E.WORK, "kasbox.log"), "wb")
+    log = open(os.path.join(E.WORK, name + ".log"), "wb")
     t0 = time.monotonic()
-    p = subprocess.Popen([E.KASBOX, "-out", out, "-users", users],
+    flags = []
+    for f in extra:
+        flags += ["-apiserver-flag", f]
+    p = subprocess.Popen([E.KASBOX, "-out", out, "-users", users] + flags,
                          stdout=subprocess.PIPE, stderr=log,
                          stdin=subprocess.DEVNULL, text=True)
     c.proc = p
@@ -187,6 +191,38 @@ def cluster():
         dt = time.monotonic() - t0
         print("e2e: kasbox stopped in %.1fs, status %s" % (dt, rc))
         assert rc == 0, "kasbox did not stop cleanly on SIGTERM (%s)" % rc
+
+
+def _stop_harness(c):
+    if c.proc is None:
+        return
+    t0 = time.monotonic()
+    c.proc.send_signal(signal.SIGTERM)
+    try:
+        rc = c.proc.wait(timeout=90)
+    except subprocess.TimeoutExpired:
+        c.proc.kill()
+        rc = None
+    print("e2e: kasbox stopped in %.1fs, status %s" % (
+        time.monotonic() - t0, rc))
+    assert rc == 0, "kasbox did not stop cleanly on SIGTERM (%s)" % rc
+
+
+@pytest.fixture(scope="module")
+def cle_cluster():
+    """A second harness with Coordinated Leader Election on
+    (--feature-gates=CoordinatedLeaderElection=true and the v1beta1
+    coordination API), for the tests that need the Lease's strategy and
+    preferredHolder kept: with the gate off, the API server drops them."""
+    if CLUSTER_KUBECONFIG:
+        pytest.skip("needs the harness (make e2e)")
+    c = Cluster()
+    _start_harness(c, extra=(
+        "--feature-gates=CoordinatedLeaderElection=true",
+        "--runtime-config=coordination.k8s.io/v1beta1=true"),
+        name="kasbox-cle")
+    yield c
+    _stop_harness(c)
 
 
 @pytest.fixture(scope="session")
