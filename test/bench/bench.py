@@ -430,6 +430,13 @@ def handover_figures(args, work):
                     ts = handover.trials(backend, kind, how, n, timings,
                                          bname.replace("-", ""))
                     print("  %-9s %s" % (kind, handover.fmt(ts)))
+            print("step-down at 15s/10s/2s, %s (POST /leader/release -> "
+                  "another leads; ?to=: the named one leads):"
+                  % backend.name)
+            for how in ("release", "directed"):
+                ts = handover.trials(backend, "leaderd", how, args.trials,
+                                     timings, bname.replace("-", ""))
+                print("  leaderd   %-9s %s" % (how, handover.fmt(ts)))
             if bname == "fakeapi":
                 print("API requests per minute over %.0f s, 15s/10s/2s, "
                       "fakeapi:" % args.idle)

@@ -47,6 +47,19 @@ def get_leader(port, timeout=0.5):
         s.close()
 
 
+def post_release(port, to=None):
+    """POST /leader/release (?to=IDENTITY) to the elector on port."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    try:
+        path = "/leader/release" + ("?to=" + to if to else "")
+        s.sendall(b"POST %s HTTP/1.0\r\nHost: 127.0.0.1\r\n"
+                  b"Content-Length: 0\r\n\r\n" % path.encode())
+        while s.recv(65536):
+            pass
+    finally:
+        s.close()
+
+
 def percentile(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(p / 100.0 * (len(xs) - 1))))]
@@ -232,14 +245,24 @@ def trials(backend, kind, how, n, timings, tag):
             time.sleep(rp * 1.5)
             rest = [e for e in group if e is not old]
             t0 = time.monotonic()
-            old.signal(signal.SIGTERM if how == "sigterm"
-                       else signal.SIGKILL)
-            took = _wait(lambda: any(e.is_leader() for e in rest),
+            if how in ("release", "directed"):
+                # POST /leader/release, undirected or ?to= the first of
+                # the others; the old leader stays, as a follower.
+                to = rest[0].ident if how == "directed" else None
+                post_release(old.port, to)
+                want = rest[:1] if to else rest
+            else:
+                old.signal(signal.SIGTERM if how == "sigterm"
+                           else signal.SIGKILL)
+                want = rest
+            took = _wait(lambda: any(e.is_leader() for e in want),
                          ld + 3 * rp + 10, interval=0.001)
             if took is None:
                 print("    (no takeover within %.0f s)" % (ld + 3 * rp + 10))
                 break
             times.append(time.monotonic() - t0)
+            if how in ("release", "directed"):
+                continue
             old.stop()
             group = rest + [new()]
     finally:
