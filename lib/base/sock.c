@@ -253,6 +253,22 @@ sock_listen_tcp(const char *hostport, struct sock_bound *out, int max,
 	return -1;
 }
 
+/* The address of the unix socket path, or -1 with err for a bad path. */
+static int
+unix_addr(const char *path, struct sockaddr_un *sun, char *err,
+    size_t errlen)
+{
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	if (path[0] == '\0' || strlen(path) >= sizeof(sun->sun_path)) {
+		snprintf(err, errlen, "unix socket path must be 1 to %zu "
+		    "bytes: %s", sizeof(sun->sun_path) - 1, path);
+		return -1;
+	}
+	memcpy(sun->sun_path, path, strlen(path) + 1);
+	return 0;
+}
+
 /* Refuse a live socket at path, remove a stale one. */
 static int
 check_unix_path(const char *path, const struct sockaddr_un *sun, char *err,
@@ -308,14 +324,8 @@ sock_listen_unix(const char *path, dev_t *dev, ino_t *ino, char *err,
 	int			 fd;
 	const char		*what;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (path[0] == '\0' || strlen(path) >= sizeof(sun.sun_path)) {
-		snprintf(err, errlen, "unix socket path must be 1 to %zu "
-		    "bytes: %s", sizeof(sun.sun_path) - 1, path);
+	if (unix_addr(path, &sun, err, errlen) == -1)
 		return -1;
-	}
-	memcpy(sun.sun_path, path, strlen(path) + 1);
 	if (check_unix_path(path, &sun, err, errlen) == -1)
 		return -1;
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
@@ -473,14 +483,8 @@ sock_connect_unix(const char *path, uint64_t timeout_ms, char *err,
 	uint64_t		 waited_ms = 0;
 	int			 fd;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (path[0] == '\0' || strlen(path) >= sizeof(sun.sun_path)) {
-		snprintf(err, errlen, "unix socket path must be 1 to %zu "
-		    "bytes: %s", sizeof(sun.sun_path) - 1, path);
+	if (unix_addr(path, &sun, err, errlen) == -1)
 		return -1;
-	}
-	memcpy(sun.sun_path, path, strlen(path) + 1);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0)) == -1) {
 		snprintf(err, errlen, "socket: %s", strerror(errno));

@@ -326,19 +326,32 @@ codec_json_dump(json_t *root)
 	return s;
 }
 
+/*
+ * A new Lease object ns/name: apiVersion, kind and metadata (name,
+ * namespace), the metadata object also in *meta, for more; no spec.
+ */
+static json_t *
+lease_skeleton(const char *ns, const char *name, json_t **meta)
+{
+	json_t	*root;
+
+	codec_json_init();
+	root = json_object();
+	json_object_set_new(root, "apiVersion", json_string(LEASE_API_VERSION));
+	json_object_set_new(root, "kind", json_string("Lease"));
+	*meta = json_object();
+	json_object_set_new(*meta, "name", codec_jstring(name));
+	json_object_set_new(*meta, "namespace", codec_jstring(ns));
+	return root;
+}
+
 char *
 lease_encode_create(const char *ns, const char *name,
     const struct lease *rec)
 {
 	json_t *root, *meta;
 
-	codec_json_init();
-	root = json_object();
-	json_object_set_new(root, "apiVersion", json_string(LEASE_API_VERSION));
-	json_object_set_new(root, "kind", json_string("Lease"));
-	meta = json_object();
-	json_object_set_new(meta, "name", codec_jstring(name));
-	json_object_set_new(meta, "namespace", codec_jstring(ns));
+	root = lease_skeleton(ns, name, &meta);
 	json_object_set_new(root, "metadata", meta);
 	json_object_set_new(root, "spec", encode_spec(rec));
 	return codec_json_dump(root);
@@ -350,13 +363,7 @@ lease_encode_create_owned(const char *ns, const char *name,
 {
 	json_t *root, *meta, *refs, *ref, *spec;
 
-	codec_json_init();
-	root = json_object();
-	json_object_set_new(root, "apiVersion", json_string(LEASE_API_VERSION));
-	json_object_set_new(root, "kind", json_string("Lease"));
-	meta = json_object();
-	json_object_set_new(meta, "name", codec_jstring(name));
-	json_object_set_new(meta, "namespace", codec_jstring(ns));
+	root = lease_skeleton(ns, name, &meta);
 	ref = json_object();
 	json_object_set_new(ref, "apiVersion",
 	    codec_jstring(owner->api_version));
