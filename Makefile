@@ -253,12 +253,13 @@ fuzz-run:
 		    $(BUILD)/fuzz/run/$(t) test/fuzz/corpus/$(t) 2>&1 | \
 		    grep -E '^(#[0-9]+.*DONE|Done|==[0-9]+==ERROR|SUMMARY)' || true;)
 
-# The integration suite, and the test kit's own test (test/kit: the test
-# API server, the process harness, the fixtures the suites share).  Two
-# pytest workers (pytest-xdist): every test has its own API server, lock
-# and directories, and the suite mostly waits on election timings (about
-# 30 s of CPU in 6 minutes), so two at a time halve its wall time on two
-# cores without crowding it.  INTEGRATION_JOBS=0 runs it in one process.
+# The integration suite, and the test kit's own tests (test/kit: the test
+# API server, the process harness, the compat tests' peer pod, the
+# fixtures the suites share).  Two pytest workers (pytest-xdist): every
+# test has its own API server, lock and directories, and the suite mostly
+# waits on election timings (about 30 s of CPU in 6 minutes), so two at a
+# time halve its wall time on two cores without crowding it.
+# INTEGRATION_JOBS=0 runs it in one process.
 INTEGRATION_JOBS ?= 2
 INTEGRATION_PYTEST = $(PYTHON) -m pytest -q -x -p no:cacheprovider \
 		     $(if $(filter-out 0,$(INTEGRATION_JOBS)),-n $(INTEGRATION_JOBS)) \

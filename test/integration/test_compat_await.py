@@ -25,9 +25,7 @@ which the downward API fills, are given literally; README's 5 replicas
 are 3 here (a 2-core machine)."""
 
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -35,7 +33,8 @@ import time
 import pytest
 
 from fakeapi import now_microtime
-from harness import free_port, leaderd_binary, tcp_request, wait_until
+from harness import free_port, tcp_request, wait_until
+from peerpod import PeerPod, pods_fixture
 
 POD_NS = "team-a"
 CT = "text/plain; charset=utf-8"
@@ -89,26 +88,17 @@ sys.exit(code)
 """
 
 
-class Pod:
+class Pod(PeerPod):
     """One container whose entrypoint is leaderd named as await."""
+
+    namespace = POD_NS
+    unset = PeerPod.unset + ("POD_IP",)
+    unset_prefixes = (ENV,)
 
     def __init__(self, api, tmp, name, env, code=0, after=-1.0,
                  argv0="k8s-await-election", cmd=None, pod_ip=None,
                  node=None, pre=()):
-        self.api = api
-        self.name = name
-        self.dir = os.path.join(str(tmp), name)
-        self.sa = os.path.join(self.dir, "sa")
-        os.makedirs(self.sa)
-        self.token = "tok-%s" % name
-        api.add_token(self.token)
-        for fname, text in (("token", self.token + "\n"),
-                            ("namespace", POD_NS + "\n")):
-            fd = os.open(os.path.join(self.sa, fname),
-                         os.O_WRONLY | os.O_CREAT, 0o600)
-            os.write(fd, text.encode())
-            os.close(fd)
-        shutil.copy(os.path.join(api.dir, "ca.crt"), self.sa)
+        super().__init__(api, tmp, name)
         self.marker = os.path.join(self.dir, "marker")
         script = os.path.join(self.dir, "server.py")
         with open(script, "w") as f:
@@ -116,16 +106,8 @@ class Pod:
         if cmd is None:
             cmd = [sys.executable, script, self.marker, str(code),
                    str(after)]
-        self.argv = [argv0] + list(pre) + list(cmd)
         self.port = free_port()
-        e = dict(os.environ)
-        for k in list(e):
-            if k.startswith(ENV) or k in ("POD_NAME", "POD_NAMESPACE",
-                                          "POD_IP", "KUBECONFIG"):
-                del e[k]
-        e.update({"KUBERNETES_SERVICE_HOST": "127.0.0.1",
-                  "KUBERNETES_SERVICE_PORT": str(api.port),
-                  "LEADERD_SA_DIR": self.sa})
+        e = self.incluster_env()
         # The downward API: metadata.name, status.podIP, spec.nodeName.
         e[ENV + "IDENTITY"] = name
         if pod_ip is not None:
@@ -140,20 +122,7 @@ class Pod:
             else:
                 e[k] = v
         self.env = e
-        self.log = os.path.join(self.dir, "stderr.log")
-        with open(self.log, "wb") as err:
-            self.proc = subprocess.Popen(
-                self.argv, executable=leaderd_binary(),
-                stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=e)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(5)
-
-    def text(self):
-        with open(self.log, errors="replace") as f:
-            return f.read()
+        self.launch([argv0] + list(pre) + list(cmd), e)
 
     def events(self):
         """The command's notes: [(pid, event, monotonic time)]."""
@@ -183,17 +152,7 @@ class Pod:
             return None
 
 
-@pytest.fixture
-def pods(api, tmp_path):
-    started = []
-
-    def start(name, env, **kw):
-        p = Pod(api, tmp_path, name, env, **kw)
-        started.append(p)
-        return p
-    yield start
-    for p in started:
-        p.stop()
+pods = pods_fixture(Pod)
 
 
 def holder(api, ns="default", name="piraeus-op-cs"):

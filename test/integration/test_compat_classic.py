@@ -18,8 +18,6 @@ free port, so that tests can run side by side."""
 
 import json
 import os
-import shutil
-import signal
 import socket
 import subprocess
 
@@ -27,6 +25,7 @@ import pytest
 
 from fakeapi import LEADER_ANNOTATION
 from harness import free_port, leaderd_binary, tcp_request, wait_until
+from peerpod import PeerPod, pods_fixture
 
 POD_NS = "team-a"
 CLASSIC_CT = "text/plain; charset=utf-8"
@@ -35,58 +34,20 @@ CLASSIC_CT = "text/plain; charset=utf-8"
 FAILOVER = 10 + 2.2 * 2.5 + 3
 
 
-class Pod:
+class Pod(PeerPod):
     """One leaderd process started as the classic image starts /server."""
 
+    namespace = POD_NS
+
     def __init__(self, api, tmp, hostname, args, argv0="/server"):
-        self.api = api
+        super().__init__(api, tmp, hostname)
         self.hostname = hostname
-        self.sa = os.path.join(str(tmp), hostname, "sa")
-        os.makedirs(self.sa)
-        token = "tok-%s" % hostname
-        api.add_token(token)
-        for name, text in (("token", token + "\n"),
-                           ("namespace", POD_NS + "\n")):
-            fd = os.open(os.path.join(self.sa, name),
-                         os.O_WRONLY | os.O_CREAT, 0o600)
-            os.write(fd, text.encode())
-            os.close(fd)
-        shutil.copy(os.path.join(api.dir, "ca.crt"), self.sa)
         # run.sh: /server --id=$(hostname) $@
-        self.argv = [argv0, "--id=%s" % hostname] + list(args)
-        env = dict(os.environ)
-        for k in ("POD_NAME", "POD_NAMESPACE", "KUBECONFIG"):
-            env.pop(k, None)
-        env.update({"KUBERNETES_SERVICE_HOST": "127.0.0.1",
-                    "KUBERNETES_SERVICE_PORT": str(api.port),
-                    "LEADERD_SA_DIR": self.sa})
-        self.log = os.path.join(str(tmp), hostname, "stderr.log")
-        with open(self.log, "wb") as err:
-            self.proc = subprocess.Popen(
-                self.argv, executable=leaderd_binary(),
-                stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=env)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(5)
-
-    def text(self):
-        with open(self.log, errors="replace") as f:
-            return f.read()
+        self.launch([argv0, "--id=%s" % hostname] + list(args),
+                    self.incluster_env())
 
 
-@pytest.fixture
-def pods(api, tmp_path):
-    started = []
-
-    def start(hostname, args, **kw):
-        p = Pod(api, tmp_path, hostname, args, **kw)
-        started.append(p)
-        return p
-    yield start
-    for p in started:
-        p.stop()
+pods = pods_fixture(Pod)
 
 
 def get_root(port, path="/"):

@@ -35,7 +35,6 @@ share one network (test_defaults binds the real defaults once)."""
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -45,6 +44,7 @@ import time
 import pytest
 
 from harness import free_port, leaderd_binary, tcp_request, wait_until
+from peerpod import PeerPod, pods_fixture
 
 NS = "mynamespace"
 APP = "myapplication"
@@ -56,60 +56,32 @@ HOSTNAME_EXEC = ("import os, socket, sys; socket.sethostname(sys.argv[1]); "
                  "os.execv(sys.argv[2], sys.argv[3:])")
 
 
-class Pod:
+class Pod(PeerPod):
     """One leaderd process started as naiserator's sidecar, in-cluster
     (a service-account directory), with a Pod object of its name."""
 
+    namespace = NS
+    unset_prefixes = ("ELECTOR_",)
+
     def __init__(self, api, tmp, name, args, env=None, argv0="leaderd",
                  make_pod=True):
-        self.api = api
-        self.name = name
-        self.token = "tok-%s" % name
-        api.add_token(self.token)
         if make_pod:
             api.create_pod(NS, name)
-        self.sa = os.path.join(str(tmp), name, "sa")
-        os.makedirs(self.sa)
-        for fname, text in (("token", self.token + "\n"),
-                            ("namespace", NS + "\n")):
-            with open(os.path.join(self.sa, fname), "w") as f:
-                f.write(text)
-        shutil.copy(os.path.join(api.dir, "ca.crt"), self.sa)
-        e = {k: v for k, v in os.environ.items()
-             if not k.startswith("ELECTOR_") and
-             k not in ("POD_NAME", "POD_NAMESPACE", "KUBECONFIG")}
-        e.update({"KUBERNETES_SERVICE_HOST": "127.0.0.1",
-                  "KUBERNETES_SERVICE_PORT": str(api.port),
-                  "LEADERD_SA_DIR": self.sa})
+        super().__init__(api, tmp, name)
+        e = self.incluster_env()
         e.update(env or {})
-        self.log = os.path.join(str(tmp), name, "stderr.log")
-        with open(self.log, "wb") as err:
-            self.proc = subprocess.Popen(
-                ["unshare", "-r", "-u", sys.executable, "-c", HOSTNAME_EXEC,
-                 name, leaderd_binary(), argv0] + list(args),
-                stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=e)
+        self.launch([argv0] + list(args), e)
 
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(5)
-
-    def text(self):
-        with open(self.log, errors="replace") as f:
-            return f.read()
+    def launch(self, argv, env, cwd=None):
+        """Start leaderd with argv in a UTS namespace whose hostname is
+        the pod's name."""
+        self.argv = list(argv)
+        self.spawn(["unshare", "-r", "-u", sys.executable, "-c",
+                    HOSTNAME_EXEC, self.name, leaderd_binary()] + self.argv,
+                   env, cwd=cwd)
 
 
-@pytest.fixture
-def pods(api, tmp_path):
-    started = []
-
-    def start(name, args, **kw):
-        p = Pod(api, tmp_path, name, args, **kw)
-        started.append(p)
-        return p
-    yield start
-    for p in started:
-        p.kill()
+pods = pods_fixture(Pod)
 
 
 def injection(http, probes):

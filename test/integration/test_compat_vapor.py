@@ -27,7 +27,6 @@ import datetime
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -38,6 +37,7 @@ import pytest
 
 from fakeapi import LEADER_ANNOTATION
 from harness import free_port, leaderd_binary, tcp_request, wait_until
+from peerpod import PeerPod, pods_fixture
 
 POD_NS = "team-a"
 ARGV0 = "./elector"             # the image's ENTRYPOINT ["./elector"]
@@ -115,72 +115,32 @@ def valid_pod_name(s):
         and len(s) <= 253
 
 
-class Pod:
+class Pod(PeerPod):
     """One leaderd process started as the k8s-elector image starts
     ./elector: its args, in a pod whose namespace is team-a."""
 
+    namespace = POD_NS
+    unset = PeerPod.unset + ("ELECTOR_POD_NAME",)
+
     def __init__(self, api, tmp, name, args, pod_env=True, argv0=ARGV0,
                  env=None):
-        self.api = api
-        self.name = name
-        d = os.path.join(str(tmp), name)
-        self.sa = os.path.join(d, "sa")
-        os.makedirs(self.sa)
-        token = "tok-%s" % name
-        api.add_token(token)
-        self.token = token
-        for fname, text in (("token", token + "\n"),
-                            ("namespace", POD_NS + "\n")):
-            fd = os.open(os.path.join(self.sa, fname),
-                         os.O_WRONLY | os.O_CREAT, 0o600)
-            os.write(fd, text.encode())
-            os.close(fd)
-        shutil.copy(os.path.join(api.dir, "ca.crt"), self.sa)
-        self.argv = [argv0] + list(args)
-        e = dict(os.environ)
-        for k in ("POD_NAME", "POD_NAMESPACE", "KUBECONFIG",
-                  "ELECTOR_POD_NAME"):
-            e.pop(k, None)
-        e.update({"KUBERNETES_SERVICE_HOST": "127.0.0.1",
-                  "KUBERNETES_SERVICE_PORT": str(api.port),
-                  "LEADERD_SA_DIR": self.sa,
-                  # Neither is k8s-elector's: they must change nothing.
-                  "POD_NAME": "not-" + name,
+        super().__init__(api, tmp, name)
+        e = self.incluster_env()
+        # Neither is k8s-elector's: they must change nothing.
+        e.update({"POD_NAME": "not-" + name,
                   "POD_NAMESPACE": POD_NS})
         if pod_env:
             e["ELECTOR_POD_NAME"] = name
         e.update(env or {})
-        self.log = os.path.join(d, "stderr.log")
-        with open(self.log, "wb") as err:
-            self.proc = subprocess.Popen(
-                self.argv, executable=leaderd_binary(), cwd=d,
-                stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=e)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(5)
+        self.launch([argv0] + list(args), e, cwd=self.dir)
 
     def terminate(self, timeout=10):
+        """SIGTERM, as the kubelet stops the container; its exit status."""
         self.proc.send_signal(signal.SIGTERM)
         return self.proc.wait(timeout)
 
-    def text(self):
-        with open(self.log, errors="replace") as f:
-            return f.read()
 
-
-@pytest.fixture
-def pods(api, tmp_path):
-    started = []
-
-    def start(name, args, **kw):
-        p = Pod(api, tmp_path, name, args, **kw)
-        started.append(p)
-        return p
-    yield start
-    for p in started:
-        p.stop()
+pods = pods_fixture(Pod)
 
 
 def request(port, path="/", method="GET"):

@@ -1,5 +1,6 @@
-"""The kit's own test (test_fakeapi.py): the session's certificates from
-fixtures.py and the same per-test alarm as the integration suite."""
+"""The kit's own tests (test_fakeapi.py, test_peerpod.py): the session's
+certificates from fixtures.py and the same per-test alarm as the
+integration suite."""
 
 import os
 
