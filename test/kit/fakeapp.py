@@ -22,11 +22,13 @@ FakeApp.accepts as (monotonic time, mode).
 
 As a script it is an application process to kill -9 (test/bench):
 
-    python3 fakeapp.py --port P [--hold LEADERD_PORT]
+    python3 fakeapp.py [--port P] [--hold LEADERD_PORT]
+        [--mode MODE] [--then MODE --after SECONDS]
 
-serves mode ok on 127.0.0.1:P and, with --hold, keeps a /leader/watch
-stream open on leaderd's port (client-bound candidacy); it prints
-"ready" once both are up.  Python 3.11 standard library only.
+serves MODE (ok) on 127.0.0.1:P (0: any port), switches to the --then
+mode SECONDS after the start, and with --hold keeps a /leader/watch
+stream open on leaderd's port (client-bound candidacy).  It prints
+"ready PORT" once all is up.  Python 3.11 standard library only.
 """
 
 import argparse
@@ -223,8 +225,15 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--hold", type=int, default=0,
                     help="leaderd's port: hold a /leader/watch stream")
+    ap.add_argument("--mode", default="ok")
+    ap.add_argument("--then", help="the mode after --after seconds")
+    ap.add_argument("--after", type=float, default=0.0)
     args = ap.parse_args()
-    app = FakeApp(args.port)
+    app = FakeApp(args.port, mode=args.mode)
+    if args.then:
+        t = threading.Timer(args.after, setattr, (app, "mode", args.then))
+        t.daemon = True
+        t.start()
     held = _hold(args.hold) if args.hold else None
     print("ready %d" % app.port, flush=True)
     try:
