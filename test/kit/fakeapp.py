@@ -151,10 +151,12 @@ class FakeApp:
             threading.Thread(target=self._serve, args=(c, t, mode),
                              daemon=True).start()
 
-    def count(self, since=None, mode=None):
+    def count(self, since=None, until=None, mode=None):
+        """Connections accepted in [since, until] (in mode)."""
         with self._lock:
             return sum(1 for t, m in self.accepts
                        if (since is None or t >= since) and
+                       (until is None or t <= until) and
                        (mode is None or m == mode))
 
     # -- one connection --------------------------------------------------
