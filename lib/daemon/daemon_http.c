@@ -56,6 +56,9 @@ daemon_metrics_reply(const struct http_request *req,
 	memset(&g, 0, sizeof(g));
 	g.master = !d->stopping && elector_is_leader(&d->el, now_ms);
 	g.connections = httpd_conns(d->httpd);
+	/* As /leader's candidate: no gate reason, and no cooldown. */
+	g.candidate = d->st.not_candidate == NULL &&
+	    !elector_cooling_down(&d->el, now_ms);
 	/* A lease held for life never expires: 0. */
 	if (d->for_life)
 		g.expires_in_s = 0;

@@ -4,6 +4,7 @@ noisy; the tests assert safety, this measures cost and speed).
 
     python3 test/bench/bench.py [--leaderd PATH] [--trials N]
         [--kill-trials N] [--idle S] [--backends fakeapi,kube-apiserver]
+        [--only-candidacy] [--candidacy-trials N] [--candidacy-idle S]
 
 With the default production timings (15s / 10s / 2s) it measures, for
 three instances against the test API server over TLS:
@@ -18,7 +19,17 @@ side, on the test API server and on the e2e suite's kube-apiserver
     p50/p99 over --trials;
   - takeover after kill -9 of the leader, over --kill-trials;
   - API requests per minute of a watching and a polling leaderd follower
-    and of a client-go follower.
+    and of a client-go follower;
+and, for leadership that follows the application (--only-candidacy):
+  - the application killed -9 until another elector leads, over
+    --candidacy-trials: leaderd with --require-client, leaderd with an
+    HTTP probe at 1 s x 2, the client-go elector's process killed (its
+    application and elector are one process) over
+    --candidacy-kill-trials, and leaderd without gating (one trial of
+    --never-wait seconds: it never hands over);
+  - the renew interval of a leader (p50, p99, max over
+    --candidacy-idle seconds) without a probe, with a probe every 1 s,
+    and with a probe of an application that stopped answering.
 """
 
 import argparse
@@ -449,6 +460,127 @@ def handover_figures(args, work):
             backend.stop()
 
 
+def candidacy_figures(args, work):
+    """Leadership follows the application: the application's death to a
+    new leader at 15s/10s/2s, leaderd client-bound, leaderd probing it,
+    the client-go elector killed (its application and elector are one
+    process), and leaderd without gating; then the renew interval of a
+    leader with a probe every 1 s against one without."""
+    timings = (15, 10, 2)
+    ld, rd, rp = timings
+    period, threshold = handover.PROBE
+    n = args.candidacy_trials
+    never = args.never_wait
+    for bname in args.backends.split(","):
+        try:
+            backend = (handover.FakeBackend(work) if bname == "fakeapi"
+                       else handover.KasBackend(work))
+        except RuntimeError as e:
+            print("%s: skipped: %s" % (bname, e))
+            continue
+        tag = bname.replace("-", "")
+        try:
+            print("application killed -9 -> another elector leads, three "
+                  "electors, 15s/10s/2s, %s:" % backend.name)
+            ts = handover.app_death_trials(backend, "client", n, timings,
+                                           tag, never)
+            print("  %-34s %s; target p50 < 50 ms" % (
+                "leaderd --require-client", _fmt_app(ts, never)))
+            ts = handover.app_death_trials(backend, "probe", n, timings,
+                                           tag, never)
+            print("  %-34s %s; target <= %d s x %d + 100 ms = %.1f s" % (
+                "leaderd, HTTP probe %d s x %d" % (period, threshold),
+                _fmt_app(ts, never), period, threshold,
+                period * threshold + 0.1))
+            if handover.available("clientgo"):
+                ts = handover.trials(backend, "clientgo", "kill9",
+                                     args.candidacy_kill_trials, timings,
+                                     tag + "app")
+                print("  %-34s %s; expected about lease_duration (%d s)"
+                      % ("client-go elector process killed", handover.fmt(ts),
+                         ld))
+            else:
+                print("  client-go elector: not built (make e2e-bins)")
+            ts = handover.app_death_trials(backend, "none", 1, timings,
+                                           tag, never)
+            print("  %-34s %s%s" % (
+                "leaderd without gating", _fmt_app(ts, never),
+                "; the old leader led on: leaderd knows nothing of its "
+                "application" if ts and ts[-1] is None else ""))
+        finally:
+            backend.stop()
+    renew_timing(args, work)
+
+
+def _fmt_app(ts, never):
+    if ts and ts[-1] is None:
+        return "never: no other elector led within %.0f s of the kill" % (
+            never)
+    return handover.fmt(ts)
+
+
+def renew_timing(args, work):
+    """The renew interval of three leaders on leases of their own, side
+    by side on one test API server at 15s/10s/2s: without a probe, with
+    an HTTP probe every 1 s of a healthy application, and with one of an
+    application that stops answering once the leader leads (timeout 1 s,
+    failure_threshold 1000, so that it stays a candidate)."""
+    api = FakeAPI().start()
+    apps = [handover.App(),
+            handover.App(then="silent", after=5.0)]
+    cases = [("no probe", None, 3),
+             ("HTTP probe every 1 s", apps[0], 3),
+             ("probe every 1 s, app silent", apps[1], 1000)]
+    insts = []
+    try:
+        for k, (what, app, failures) in enumerate(cases):
+            i = Leaderd(api, work, "renew-%d" % k, "bench-renew-%d" % k,
+                        lease_duration=15, renew_deadline=10,
+                        retry_period=2, request_timeout=5, log_level="info")
+            if app is not None:
+                with open(i.config_path, "a") as f:
+                    f.write("candidacy:\n  probe:\n    url: %s\n"
+                            "    period: 1s\n    timeout: 1s\n"
+                            "    failure_threshold: %d\n"
+                            % (app.url(), failures))
+            insts.append(i.start())
+        for i in insts:
+            wait_until(i.is_leader, 10, what="%s to lead" % i.name)
+        time.sleep(max(0.0, 5.5 - (time.monotonic() - insts[0].t_start)))
+        cpu0 = [cpu_ms(i.pid) for i in insts]
+        t0 = time.monotonic()
+        time.sleep(args.candidacy_idle)
+        t1 = time.monotonic()
+        print("renew interval of a leader, 15s/10s/2s, test API server, "
+              "%.0f s, three leaders side by side:" % (t1 - t0))
+        for (what, app, failures), i, c0 in zip(cases, insts, cpu0):
+            ts = [r["t_recv"] for r in api.requests(token=i.token,
+                                                     method="PUT")
+                  if t0 <= r["t_recv"] <= t1]
+            iv = [(b - a) * 1000.0 for a, b in zip(ts, ts[1:])]
+            probes = ""
+            if app is not None:
+                st, _, body = i.request("/metrics", timeout=2.0)
+                m = dict(ln.rsplit(" ", 1) for ln in body.decode()
+                         .splitlines() if ln.startswith(
+                             "leaderd_app_probe_total"))
+                probes = ", probes %s ok / %s failed" % (
+                    m['leaderd_app_probe_total{result="success"}'],
+                    m['leaderd_app_probe_total{result="failure"}'])
+            print("  %-28s p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d "
+                  "intervals; retry_period 2000 ms), leader CPU %.1f "
+                  "ms/min%s%s" % (
+                      what, pct(iv, 0.5), pct(iv, 0.99), max(iv), len(iv),
+                      (cpu_ms(i.pid) - c0) * 60 / (t1 - t0), probes,
+                      "" if i.is_leader() else ", NOT leading at the end"))
+    finally:
+        for i in insts:
+            i.cleanup()
+        for a in apps:
+            a.kill()
+        api.stop()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--leaderd")
@@ -463,12 +595,28 @@ def main():
                     help="measure the push API only")
     ap.add_argument("--only-steady", action="store_true",
                     help="measure the steady state (memory, CPU) only")
+    ap.add_argument("--only-candidacy", action="store_true",
+                    help="measure the application's death to a new "
+                    "leader and the renew interval with a probe only")
+    ap.add_argument("--candidacy-trials", type=int, default=10,
+                    help="application deaths per gating kind and backend")
+    ap.add_argument("--candidacy-kill-trials", type=int, default=3,
+                    help="client-go elector processes killed, per backend")
+    ap.add_argument("--candidacy-idle", type=float, default=60,
+                    help="seconds of renews measured with and without a "
+                    "probe")
+    ap.add_argument("--never-wait", type=float, default=40,
+                    help="seconds to wait for a new leader before saying "
+                    "never (leaderd without gating)")
     args = ap.parse_args()
     if args.leaderd:
         os.environ["LEADERD"] = os.path.abspath(args.leaderd)
     with tempfile.TemporaryDirectory(prefix="leaderd-bench-") as work:
         if args.only_steady:
             steady(args, work)
+            return
+        if args.only_candidacy:
+            candidacy_figures(args, work)
             return
         d, last = push_delivery(args, work)
         if d and last:
@@ -482,6 +630,7 @@ def main():
             return
         steady(args, work)
         handover_figures(args, work)
+        candidacy_figures(args, work)
 
 
 if __name__ == "__main__":

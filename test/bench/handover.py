@@ -12,9 +12,11 @@ seen the new leader renew.  Figures are printed, never asserted.
 import json
 import os
 import queue
+import select
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 
@@ -24,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 E2E_BIN = os.environ.get("E2E_BIN") or os.path.join(REPO, "build", "e2e",
                                                      "bin")
+FAKEAPP = os.path.join(REPO, "test", "kit", "fakeapp.py")
 
 
 def get_leader(port, timeout=0.5):
@@ -123,6 +126,7 @@ class KasBackend:
                 pass
         with open(os.path.join(out, "info.json")) as f:
             self.admin = json.load(f)["users"]["admin"]["kubeconfig"]
+        self.work = work
 
     def kubeconfig(self, who):
         return self.admin, None
@@ -144,7 +148,8 @@ class KasBackend:
 class Elector:
     """One leaderd or client-go elector process with a /leader endpoint."""
 
-    def __init__(self, backend, kind, ident, lease, timings, watch=True):
+    def __init__(self, backend, kind, ident, lease, timings, watch=True,
+                 args=()):
         ld, rd, rp = timings
         self.kind = kind
         self.ident = ident
@@ -160,7 +165,7 @@ class Elector:
                     "--retry-period", "%gs" % rp,
                     "--release-on-cancel", "true",
                     "--watch", "true" if watch else "false",
-                    "--log-level", "warn"]
+                    "--log-level", "warn"] + list(args)
         else:
             argv = [os.path.join(E2E_BIN, "clientgo-elector"),
                     "-kubeconfig", self.kubeconfig,
@@ -303,3 +308,111 @@ def request_rates(backend, timings, idle, tag):
     finally:
         for e in group:
             e.stop()
+
+
+# -- the application's death (candidacy) ----------------------------------
+
+class App:
+    """An application process beside an elector (test/kit/fakeapp.py):
+    a health endpoint on its own port and, with hold, a /leader/watch
+    stream held open on leaderd's port."""
+
+    def __init__(self, hold=None, mode="ok", then=None, after=0.0):
+        argv = [sys.executable, FAKEAPP, "--mode", mode]
+        if hold:
+            argv += ["--hold", str(hold)]
+        if then:
+            argv += ["--then", then, "--after", "%g" % after]
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True,
+                                  stdin=subprocess.DEVNULL)
+        r, _, _ = select.select([self.p.stdout], [], [], 15)
+        line = self.p.stdout.readline() if r else ""
+        if not line.startswith("ready "):
+            self.kill()
+            raise RuntimeError("the application did not start: %r" % line)
+        self.port = int(line.split()[1])
+
+    def url(self):
+        return "http://127.0.0.1:%d/healthz" % self.port
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+        self.p.wait(10)
+
+
+PROBE = (1, 2)          # the HTTP probe: period 1 s, failure_threshold 2
+
+
+def gated(backend, gating, ident, lease, timings):
+    """A leaderd with its application beside it (e.app).  gating:
+    "client" (--require-client, the app holds a stream), "probe" (an HTTP
+    probe of the app, 1 s x 2, timeout 1 s) or "none" (the app is
+    there, leaderd knows nothing of it)."""
+    if gating == "probe":
+        app = App()
+        cfg = os.path.join(backend.work, ident + ".yaml")
+        with open(cfg, "w") as f:
+            f.write("candidacy:\n  probe:\n    url: %s\n    period: %ds\n"
+                    "    timeout: 1s\n    failure_threshold: %d\n"
+                    % (app.url(), PROBE[0], PROBE[1]))
+        e = Elector(backend, "leaderd", ident, lease, timings,
+                    args=["-f", cfg])
+    elif gating == "client":
+        e = Elector(backend, "leaderd", ident, lease, timings,
+                    args=["--require-client"])
+        if _wait(lambda: e.leader() is not None, 15) is None:
+            e.stop()
+            raise RuntimeError("leaderd %s did not start" % ident)
+        app = App(hold=e.port)
+    else:
+        e = Elector(backend, "leaderd", ident, lease, timings)
+        app = App()
+    e.app = app
+    return e
+
+
+def app_death_trials(backend, gating, n, timings, tag, never_after):
+    """n trials in a group of three gated leaderd: the leader's
+    application killed -9, the seconds until another elector leads
+    (None when none did within never_after seconds: then the trials
+    stop)."""
+    ld, rd, rp = timings
+    lease = "bench-%s-app-%s" % (tag, gating)
+    seq = [0]
+
+    def new():
+        seq[0] += 1
+        return gated(backend, gating, "app-%s-%d" % (gating[:2], seq[0]),
+                     lease, timings)
+
+    group = []
+    times = []
+    try:
+        group = [new() for _ in range(3)]
+        for _ in range(n):
+            old = _wait(lambda: _settled(group, lease), 3 * ld + 10)
+            if old is None:
+                print("    (no settled leader; trial skipped)")
+                break
+            time.sleep(rp * 1.5)
+            rest = [e for e in group if e is not old]
+            t0 = time.monotonic()
+            old.app.p.send_signal(signal.SIGKILL)
+            took = _wait(lambda: any(e.is_leader() for e in rest),
+                         never_after, interval=0.001)
+            if took is None:
+                times.append(None)
+                if not old.is_leader():
+                    print("    (the old leader no longer leads, yet no "
+                          "other does)")
+                break
+            times.append(time.monotonic() - t0)
+            old.app.kill()
+            old.stop()
+            group = rest + [new()]
+    finally:
+        for e in group:
+            e.app.kill()
+            e.stop()
+    return times

@@ -313,6 +313,8 @@ def test_unhealthy_leader_hands_over(cluster):
         st, _, m = a.request("/metrics")
         text = m.decode()
         assert "leaderd_candidate 0" in text
+        st, _, m = b.request("/metrics")
+        assert "\nleaderd_candidate 1\n" in m.decode()
         assert 'leaderd_app_probe_total{result="failure"}' in text
         assert "leaderd_app_probe_duration_seconds_count" in text
         assert a.log_count("the application's probe failed: status 500") \
