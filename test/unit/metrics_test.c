@@ -20,7 +20,7 @@
 static char *
 render(const struct metrics *m, int master)
 {
-	struct metrics_gauges	 g = { master, 12.5, 3 };
+	struct metrics_gauges	 g = { master, 12.5, 3, 0 };
 	size_t			 len;
 	char			*s = metrics_render(m, &g, &len);
 
