@@ -59,16 +59,18 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(filter-out libev,$(PKGS)) 2>/dev/nul
 PKG_LIBS   := $(shell pkg-config --libs $(filter-out libev,$(PKGS)) 2>/dev/null) \
 	      $(shell pkg-config --libs libev 2>/dev/null || echo -lev)
 
-# make STATIC=1: one static binary with a libcurl built for HTTP(S)
-# only; see deploy/image/static.mk.
+# make STATIC=1: one static binary over a libcurl built for HTTP(S)
+# only and a trimmed Mbed TLS, what the image ships; LIBC=musl builds it
+# with musl.  See deploy/image/static.mk.
 ifneq ($(STATIC),)
 BUILD	:= $(BUILD)/static
+STATIC_ROOT := $(BUILD)
+ifeq ($(LIBC),musl)
+BUILD	:= $(BUILD)/musl
+CC	 = musl-gcc
+endif
 LEADERD_TARGET = $(BUILD)/leaderd
 include deploy/image/static.mk
-PKG_CFLAGS := -I$(CURL_PREFIX)/include
-PKG_LIBS   := $(CURL_LIB) -lssl -lcrypto -ljansson -lyaml -lev -lpthread
-LDFLAGS	+= -static -Wl,--gc-sections
-STATIC_DEP  = $(CURL_LIB)
 endif
 
 CFLAGS	?= -O2 -g
@@ -113,13 +115,15 @@ $(BUILD)/cmd/%.o: cmd/leaderd/%.c | $(STATIC_DEP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(BUILD)/leaderd: $(BUILD)/cmd/main.o $(LIB_ARCHIVES)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+# STATIC_LINK: the static build's own libraries (static.mk); a rebuilt
+# one relinks the daemon.
+$(BUILD)/leaderd: $(BUILD)/cmd/main.o $(LIB_ARCHIVES) $(STATIC_LINK)
+	$(CC) $(LDFLAGS) -o $@ $(filter-out $(STATIC_LINK),$^) $(PKG_LIBS) -lm
 
 # The daemon with the test-only clock hook (lib/base/clock.c,
 # LEADERD_TEST_HOOKS), for the clock fault tests.  Never installed or
 # shipped.
-$(BUILD)/leaderd-testhooks: cmd/leaderd/main.c $(LIB_SRCS) $(wildcard lib/*/*.h)
+$(BUILD)/leaderd-testhooks: cmd/leaderd/main.c $(LIB_SRCS) $(wildcard lib/*/*.h) | $(STATIC_DEP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DLEADERD_TEST_HOOKS -o $@ cmd/leaderd/main.c \
 		$(LIB_SRCS) $(LDFLAGS) $(PKG_LIBS) -lm
