@@ -21,6 +21,8 @@ VERSION	?= 0.1.0
 CC	?= cc
 PKGS	 = libev libcurl jansson yaml-0.1
 BUILD	?= build
+# The top of the build tree, whatever variant a run builds below it.
+TOP_BUILD := $(BUILD)
 PYTHON	?= python3
 
 WARN	 = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -161,11 +163,13 @@ leaderd: $(BUILD)/leaderd
 endif
 
 # Debian packages for the build and the tests.  Quiet and quick when all
-# are present already.
-DEB_PKGS = build-essential pkg-config libev-dev libcurl4-openssl-dev \
-	   ca-certificates \
+# are present already.  STATIC_DEB_PKGS builds the image's static binary
+# (deploy/image/static.mk): the Dockerfile installs them too.
+STATIC_DEB_PKGS = build-essential ca-certificates dpkg-dev python3 \
+	   musl-tools autoconf automake libtool
+DEB_PKGS = $(STATIC_DEB_PKGS) pkg-config libev-dev libcurl4-openssl-dev \
 	   libjansson-dev libyaml-dev libcmocka-dev openssl curl \
-	   python3 python3-pytest valgrind mandoc
+	   python3-pytest valgrind mandoc
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
@@ -341,8 +345,11 @@ integration-san: $(LEADERD_TARGET)
 		$(INTEGRATION_PYTEST) $(SAN_INTEGRATION)
 	$(SAN_SCAN)
 
-deploy-test: leaderd
-	cd test/deploy && LEADERD=$(CURDIR)/leaderd \
+# The deploy tests check the shipped image's binary (IMAGE_BIN) and its
+# licences; test_install.py the man pages against it.
+deploy-test: image-bin
+	cd test/deploy && LEADERD=$(CURDIR)/$(IMAGE_BIN) \
+		LEADERD_LICENSES=$(CURDIR)/$(IMAGE_LICENSES) \
 		$(PYTHON) -m pytest -q -p no:cacheprovider .
 
 # make check: the fast loop, about 3 minutes from a warm build.  The
@@ -404,25 +411,46 @@ man-lint:
 # the Dockerfile's runtime stage holds) as one layer, in an OCI image
 # layout directory and a tarball of it.  image-test checks every digest,
 # unpacks it and runs leaderd from it as uid 65532 (test/deploy).
-IMAGE_DIR	= $(BUILD)/image
-IMAGE_TAR	= $(IMAGE_DIR)/leaderd-$(VERSION).oci.tar
-image: $(LEADERD_TARGET)
-	rm -rf $(IMAGE_DIR)/rootfs
-	sh deploy/image/mkrootfs.sh $(LEADERD_TARGET) $(IMAGE_DIR)/rootfs
+# The image ships the static build (deploy/image/static.mk) with
+# IMAGE_LIBC, musl by default (docs/building.md says why); the shared
+# build (make) stays the one for development and the sanitizers.
+# image-rootfs is the file set, in ROOTFS: the Dockerfile makes it too.
+IMAGE_LIBC	?= musl
+IMAGE_BUILD	 = $(TOP_BUILD)/static$(if $(filter musl,$(IMAGE_LIBC)),/musl)
+IMAGE_BIN	 = $(IMAGE_BUILD)/leaderd
+IMAGE_LICENSES	 = $(IMAGE_BUILD)/licenses
+IMAGE_DIR	 = $(TOP_BUILD)/image
+IMAGE_TAR	 = $(IMAGE_DIR)/leaderd-$(VERSION).oci.tar
+ROOTFS		?= $(IMAGE_DIR)/rootfs
+.PHONY: image-bin image-rootfs
+image-bin:
+	@$(MAKE) --no-print-directory STATIC=1 LIBC=$(IMAGE_LIBC) SANITIZE= \
+		$(IMAGE_BIN) $(IMAGE_LICENSES)/COMPONENTS
+
+image-rootfs: image-bin
+	rm -rf $(ROOTFS)
+	sh deploy/image/mkrootfs.sh $(IMAGE_BIN) $(ROOTFS) $(IMAGE_LICENSES)
+
+image: image-rootfs
 	$(PYTHON) deploy/image/oci.py build --tag $(VERSION) \
-		$(IMAGE_DIR)/rootfs $(IMAGE_DIR)/oci $(IMAGE_TAR)
+		$(ROOTFS) $(IMAGE_DIR)/oci $(IMAGE_TAR)
 
 image-test: image
-	cd test/deploy && LEADERD=$(LEADERD_BIN) \
+	cd test/deploy && LEADERD=$(CURDIR)/$(IMAGE_BIN) \
+		LEADERD_LICENSES=$(CURDIR)/$(IMAGE_LICENSES) \
 		LEADERD_IMAGE=$(CURDIR)/$(IMAGE_TAR) \
 		$(PYTHON) -m pytest -q -p no:cacheprovider -rs test_image.py
 	@echo "image-test: $(IMAGE_TAR): $$(wc -c <$(IMAGE_TAR)) bytes" \
 		"(compressed layer, config, manifest, index)"
 
 # Figures, printed: memory, CPU, API request rate, local API latency,
-# handover times.  Not part of make test.
-bench: leaderd
-	$(PYTHON) test/bench/bench.py --leaderd $(CURDIR)/leaderd
+# handover times, of the image's binary (IMAGE_BIN), then the steady
+# state of the shared build (OpenSSL) beside it.  The client-go
+# elector's figures come beside leaderd's when test/e2e's is built
+# (make e2e-bins).  Not part of make test.
+bench: image-bin leaderd
+	$(PYTHON) test/bench/bench.py --leaderd $(CURDIR)/$(IMAGE_BIN)
+	$(PYTHON) test/bench/bench.py --leaderd $(CURDIR)/leaderd --only-steady
 
 demo: $(LEADERD_TARGET)
 	$(PYTHON) test/integration/demo.py --leaderd $(LEADERD_BIN)

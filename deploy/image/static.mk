@@ -14,10 +14,9 @@
 #   - curl 8.14 (trixie), HTTP and HTTPS only, over that Mbed TLS: its
 #     Mbed TLS backend speaks TLS 1.3 (curl 7.88's, bookworm's, only 1.2;
 #     docs/building.md says why this matters);
-# and links them, libev, jansson, libyaml and the C library statically.
-# LIBC=musl builds everything with musl-gcc instead of glibc's cc,
-# jansson, libyaml and libev included (from bookworm's sources: Debian's
-# static archives are built against glibc).
+# and libev, jansson and libyaml (bookworm), and links them all and the
+# C library statically.  LIBC=musl builds everything with musl-gcc
+# instead of glibc's cc.
 #
 # The sources come through apt with a private deb-src list under
 # $(STATIC_ROOT)/apt (the machine's apt configuration is not touched):
@@ -138,15 +137,13 @@ CURL_CONFIGURE	 = --disable-shared --enable-static \
 	--enable-threaded-resolver
 CURL_CFLAGS	 = -O2 -ffunction-sections -fdata-sections
 
-ifeq ($(LIBC),musl)
-# jansson, libyaml and libev, built with musl-gcc into the same prefix.
-MUSL_LIBS	 = $(PREFIX_DIR)/lib/libjansson.a $(PREFIX_DIR)/lib/libyaml.a \
+# jansson, libyaml and libev, built from their sources into the same
+# prefix: with musl they must be (Debian's static archives are built
+# against glibc), and with glibc too, so that both builds link the same
+# pinned versions, built the same way (-Os, sections for --gc-sections).
+DEP_LIBS	 = $(PREFIX_DIR)/lib/libjansson.a $(PREFIX_DIR)/lib/libyaml.a \
 		   $(PREFIX_DIR)/lib/libev.a
 STATIC_SRCS	 = mbedtls curl jansson libyaml libev
-else
-MUSL_LIBS	 =
-STATIC_SRCS	 = mbedtls curl
-endif
 src_deb_mbedtls	 = $(MBEDTLS_DEB)
 src_deb_curl	 = $(CURL_DEB)
 src_deb_jansson	 = $(JANSSON_DEB)
@@ -232,8 +229,9 @@ $(CURL_LIB): $(SRC_DIR)/curl.version $(MBEDTLS_LIBS) $(STATIC_MK) $(CURL_PATCHES
 	$(MAKE) -s -C $(THIRD)/curl/lib install-libLTLIBRARIES
 	$(MAKE) -s -C $(THIRD)/curl/include install
 
-# jansson, libyaml and libev for LIBC=musl: their autotools builds,
-# static only.
+# jansson, libyaml and libev: their autotools builds, static only
+# (Debian's sources of jansson and libyaml have no configure script:
+# autoreconf makes it, as Debian's build does).
 $(PREFIX_DIR)/lib/libjansson.a: $(SRC_DIR)/jansson.version $(STATIC_MK)
 	$(call autotools_lib,jansson,--disable-shared --enable-static)
 $(PREFIX_DIR)/lib/libyaml.a: $(SRC_DIR)/libyaml.version $(STATIC_MK)
@@ -251,9 +249,50 @@ define autotools_lib
 	$(MAKE) -s -C $(THIRD)/$(1) install
 endef
 
-STATIC_DEP	 = $(CURL_LIB) $(MUSL_LIBS)
-STATIC_LINK	 = $(CURL_LIB) $(MBEDTLS_LIBS) $(MUSL_LIBS)
-PKG_CFLAGS	:= -I$(PREFIX_DIR)/include
-PKG_LIBS	:= $(CURL_LIB) $(MBEDTLS_LIBS) \
-		   $(if $(MUSL_LIBS),$(MUSL_LIBS),-ljansson -lyaml -lev) -lpthread
+STATIC_DEP	 = $(CURL_LIB) $(DEP_LIBS)
+STATIC_LINK	 = $(CURL_LIB) $(MBEDTLS_LIBS) $(DEP_LIBS)
+# -isystem: these headers are not held to leaderd's warnings (ev.h's
+# macros break strict aliasing; the system's copy is exempt as well).
+PKG_CFLAGS	:= -isystem $(PREFIX_DIR)/include
+PKG_LIBS	:= $(STATIC_LINK) -lpthread
 LDFLAGS		+= -static -Wl,--gc-sections
+
+# The licences of what the binary holds, for the image's /licenses:
+# each component's own licence file from the source it was built from,
+# the C library's from the build host's package (Debian's copyright
+# file; glibc's points at the LGPL, which is added), and COMPONENTS, a
+# plain list: name, version, licence.
+LICENSES_DIR	 = $(BUILD)/licenses
+ifeq ($(LIBC),musl)
+LIBC_PKG	 = musl-dev
+LIBC_NAME	 = musl
+LIBC_LICENSE	 = MIT
+LIBC_TEXTS	 = /usr/share/doc/musl/copyright
+else
+LIBC_PKG	 = libc6-dev
+LIBC_NAME	 = glibc
+LIBC_LICENSE	 = LGPL-2.1-or-later
+LIBC_TEXTS	 = /usr/share/doc/libc6/copyright \
+		   /usr/share/common-licenses/LGPL-2.1
+endif
+$(LICENSES_DIR)/COMPONENTS: $(STATIC_SRCS:%=$(SRC_DIR)/%.version) LICENSE $(STATIC_MK)
+	rm -rf $(LICENSES_DIR) && mkdir -p $(LICENSES_DIR)
+	cp LICENSE $(LICENSES_DIR)/leaderd.txt
+	cp $(SRC_DIR)/curl/COPYING $(LICENSES_DIR)/curl.txt
+	cp $(SRC_DIR)/mbedtls/LICENSE $(LICENSES_DIR)/mbedtls.txt
+	cp $(SRC_DIR)/libev/LICENSE $(LICENSES_DIR)/libev.txt
+	cp $(SRC_DIR)/jansson/LICENSE $(LICENSES_DIR)/jansson.txt
+	cp $(SRC_DIR)/libyaml/License $(LICENSES_DIR)/libyaml.txt
+	cat $(LIBC_TEXTS) >$(LICENSES_DIR)/$(LIBC_NAME).txt
+	v=$$(dpkg-query -W -f='$${Version}' $(LIBC_PKG)) && \
+	printf '%s\n' \
+	    "# What /leaderd is built from, statically linked; each" \
+	    "# component's licence text is NAME.txt beside this file." \
+	    "leaderd $(VERSION) Apache-2.0" \
+	    "curl $(CURL_DEB) curl" \
+	    "mbedtls $(MBEDTLS_DEB) Apache-2.0" \
+	    "libev $(LIBEV_DEB) BSD-2-Clause" \
+	    "jansson $(JANSSON_DEB) MIT" \
+	    "libyaml $(YAML_DEB) MIT" \
+	    "$(LIBC_NAME) $$v $(LIBC_LICENSE)" >$@.tmp
+	mv $@.tmp $@
