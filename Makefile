@@ -23,6 +23,8 @@ PKGS	 = libev libcurl jansson yaml-0.1
 BUILD	?= build
 # The top of the build tree, whatever variant a run builds below it.
 TOP_BUILD := $(BUILD)
+# This machine's architecture, in Debian's words (amd64, arm64).
+HOST_ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
 PYTHON	?= python3
 
 WARN	 = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -63,13 +65,17 @@ PKG_LIBS   := $(shell pkg-config --libs $(filter-out libev,$(PKGS)) 2>/dev/null)
 
 # make STATIC=1: one static binary over a libcurl built for HTTP(S)
 # only and a trimmed Mbed TLS, what the image ships; LIBC=musl builds it
-# with musl.  See deploy/image/static.mk.
+# with musl, STATIC_ARCH=arm64 for arm64 (from amd64: Debian's cross
+# toolchain).  See deploy/image/static.mk, which sets CC and AR.
 ifneq ($(STATIC),)
 BUILD	:= $(BUILD)/static
 STATIC_ROOT := $(BUILD)
+STATIC_ARCH ?= $(HOST_ARCH)
+ifneq ($(STATIC_ARCH),$(HOST_ARCH))
+BUILD	:= $(BUILD)/$(STATIC_ARCH)
+endif
 ifeq ($(LIBC),musl)
 BUILD	:= $(BUILD)/musl
-CC	 = musl-gcc
 endif
 LEADERD_TARGET = $(BUILD)/leaderd
 include deploy/image/static.mk
@@ -167,7 +173,11 @@ endif
 # (deploy/image/static.mk): the Dockerfile installs them too.
 STATIC_DEB_PKGS = build-essential ca-certificates dpkg-dev python3 \
 	   musl-tools autoconf automake libtool
-DEB_PKGS = $(STATIC_DEB_PKGS) pkg-config libev-dev libcurl4-openssl-dev \
+# make image builds arm64 too (Debian's cross toolchain), and image-test
+# runs that binary under qemu-user.
+IMAGE_DEB_PKGS = gcc-aarch64-linux-gnu qemu-user-static
+DEB_PKGS = $(STATIC_DEB_PKGS) $(IMAGE_DEB_PKGS) \
+	   pkg-config libev-dev libcurl4-openssl-dev \
 	   libjansson-dev libyaml-dev libcmocka-dev openssl curl \
 	   python3-pytest valgrind mandoc
 deps:
@@ -412,33 +422,50 @@ man-lint:
 # layout directory and a tarball of it.  image-test checks every digest,
 # unpacks it and runs leaderd from it as uid 65532 (test/deploy).
 # The image ships the static build (deploy/image/static.mk) with
-# IMAGE_LIBC, musl by default (docs/building.md says why); the shared
-# build (make) stays the one for development and the sanitizers.
-# image-rootfs is the file set, in ROOTFS: the Dockerfile makes it too.
+# IMAGE_LIBC, musl by default (docs/building.md says why), for each of
+# IMAGE_ARCHS: one OCI image index per tag, one manifest per
+# architecture (arm64 is cross-built on amd64).  The shared build (make)
+# stays the one for development and the sanitizers.  image-bin and
+# image-rootfs build one architecture, IMAGE_ARCH (this machine's by
+# default): the binary, and the file set in ROOTFS, which the
+# Dockerfile makes too.
 IMAGE_LIBC	?= musl
-IMAGE_BUILD	 = $(TOP_BUILD)/static$(if $(filter musl,$(IMAGE_LIBC)),/musl)
+IMAGE_ARCH	?= $(HOST_ARCH)
+IMAGE_ARCHS	?= amd64 arm64
+image_build	 = $(TOP_BUILD)/static$(if $(filter-out $(HOST_ARCH),$(1)),/$(1))$(if $(filter musl,$(IMAGE_LIBC)),/musl)
+IMAGE_BUILD	 = $(call image_build,$(IMAGE_ARCH))
 IMAGE_BIN	 = $(IMAGE_BUILD)/leaderd
 IMAGE_LICENSES	 = $(IMAGE_BUILD)/licenses
 IMAGE_DIR	 = $(TOP_BUILD)/image
 IMAGE_TAR	 = $(IMAGE_DIR)/leaderd-$(VERSION).oci.tar
-ROOTFS		?= $(IMAGE_DIR)/rootfs
+ROOTFS		?= $(IMAGE_DIR)/rootfs-$(IMAGE_ARCH)
 .PHONY: image-bin image-rootfs
 image-bin:
-	@$(MAKE) --no-print-directory STATIC=1 LIBC=$(IMAGE_LIBC) SANITIZE= \
+	@$(MAKE) --no-print-directory STATIC=1 LIBC=$(IMAGE_LIBC) \
+		STATIC_ARCH=$(IMAGE_ARCH) SANITIZE= \
 		$(IMAGE_BIN) $(IMAGE_LICENSES)/COMPONENTS
 
 image-rootfs: image-bin
 	rm -rf $(ROOTFS)
-	sh deploy/image/mkrootfs.sh $(IMAGE_BIN) $(ROOTFS) $(IMAGE_LICENSES)
+	STRIP=$(if $(filter arm64,$(IMAGE_ARCH)),aarch64-linux-gnu-strip,strip) \
+		sh deploy/image/mkrootfs.sh $(IMAGE_BIN) $(ROOTFS) \
+		$(IMAGE_LICENSES)
 
-image: image-rootfs
+image:
+	@set -e; for a in $(IMAGE_ARCHS); do \
+		$(MAKE) --no-print-directory image-rootfs IMAGE_ARCH=$$a \
+		ROOTFS=$(IMAGE_DIR)/rootfs-$$a; done
 	$(PYTHON) deploy/image/oci.py build --tag $(VERSION) \
-		$(ROOTFS) $(IMAGE_DIR)/oci $(IMAGE_TAR)
+		$(foreach a,$(IMAGE_ARCHS),--platform $(a)=$(IMAGE_DIR)/rootfs-$(a)) \
+		$(IMAGE_DIR)/oci $(IMAGE_TAR)
 
+# image-test: the image checked, and each architecture's binary run from
+# it (arm64's under qemu-user, Debian's qemu-user-static).
 image-test: image
 	cd test/deploy && LEADERD=$(CURDIR)/$(IMAGE_BIN) \
 		LEADERD_LICENSES=$(CURDIR)/$(IMAGE_LICENSES) \
 		LEADERD_IMAGE=$(CURDIR)/$(IMAGE_TAR) \
+		LEADERD_IMAGE_ARCHS="$(IMAGE_ARCHS)" \
 		$(PYTHON) -m pytest -q -p no:cacheprovider -rs test_image.py
 	@echo "image-test: $(IMAGE_TAR): $$(wc -c <$(IMAGE_TAR)) bytes" \
 		"(compressed layer, config, manifest, index)"

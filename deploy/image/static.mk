@@ -27,11 +27,14 @@
 #
 #   make STATIC=1                  build/static/leaderd
 #   make STATIC=1 LIBC=musl        build/static/musl/leaderd
+#   make STATIC=1 LIBC=musl STATIC_ARCH=arm64
+#                                  build/static/arm64/musl/leaderd
 #   make STATIC=1 integration      the tests, on that binary
 #
 # Build cost, once per build directory (2 cores): the sources ~10 s,
-# Mbed TLS ~1 min, curl ~1.5 min; they are kept under $(BUILD)/third
-# and rebuilt only when a pin or this file changes.
+# all the libraries ~2 min (~3 with musl for arm64); they are kept under
+# $(BUILD)/third and rebuilt only when a pin, a patch or the options
+# they are built with change (the *.cfg stamps).
 
 .DEFAULT_GOAL := all
 
@@ -41,9 +44,35 @@ CURL_DEB	 = 8.14.1-2+deb13u5
 JANSSON_DEB	 = 2.14-2
 YAML_DEB	 = 0.2.5-1
 LIBEV_DEB	 = 1:4.33-1
+MUSL_DEB	 = 1.2.3-1
 
 SRC_DIR		 = $(STATIC_ROOT)/src
 THIRD		 = $(BUILD)/third
+
+# The compiler.  STATIC_ARCH=arm64 on an amd64 host cross-compiles with
+# Debian's gcc-aarch64-linux-gnu: for musl, with a musl built here from
+# Debian's source by that compiler (Debian has no arm64 musl-gcc on
+# amd64).  Natively, musl-gcc is musl-tools' wrapper.
+ifneq ($(STATIC_ARCH),$(HOST_ARCH))
+ifneq ($(STATIC_ARCH)-$(HOST_ARCH),arm64-amd64)
+$(error make STATIC=1 STATIC_ARCH=$(STATIC_ARCH): only arm64 is cross-built, from amd64)
+endif
+HOST		 = aarch64-linux-gnu
+AR		 = $(HOST)-ar
+STRIP		 = $(HOST)-strip
+endif
+ifeq ($(LIBC),musl)
+ifneq ($(HOST),)
+MUSL_DIR	 = $(THIRD)/musl
+MUSL_GCC	 = $(MUSL_DIR)/bin/musl-gcc
+CC		 = $(CURDIR)/$(MUSL_GCC)
+else
+MUSL_GCC	 =
+CC		 = musl-gcc
+endif
+else
+CC		 = $(if $(HOST),$(HOST)-gcc,cc)
+endif
 PREFIX_DIR	 = $(THIRD)/prefix
 CURL_LIB	 = $(PREFIX_DIR)/lib/libcurl.a
 MBEDTLS_LIBS	 = $(PREFIX_DIR)/lib/libmbedtls.a \
@@ -53,7 +82,7 @@ STATIC_APT	 = -o Dir::Etc::SourceList=/dev/null \
 		   -o Dir::Etc::SourceParts=$(CURDIR)/$(STATIC_ROOT)/apt/sources.d \
 		   -o Dir::State::Lists=$(CURDIR)/$(STATIC_ROOT)/apt/lists \
 		   -o Dir::Cache=$(CURDIR)/$(STATIC_ROOT)/apt/cache
-# The rules below depend on this file: a changed option rebuilds.
+# This file, named in messages.
 STATIC_MK	 = deploy/image/static.mk
 
 # What Mbed TLS keeps: a TLS 1.2 and 1.3 client (ECDHE key exchange,
@@ -143,12 +172,14 @@ CURL_CFLAGS	 = -O2 -ffunction-sections -fdata-sections
 # pinned versions, built the same way (-Os, sections for --gc-sections).
 DEP_LIBS	 = $(PREFIX_DIR)/lib/libjansson.a $(PREFIX_DIR)/lib/libyaml.a \
 		   $(PREFIX_DIR)/lib/libev.a
-STATIC_SRCS	 = mbedtls curl jansson libyaml libev
+STATIC_SRCS	 = mbedtls curl jansson libyaml libev $(if $(MUSL_GCC),musl)
+DEP_CFLAGS	 = -Os -ffunction-sections -fdata-sections
 src_deb_mbedtls	 = $(MBEDTLS_DEB)
 src_deb_curl	 = $(CURL_DEB)
 src_deb_jansson	 = $(JANSSON_DEB)
 src_deb_libyaml	 = $(YAML_DEB)
 src_deb_libev	 = $(LIBEV_DEB)
+src_deb_musl	 = $(MUSL_DEB)
 
 define STATIC_SOURCES
 Types: deb-src
@@ -165,35 +196,64 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 endef
 export STATIC_SOURCES
 
-$(STATIC_ROOT)/apt/updated: $(STATIC_MK)
+# Stamps that change only when what they record changes, so that an
+# edit of this file rebuilds only what it touches: $(call stamp,FILE,TEXT)
+# rewrites FILE when TEXT differs from what it holds (paths relative to
+# the tree, so that a copy of the tree keeps its builds).
+.PHONY: FORCE
+stamp = mkdir -p $(dir $(1)) && \
+	printf '%s\n' '$(subst $(CURDIR)/,,$(2))' >$(1).new && \
+	{ cmp -s $(1).new $(1) && rm -f $(1).new || mv -f $(1).new $(1); }
+
+$(STATIC_ROOT)/apt/sources.d/src.sources: FORCE
+	@mkdir -p $(@D) && printf '%s\n' "$$STATIC_SOURCES" >$@.new && \
+	{ cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@; }
+
+$(STATIC_ROOT)/apt/updated: $(STATIC_ROOT)/apt/sources.d/src.sources
 	@command -v dpkg-source >/dev/null || { echo "make STATIC=1: dpkg-source is missing (make deps)"; exit 1; }
-	rm -rf $(STATIC_ROOT)/apt
-	mkdir -p $(STATIC_ROOT)/apt/sources.d $(STATIC_ROOT)/apt/lists/partial \
+	rm -rf $(STATIC_ROOT)/apt/lists $(STATIC_ROOT)/apt/cache
+	mkdir -p $(STATIC_ROOT)/apt/lists/partial \
 		$(STATIC_ROOT)/apt/cache/archives/partial
-	printf '%s\n' "$$STATIC_SOURCES" >$(STATIC_ROOT)/apt/sources.d/src.sources
 	apt-get -qq $(STATIC_APT) update
 	touch $@
 
 # $(SRC_DIR)/NAME: Debian's source of NAME at its pinned version,
-# unpacked with Debian's patches applied; NAME.version says which.
-$(SRC_DIR)/%.version: $(STATIC_ROOT)/apt/updated
-	rm -rf $(SRC_DIR)/$* $(SRC_DIR)/fetch-$*
-	mkdir -p $(SRC_DIR)/fetch-$*
-	cd $(SRC_DIR)/fetch-$* && apt-get -qq $(STATIC_APT) source \
-		"$*=$(src_deb_$*)" 2>&1 | grep -v 'unsandboxed' || true
-	@ls -d $(SRC_DIR)/fetch-$*/*/ >/dev/null 2>&1 || { echo "make" \
+# unpacked with Debian's patches applied; NAME.version says which, and
+# is rewritten (the source fetched again) only when the pin changes.
+$(SRC_DIR)/%.version: FORCE | $(STATIC_ROOT)/apt/updated
+	@[ "$$(cat $@ 2>/dev/null)" = "$(src_deb_$*)" ] || { set -e; \
+	echo "make STATIC=1: fetching the source of $*=$(src_deb_$*)"; \
+	rm -rf $(SRC_DIR)/$* $(SRC_DIR)/fetch-$*; \
+	mkdir -p $(SRC_DIR)/fetch-$*; \
+	(cd $(SRC_DIR)/fetch-$* && apt-get -qq $(STATIC_APT) source \
+		"$*=$(src_deb_$*)" 2>&1 | grep -v 'unsandboxed' || true); \
+	ls -d $(SRC_DIR)/fetch-$*/*/ >/dev/null 2>&1 || { echo "make" \
 		"STATIC=1: no source of $*=$(src_deb_$*) on the mirror; bump" \
-		"its pin in $(STATIC_MK) (apt-cache $(STATIC_APT) showsrc $*)"; \
-		exit 1; }
-	mv $(SRC_DIR)/fetch-$*/*/ $(SRC_DIR)/$*
-	rm -rf $(SRC_DIR)/fetch-$*
-	echo "$(src_deb_$*)" >$@
+		"its pin in $(STATIC_MK) (apt-cache $(STATIC_APT) showsrc" \
+		"$*), or remove $(STATIC_ROOT)/apt to read the mirror's" \
+		"lists again"; exit 1; }; \
+	mv $(SRC_DIR)/fetch-$*/*/ $(SRC_DIR)/$*; \
+	rm -rf $(SRC_DIR)/fetch-$*; \
+	echo "$(src_deb_$*)" >$@; }
+
+# What each build below depends on besides its source: its compiler,
+# flags and options.
+$(THIRD)/mbedtls.cfg: FORCE
+	@$(call stamp,$@,$(CC) $(AR) $(MBEDTLS_CFLAGS) unset $(MBEDTLS_UNSET) set $(MBEDTLS_SET))
+$(THIRD)/curl.cfg: FORCE
+	@$(call stamp,$@,$(CC) $(HOST) $(CURL_CFLAGS) $(CURL_CONFIGURE))
+$(THIRD)/deps.cfg: FORCE
+	@$(call stamp,$@,$(CC) $(HOST) $(DEP_CFLAGS))
+$(THIRD)/musl.cfg: FORCE
+	@$(call stamp,$@,$(HOST))
+$(THIRD)/licenses.cfg: FORCE
+	@$(call stamp,$@,$(VERSION) $(LIBC_NAME) $(LIBC_TEXTS))
 
 # Mbed TLS: the library's own Makefile, in a copy of the source whose
 # mbedtls_config.h is trimmed by its own scripts/config.py, with our
 # patches (deploy/image/patches: each says why) applied.
 MBEDTLS_PATCHES	 = $(wildcard deploy/image/patches/mbedtls-*.patch)
-$(MBEDTLS_LIBS) &: $(SRC_DIR)/mbedtls.version $(STATIC_MK) $(MBEDTLS_PATCHES)
+$(MBEDTLS_LIBS) &: $(SRC_DIR)/mbedtls.version $(THIRD)/mbedtls.cfg $(MBEDTLS_PATCHES) $(MUSL_GCC)
 	rm -rf $(THIRD)/mbedtls && mkdir -p $(THIRD) $(PREFIX_DIR)/lib \
 		$(PREFIX_DIR)/include
 	cp -a $(SRC_DIR)/mbedtls $(THIRD)/mbedtls
@@ -213,7 +273,7 @@ $(MBEDTLS_LIBS) &: $(SRC_DIR)/mbedtls.version $(STATIC_MK) $(MBEDTLS_PATCHES)
 # curl: configure and make in $(THIRD)/curl, from a patched copy of the
 # source in $(THIRD)/curl-src; only libcurl.a and the headers are built.
 CURL_PATCHES	 = $(wildcard deploy/image/patches/curl-*.patch)
-$(CURL_LIB): $(SRC_DIR)/curl.version $(MBEDTLS_LIBS) $(STATIC_MK) $(CURL_PATCHES)
+$(CURL_LIB): $(SRC_DIR)/curl.version $(MBEDTLS_LIBS) $(THIRD)/curl.cfg $(CURL_PATCHES) $(MUSL_GCC)
 	rm -rf $(THIRD)/curl $(THIRD)/curl-src && mkdir -p $(THIRD)/curl
 	cp -a $(SRC_DIR)/curl $(THIRD)/curl-src
 	for p in $(CURL_PATCHES); do \
@@ -229,14 +289,25 @@ $(CURL_LIB): $(SRC_DIR)/curl.version $(MBEDTLS_LIBS) $(STATIC_MK) $(CURL_PATCHES
 	$(MAKE) -s -C $(THIRD)/curl/lib install-libLTLIBRARIES
 	$(MAKE) -s -C $(THIRD)/curl/include install
 
+# musl for a cross build: its own configure and make, installed with
+# its musl-gcc wrapper (which calls $(HOST)-gcc) into $(MUSL_DIR).
+$(MUSL_DIR)/bin/musl-gcc: $(SRC_DIR)/musl.version $(THIRD)/musl.cfg
+	rm -rf $(THIRD)/musl-obj $(MUSL_DIR) && mkdir -p $(THIRD)/musl-obj
+	cd $(THIRD)/musl-obj && $(CURDIR)/$(SRC_DIR)/musl/configure \
+		--target=$(HOST) CROSS_COMPILE=$(HOST)- CC=$(HOST)-gcc \
+		--prefix=$(CURDIR)/$(MUSL_DIR) --disable-shared \
+		--enable-wrapper=gcc >configure.out
+	$(MAKE) -s -C $(THIRD)/musl-obj ARCH=aarch64
+	$(MAKE) -s -C $(THIRD)/musl-obj ARCH=aarch64 install >/dev/null
+
 # jansson, libyaml and libev: their autotools builds, static only
 # (Debian's sources of jansson and libyaml have no configure script:
 # autoreconf makes it, as Debian's build does).
-$(PREFIX_DIR)/lib/libjansson.a: $(SRC_DIR)/jansson.version $(STATIC_MK)
+$(PREFIX_DIR)/lib/libjansson.a: $(SRC_DIR)/jansson.version $(THIRD)/deps.cfg $(MUSL_GCC)
 	$(call autotools_lib,jansson,--disable-shared --enable-static)
-$(PREFIX_DIR)/lib/libyaml.a: $(SRC_DIR)/libyaml.version $(STATIC_MK)
+$(PREFIX_DIR)/lib/libyaml.a: $(SRC_DIR)/libyaml.version $(THIRD)/deps.cfg $(MUSL_GCC)
 	$(call autotools_lib,libyaml,--disable-shared --enable-static)
-$(PREFIX_DIR)/lib/libev.a: $(SRC_DIR)/libev.version $(STATIC_MK)
+$(PREFIX_DIR)/lib/libev.a: $(SRC_DIR)/libev.version $(THIRD)/deps.cfg $(MUSL_GCC)
 	$(call autotools_lib,libev,--disable-shared --enable-static)
 
 define autotools_lib
@@ -245,7 +316,7 @@ define autotools_lib
 	cd $(THIRD)/$(1) && $(CURDIR)/$(SRC_DIR)/$(1)/configure -q \
 		$(if $(HOST),--host=$(HOST)) \
 		--prefix=$(CURDIR)/$(PREFIX_DIR) $(2) CC="$(CC)" \
-		CFLAGS="-Os -ffunction-sections -fdata-sections" >configure.out
+		CFLAGS="$(DEP_CFLAGS)" >configure.out
 	$(MAKE) -s -C $(THIRD)/$(1) install
 endef
 
@@ -267,7 +338,7 @@ ifeq ($(LIBC),musl)
 LIBC_PKG	 = musl-dev
 LIBC_NAME	 = musl
 LIBC_LICENSE	 = MIT
-LIBC_TEXTS	 = /usr/share/doc/musl/copyright
+LIBC_TEXTS	 = $(if $(MUSL_GCC),$(SRC_DIR)/musl/COPYRIGHT,/usr/share/doc/musl/copyright)
 else
 LIBC_PKG	 = libc6-dev
 LIBC_NAME	 = glibc
@@ -275,7 +346,7 @@ LIBC_LICENSE	 = LGPL-2.1-or-later
 LIBC_TEXTS	 = /usr/share/doc/libc6/copyright \
 		   /usr/share/common-licenses/LGPL-2.1
 endif
-$(LICENSES_DIR)/COMPONENTS: $(STATIC_SRCS:%=$(SRC_DIR)/%.version) LICENSE $(STATIC_MK)
+$(LICENSES_DIR)/COMPONENTS: $(STATIC_SRCS:%=$(SRC_DIR)/%.version) LICENSE $(THIRD)/licenses.cfg
 	rm -rf $(LICENSES_DIR) && mkdir -p $(LICENSES_DIR)
 	cp LICENSE $(LICENSES_DIR)/leaderd.txt
 	cp $(SRC_DIR)/curl/COPYING $(LICENSES_DIR)/curl.txt
@@ -284,7 +355,8 @@ $(LICENSES_DIR)/COMPONENTS: $(STATIC_SRCS:%=$(SRC_DIR)/%.version) LICENSE $(STAT
 	cp $(SRC_DIR)/jansson/LICENSE $(LICENSES_DIR)/jansson.txt
 	cp $(SRC_DIR)/libyaml/License $(LICENSES_DIR)/libyaml.txt
 	cat $(LIBC_TEXTS) >$(LICENSES_DIR)/$(LIBC_NAME).txt
-	v=$$(dpkg-query -W -f='$${Version}' $(LIBC_PKG)) && \
+	v=$(if $(MUSL_GCC),$(MUSL_DEB),$$(dpkg-query -W -f='$${Version}' \
+		$(if $(HOST),$(LIBC_PKG)-$(STATIC_ARCH)-cross,$(LIBC_PKG)))) && \
 	printf '%s\n' \
 	    "# What /leaderd is built from, statically linked; each" \
 	    "# component's licence text is NAME.txt beside this file." \

@@ -212,16 +212,19 @@ def seed_third_party(ctx):
     if not (top / "apt" / "updated").is_file():
         return
     dst = ctx / "build" / "static"
-    (dst / "apt").mkdir(parents=True)
-    shutil.copy2(top / "apt" / "updated", dst / "apt" / "updated")
+    (dst / "apt" / "sources.d").mkdir(parents=True)
+    for f in ("updated", "sources.d/src.sources"):
+        shutil.copy2(top / "apt" / f, dst / "apt" / f)
     (dst / "src").mkdir()
     for v in (top / "src").glob("*.version"):
         shutil.copy2(v, dst / "src" / v.name)
     for variant in ("", "musl"):
-        prefix = top / variant / "third" / "prefix"
-        if prefix.is_dir():
-            shutil.copytree(prefix, dst / variant / "third" / "prefix",
-                            symlinks=True)
+        third = top / variant / "third"
+        if (third / "prefix").is_dir():
+            shutil.copytree(third / "prefix", dst / variant / "third" /
+                            "prefix", symlinks=True)
+            for cfg in third.glob("*.cfg"):
+                shutil.copy2(cfg, dst / variant / "third" / cfg.name)
             if (top / variant / "licenses").is_dir():
                 shutil.copytree(top / variant / "licenses",
                                 dst / variant / "licenses")
