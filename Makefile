@@ -174,23 +174,26 @@ endif
 STATIC_DEB_PKGS = build-essential ca-certificates dpkg-dev python3 \
 	   musl-tools autoconf automake libtool
 # make image builds arm64 too (Debian's cross toolchain), and image-test
-# runs that binary under qemu-user.
+# runs that binary under qemu-user: make image installs them (image-deps),
+# so that make deps, and so CI's make test, does not pay for them.
 IMAGE_DEB_PKGS = gcc-aarch64-linux-gnu qemu-user-static
-DEB_PKGS = $(STATIC_DEB_PKGS) $(IMAGE_DEB_PKGS) \
+DEB_PKGS = $(STATIC_DEB_PKGS) \
 	   pkg-config libev-dev libcurl4-openssl-dev \
 	   libjansson-dev libyaml-dev libcmocka-dev openssl curl \
 	   python3-pytest valgrind mandoc
-deps:
-	@missing=$$(for p in $(DEB_PKGS); do \
+# $(call apt_install,TARGET,PACKAGES): install those not installed.
+apt_install = missing=$$(for p in $(2); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 		grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
-		echo "make deps: installing$$(echo $$missing | sed 's/^/ /')"; \
+		echo "make $(1): installing$$(echo $$missing | sed 's/^/ /')"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
 			--no-install-recommends $$missing >/dev/null; \
 	fi
+deps:
+	@$(call apt_install,deps,$(DEB_PKGS))
 	@$(PYTHON) -c 'import pytest, yaml, prometheus_client, xdist' 2>/dev/null || \
 		$(PYTHON) -m pip install -q pytest pyyaml prometheus_client \
 			pytest-xdist
@@ -451,7 +454,11 @@ image-rootfs: image-bin
 		sh deploy/image/mkrootfs.sh $(IMAGE_BIN) $(ROOTFS) \
 		$(IMAGE_LICENSES)
 
-image:
+.PHONY: image-deps
+image-deps:
+	@$(call apt_install,image,$(IMAGE_DEB_PKGS))
+
+image: image-deps
 	@set -e; for a in $(IMAGE_ARCHS); do \
 		$(MAKE) --no-print-directory image-rootfs IMAGE_ARCH=$$a \
 		ROOTFS=$(IMAGE_DIR)/rootfs-$$a; done
