@@ -291,6 +291,7 @@ $(CURL_LIB): $(SRC_DIR)/curl.version $(MBEDTLS_LIBS) $(THIRD)/curl.cfg $(CURL_PA
 
 # musl for a cross build: its own configure and make, installed with
 # its musl-gcc wrapper (which calls $(HOST)-gcc) into $(MUSL_DIR).
+ifneq ($(MUSL_GCC),)
 $(MUSL_DIR)/bin/musl-gcc: $(SRC_DIR)/musl.version $(THIRD)/musl.cfg
 	rm -rf $(THIRD)/musl-obj $(MUSL_DIR) && mkdir -p $(THIRD)/musl-obj
 	cd $(THIRD)/musl-obj && $(CURDIR)/$(SRC_DIR)/musl/configure \
@@ -299,6 +300,7 @@ $(MUSL_DIR)/bin/musl-gcc: $(SRC_DIR)/musl.version $(THIRD)/musl.cfg
 		--enable-wrapper=gcc >configure.out
 	$(MAKE) -s -C $(THIRD)/musl-obj ARCH=aarch64
 	$(MAKE) -s -C $(THIRD)/musl-obj ARCH=aarch64 install >/dev/null
+endif
 
 # jansson, libyaml and libev: their autotools builds, static only
 # (Debian's sources of jansson and libyaml have no configure script:
