@@ -268,15 +268,16 @@ class ConnectProxy:
 
 
 def loopback_name():
-    """The machine's host name when /etc/hosts maps it to 127.x: a name
-    that is not localhost (Go and leaderd never proxy localhost or
-    loopback addresses) and resolves without a DNS server."""
+    """The machine's host name and the 127.x address /etc/hosts maps it
+    to: a name that is not localhost (Go and leaderd never proxy
+    localhost or loopback addresses) and resolves without a DNS
+    server."""
     name = socket.gethostname()
     with open("/etc/hosts") as f:
         for ln in f:
             w = ln.split("#")[0].split()
             if len(w) > 1 and name in w[1:] and w[0].startswith("127."):
-                return name
+                return name, w[0]
     pytest.fail("the host name %r is not mapped to 127.x in /etc/hosts"
                 % name)
 
@@ -285,8 +286,8 @@ def test_https_proxy_tunnels_with_connect(make):
     """HTTPS_PROXY: leaderd asks the proxy for a CONNECT tunnel to the
     server's name and port and runs TLS, certificate check included,
     inside it.  The token never reaches the proxy in the clear."""
-    name = loopback_name()
-    api, cluster = make(san="DNS:%s" % name, host="0.0.0.0")
+    name, addr = loopback_name()
+    api, cluster = make(san="DNS:%s" % name, host=addr)
     proxy = ConnectProxy()
     try:
         a = cluster.new("a", env={"HTTPS_PROXY": "http://127.0.0.1:%d"
