@@ -3,47 +3,45 @@
 # leaderd image: build on Debian bookworm, run on scratch.
 #
 #   docker build -t ghcr.io/leaderd/leaderd:0.1.0 .
-#   docker buildx build --platform linux/amd64,linux/arm64 -t ... --push .
 #
-# Runtime base: scratch, plus the file set deploy/image/mkrootfs.sh
-# assembles in the build stage: the binary, the exact shared objects
-# `ldd leaderd` lists (the glibc loader included), /etc/passwd and
-# /etc/group with nonroot (65532), and Debian's CA bundle.  Why scratch:
-#  - distroless base/cc would bring their own glibc and OpenSSL next to
-#    the builder's copies of libcurl & co.; here every file in the image
-#    comes from one place, the build stage, and matches the binary;
-#  - no shell, no package manager, nothing leaderd does not load (the
-#    tzdata and /tmp of distroless/static are not used by leaderd);
+# The binary is the static build (deploy/image/static.mk): leaderd, curl
+# 8.14 over a trimmed Mbed TLS 3.6, libev, jansson, libyaml and musl in
+# one file, each built from Debian's source package at a pinned version
+# (apt checks their signatures).  The runtime stage is scratch plus the
+# file set `make image-rootfs` assembles with deploy/image/mkrootfs.sh:
+# the binary, /etc/passwd and /etc/group with nonroot (65532), Debian's
+# CA bundle, and /licenses (the licence texts of every component linked
+# in, and COMPONENTS, their list with versions).  Why scratch:
+#  - a static binary needs no library, loader or shell: every file in the
+#    image is one leaderd reads or one its licences ask for;
 #  - the file set is exactly mkrootfs.sh's output, so `make image`
 #    builds the same image without a docker engine (deploy/image/oci.py)
 #    and test/deploy compares the two file sets; this build smoke-tests
 #    the file set in a chroot before the runtime stage is assembled.
-# debian:bookworm-slim with apt-installed runtime libraries would work
-# too, but ships a shell and apt, and is several times larger.
-# For reproducible builds pin both images by digest (FROM image@sha256:...).
+# For reproducible builds pin the base image by digest (FROM image@sha256:...).
 
 FROM debian:bookworm AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
 	build-essential \
-	pkg-config \
-	libev-dev \
-	libcurl4-openssl-dev \
-	libjansson-dev \
-	libyaml-dev \
 	ca-certificates \
+	dpkg-dev \
+	python3 \
+	musl-tools \
+	autoconf \
+	automake \
+	libtool \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY Makefile ./
+COPY Makefile LICENSE ./
 COPY cmd/ cmd/
 COPY lib/ lib/
-COPY deploy/image/mkrootfs.sh deploy/image/
+COPY deploy/image/ deploy/image/
 ARG VERSION=0.1.0
-RUN make leaderd VERSION="$VERSION"
+RUN make image-rootfs VERSION="$VERSION" ROOTFS=/rootfs
 # Smoke steps: the binary runs, and runs from the assembled file set
 # alone, as the unprivileged user of the runtime stage.
-RUN ./leaderd --version \
- && sh deploy/image/mkrootfs.sh ./leaderd /rootfs \
+RUN /rootfs/leaderd --version \
  && chroot --userspec=65532:65532 /rootfs /leaderd --version
 
 FROM scratch AS leaderd

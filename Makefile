@@ -21,6 +21,10 @@ VERSION	?= 0.1.0
 CC	?= cc
 PKGS	 = libev libcurl jansson yaml-0.1
 BUILD	?= build
+# The top of the build tree, whatever variant a run builds below it.
+TOP_BUILD := $(BUILD)
+# This machine's architecture, in Debian's words (amd64, arm64).
+HOST_ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
 PYTHON	?= python3
 
 WARN	 = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -59,16 +63,22 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(filter-out libev,$(PKGS)) 2>/dev/nul
 PKG_LIBS   := $(shell pkg-config --libs $(filter-out libev,$(PKGS)) 2>/dev/null) \
 	      $(shell pkg-config --libs libev 2>/dev/null || echo -lev)
 
-# make STATIC=1: one static binary with a libcurl built for HTTP(S)
-# only; see deploy/image/static.mk.
+# make STATIC=1: one static binary over a libcurl built for HTTP(S)
+# only and a trimmed Mbed TLS, what the image ships; LIBC=musl builds it
+# with musl, STATIC_ARCH=arm64 for arm64 (from amd64: Debian's cross
+# toolchain).  See deploy/image/static.mk, which sets CC and AR.
 ifneq ($(STATIC),)
 BUILD	:= $(BUILD)/static
+STATIC_ROOT := $(BUILD)
+STATIC_ARCH ?= $(HOST_ARCH)
+ifneq ($(STATIC_ARCH),$(HOST_ARCH))
+BUILD	:= $(BUILD)/$(STATIC_ARCH)
+endif
+ifeq ($(LIBC),musl)
+BUILD	:= $(BUILD)/musl
+endif
 LEADERD_TARGET = $(BUILD)/leaderd
 include deploy/image/static.mk
-PKG_CFLAGS := -I$(CURL_PREFIX)/include
-PKG_LIBS   := $(CURL_LIB) -lssl -lcrypto -ljansson -lyaml -lev -lpthread
-LDFLAGS	+= -static -Wl,--gc-sections
-STATIC_DEP  = $(CURL_LIB)
 endif
 
 CFLAGS	?= -O2 -g
@@ -116,13 +126,15 @@ $(BUILD)/cmd/%.o: cmd/leaderd/%.c | $(STATIC_DEP)
 CMD_SRCS = $(wildcard cmd/leaderd/*.c)
 CMD_OBJS = $(CMD_SRCS:cmd/leaderd/%.c=$(BUILD)/cmd/%.o)
 
-$(BUILD)/leaderd: $(CMD_OBJS) $(LIB_ARCHIVES)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+# STATIC_LINK: the static build's own libraries (static.mk); a rebuilt
+# one relinks the daemon.
+$(BUILD)/leaderd: $(CMD_OBJS) $(LIB_ARCHIVES) $(STATIC_LINK)
+	$(CC) $(LDFLAGS) -o $@ $(filter-out $(STATIC_LINK),$^) $(PKG_LIBS) -lm
 
 # The daemon with the test-only clock hook (lib/base/clock.c,
 # LEADERD_TEST_HOOKS), for the clock fault tests.  Never installed or
 # shipped.
-$(BUILD)/leaderd-testhooks: $(CMD_SRCS) $(LIB_SRCS) $(wildcard lib/*/*.h)
+$(BUILD)/leaderd-testhooks: $(CMD_SRCS) $(LIB_SRCS) $(wildcard lib/*/*.h) | $(STATIC_DEP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DLEADERD_TEST_HOOKS -o $@ $(CMD_SRCS) \
 		$(LIB_SRCS) $(LDFLAGS) $(PKG_LIBS) -lm
@@ -160,22 +172,31 @@ leaderd: $(BUILD)/leaderd
 endif
 
 # Debian packages for the build and the tests.  Quiet and quick when all
-# are present already.
-DEB_PKGS = build-essential pkg-config libev-dev libcurl4-openssl-dev \
-	   ca-certificates \
+# are present already.  STATIC_DEB_PKGS builds the image's static binary
+# (deploy/image/static.mk): the Dockerfile installs them too.
+STATIC_DEB_PKGS = build-essential ca-certificates dpkg-dev python3 \
+	   musl-tools autoconf automake libtool
+# make image builds arm64 too (Debian's cross toolchain), and image-test
+# runs that binary under qemu-user: make image installs them (image-deps),
+# so that make deps, and so CI's make test, does not pay for them.
+IMAGE_DEB_PKGS = gcc-aarch64-linux-gnu qemu-user-static
+DEB_PKGS = $(STATIC_DEB_PKGS) \
+	   pkg-config libev-dev libcurl4-openssl-dev \
 	   libjansson-dev libyaml-dev libcmocka-dev openssl curl \
-	   python3 python3-pytest valgrind mandoc
-deps:
-	@missing=$$(for p in $(DEB_PKGS); do \
+	   python3-pytest valgrind mandoc
+# $(call apt_install,TARGET,PACKAGES): install those not installed.
+apt_install = missing=$$(for p in $(2); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 		grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
-		echo "make deps: installing$$(echo $$missing | sed 's/^/ /')"; \
+		echo "make $(1): installing$$(echo $$missing | sed 's/^/ /')"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
 			--no-install-recommends $$missing >/dev/null; \
 	fi
+deps:
+	@$(call apt_install,deps,$(DEB_PKGS))
 	@$(PYTHON) -c 'import pytest, yaml, prometheus_client, xdist' 2>/dev/null || \
 		$(PYTHON) -m pip install -q pytest pyyaml prometheus_client \
 			pytest-xdist
@@ -349,8 +370,11 @@ integration-san: $(LEADERD_TARGET)
 		$(INTEGRATION_PYTEST) $(SAN_INTEGRATION)
 	$(SAN_SCAN)
 
-deploy-test: leaderd
-	cd test/deploy && LEADERD=$(CURDIR)/leaderd \
+# The deploy tests check the shipped image's binary (IMAGE_BIN) and its
+# licences; test_install.py the man pages against it.
+deploy-test: image-bin
+	cd test/deploy && LEADERD=$(CURDIR)/$(IMAGE_BIN) \
+		LEADERD_LICENSES=$(CURDIR)/$(IMAGE_LICENSES) \
 		$(PYTHON) -m pytest -q -p no:cacheprovider .
 
 # make check: the fast loop, about 3 minutes from a warm build.  The
@@ -412,25 +436,67 @@ man-lint:
 # the Dockerfile's runtime stage holds) as one layer, in an OCI image
 # layout directory and a tarball of it.  image-test checks every digest,
 # unpacks it and runs leaderd from it as uid 65532 (test/deploy).
-IMAGE_DIR	= $(BUILD)/image
-IMAGE_TAR	= $(IMAGE_DIR)/leaderd-$(VERSION).oci.tar
-image: $(LEADERD_TARGET)
-	rm -rf $(IMAGE_DIR)/rootfs
-	sh deploy/image/mkrootfs.sh $(LEADERD_TARGET) $(IMAGE_DIR)/rootfs
-	$(PYTHON) deploy/image/oci.py build --tag $(VERSION) \
-		$(IMAGE_DIR)/rootfs $(IMAGE_DIR)/oci $(IMAGE_TAR)
+# The image ships the static build (deploy/image/static.mk) with
+# IMAGE_LIBC, musl by default (docs/building.md says why), for each of
+# IMAGE_ARCHS: one OCI image index per tag, one manifest per
+# architecture (arm64 is cross-built on amd64).  The shared build (make)
+# stays the one for development and the sanitizers.  image-bin and
+# image-rootfs build one architecture, IMAGE_ARCH (this machine's by
+# default): the binary, and the file set in ROOTFS, which the
+# Dockerfile makes too.
+IMAGE_LIBC	?= musl
+IMAGE_ARCH	?= $(HOST_ARCH)
+IMAGE_ARCHS	?= amd64 arm64
+image_build	 = $(TOP_BUILD)/static$(if $(filter-out $(HOST_ARCH),$(1)),/$(1))$(if $(filter musl,$(IMAGE_LIBC)),/musl)
+IMAGE_BUILD	 = $(call image_build,$(IMAGE_ARCH))
+IMAGE_BIN	 = $(IMAGE_BUILD)/leaderd
+IMAGE_LICENSES	 = $(IMAGE_BUILD)/licenses
+IMAGE_DIR	 = $(TOP_BUILD)/image
+IMAGE_TAR	 = $(IMAGE_DIR)/leaderd-$(VERSION).oci.tar
+ROOTFS		?= $(IMAGE_DIR)/rootfs-$(IMAGE_ARCH)
+.PHONY: image-bin image-rootfs
+image-bin:
+	@$(MAKE) --no-print-directory STATIC=1 LIBC=$(IMAGE_LIBC) \
+		STATIC_ARCH=$(IMAGE_ARCH) SANITIZE= \
+		$(IMAGE_BIN) $(IMAGE_LICENSES)/COMPONENTS
 
+image-rootfs: image-bin
+	rm -rf $(ROOTFS)
+	STRIP=$(if $(filter arm64,$(IMAGE_ARCH)),aarch64-linux-gnu-strip,strip) \
+		sh deploy/image/mkrootfs.sh $(IMAGE_BIN) $(ROOTFS) \
+		$(IMAGE_LICENSES)
+
+.PHONY: image-deps
+image-deps:
+	@$(call apt_install,image,$(IMAGE_DEB_PKGS))
+
+image: image-deps
+	@set -e; for a in $(IMAGE_ARCHS); do \
+		$(MAKE) --no-print-directory image-rootfs IMAGE_ARCH=$$a \
+		ROOTFS=$(IMAGE_DIR)/rootfs-$$a; done
+	$(PYTHON) deploy/image/oci.py build --tag $(VERSION) \
+		$(foreach a,$(IMAGE_ARCHS),--platform $(a)=$(IMAGE_DIR)/rootfs-$(a)) \
+		$(IMAGE_DIR)/oci $(IMAGE_TAR)
+
+# image-test: the image checked, and each architecture's binary run from
+# it (arm64's under qemu-user, Debian's qemu-user-static).
 image-test: image
-	cd test/deploy && LEADERD=$(LEADERD_BIN) \
+	cd test/deploy && LEADERD=$(CURDIR)/$(IMAGE_BIN) \
+		LEADERD_LICENSES=$(CURDIR)/$(IMAGE_LICENSES) \
 		LEADERD_IMAGE=$(CURDIR)/$(IMAGE_TAR) \
+		LEADERD_IMAGE_ARCHS="$(IMAGE_ARCHS)" \
 		$(PYTHON) -m pytest -q -p no:cacheprovider -rs test_image.py
 	@echo "image-test: $(IMAGE_TAR): $$(wc -c <$(IMAGE_TAR)) bytes" \
 		"(compressed layer, config, manifest, index)"
 
 # Figures, printed: memory, CPU, API request rate, local API latency,
-# handover times.  Not part of make test.
-bench: leaderd
-	$(PYTHON) test/bench/bench.py --leaderd $(CURDIR)/leaderd
+# handover times, of the image's binary (IMAGE_BIN), then the steady
+# state of the shared build (OpenSSL) beside it.  The client-go
+# elector's figures come beside leaderd's when test/e2e's is built
+# (make e2e-bins).  Not part of make test.
+bench: image-bin leaderd
+	$(PYTHON) test/bench/bench.py --leaderd $(CURDIR)/$(IMAGE_BIN)
+	$(PYTHON) test/bench/bench.py --leaderd $(CURDIR)/leaderd --only-steady
 
 demo: $(LEADERD_TARGET)
 	$(PYTHON) test/integration/demo.py --leaderd $(LEADERD_BIN)

@@ -1,12 +1,15 @@
 #!/bin/sh
 #
-# mkrootfs.sh BINARY ROOT -- assemble the runtime file set of the leaderd
-# image under ROOT: the binary as ROOT/leaderd (stripped) and every shared
-# object `ldd BINARY` resolves, the dynamic loader included, each copied
-# (symlinks followed) to the same path under ROOT; then etc/passwd and
-# etc/group naming root and nonroot (65532), and the CA bundle
-# ($CA_BUNDLE, by default Debian's /etc/ssl/certs/ca-certificates.crt) at
-# the path libcurl looks for it when a kubeconfig names no CA.
+# mkrootfs.sh BINARY ROOT [LICENSES] -- assemble the runtime file set of
+# the leaderd image under ROOT: the binary as ROOT/leaderd (stripped) and
+# every shared object `ldd BINARY` resolves, the dynamic loader included,
+# each copied (symlinks followed) to the same path under ROOT (none for
+# the static build the image ships); then etc/passwd and etc/group naming
+# root and nonroot (65532), the CA bundle ($CA_BUNDLE, by default
+# Debian's /etc/ssl/certs/ca-certificates.crt) at the path libcurl looks
+# for it when a kubeconfig names no CA, and the files of the directory
+# LICENSES (the licence texts of what the binary links, and their list,
+# COMPONENTS: deploy/image/static.mk) as ROOT/licenses/.
 #
 # The Dockerfile runs this in its build stage and copies ROOT onto
 # scratch; `make image` (deploy/image/oci.py) packs it as the image's
@@ -17,12 +20,17 @@
 
 set -eu
 
-if [ $# -ne 2 ]; then
-	echo "usage: mkrootfs.sh BINARY ROOT" >&2
+if [ $# -ne 2 ] && [ $# -ne 3 ]; then
+	echo "usage: mkrootfs.sh BINARY ROOT [LICENSES]" >&2
 	exit 2
 fi
 bin=$1
 root=$2
+licenses=${3:-}
+if [ -n "$licenses" ] && [ ! -f "$licenses/COMPONENTS" ]; then
+	echo "mkrootfs.sh: $licenses/COMPONENTS: no list of components" >&2
+	exit 1
+fi
 
 if [ ! -f "$bin" ] || [ ! -x "$bin" ]; then
 	echo "mkrootfs.sh: $bin: not an executable file" >&2
@@ -73,3 +81,10 @@ fi
 cp -L "$ca" "$root/etc/ssl/certs/ca-certificates.crt"
 chmod 0644 "$root/etc/passwd" "$root/etc/group" \
 	"$root/etc/ssl/certs/ca-certificates.crt"
+if [ -n "$licenses" ]; then
+	mkdir -p "$root/licenses"
+	for f in "$licenses"/*; do
+		cp -L "$f" "$root/licenses/"
+		chmod 0644 "$root/licenses/$(basename "$f")"
+	done
+fi

@@ -1,26 +1,30 @@
 #!/usr/bin/env python3
 """oci.py -- build and check leaderd's OCI image without a docker engine.
 
+    oci.py build LAYOUT TARBALL --platform ARCH=ROOTFS... [--tag T]
     oci.py build ROOTFS LAYOUT TARBALL [--tag T] [--arch A]
         Write an OCI image layout (the image-spec's "oci-layout",
         index.json and blobs/sha256/) to the directory LAYOUT, and the
         same layout as an uncompressed tar, TARBALL (what `skopeo copy
-        oci-archive:TARBALL ...` and `podman load -i TARBALL` read).  The
-        image has one layer: ROOTFS (deploy/image/mkrootfs.sh's output) as
-        a gzip'd tar with deterministic headers (sorted, mtime 0, uid/gid
-        0, no user or group names), so the same ROOTFS gives the same
-        digests.  Its config runs /leaderd as 65532:65532 (no shell: the
-        entrypoint is the exec form), with "/" on PATH for `leaderd
-        status` and the other control commands under `kubectl exec`.  The layout holds one image per
-        entry of VARIANTS, all on that one layer: tag T runs /leaderd, and
-        tag T-PEER runs /leaderd --compat=PEER, the image a user of that
-        peer sidecar puts in place of the peer's (docs/migrating.md).
+        --all oci-archive:TARBALL ...` and `podman load -i TARBALL`
+        read).  Each platform's image has one layer: its ROOTFS
+        (deploy/image/mkrootfs.sh's output) as a gzip'd tar with
+        deterministic headers (sorted, mtime 0, uid/gid 0, no user or
+        group names), so the same ROOTFS gives the same digests.  Its
+        config runs /leaderd as 65532:65532 (no shell: the entrypoint is
+        the exec form), with "/" on PATH for `leaderd status` and the
+        other control commands under `kubectl exec`.  The layout holds one image index per entry of
+        VARIANTS, each naming one manifest per platform, all on that
+        platform's one layer: tag T runs /leaderd, and tag T-PEER runs
+        /leaderd --compat=PEER, the image a user of that peer sidecar
+        puts in place of the peer's (docs/migrating.md).
 
-    oci.py unpack LAYOUT_OR_TARBALL DEST [--tag T]
+    oci.py unpack LAYOUT_OR_TARBALL DEST [--tag T] [--arch A]
         Check the layout (oci-layout version, media types, every blob's
         size and sha256 digest, the layers' diff_ids) and extract the
         image's file system to DEST/rootfs (the image tagged T, else the
-        first); print its config as JSON.
+        first; for platform A, else the first); print its config as
+        JSON.
         Refuses any layer entry that would land outside DEST/rootfs, and
         any entry type other than a directory or a regular file.
 
@@ -108,51 +112,82 @@ def rootfs_entries(rootfs):
     return out
 
 
-def build(rootfs, layout, tarball, tag, arch, version):
-    """Write the layout directory and its tarball; return a summary."""
-    layer_tar = deterministic_tar(rootfs_entries(rootfs))
-    layer = gzip.compress(layer_tar, compresslevel=9, mtime=0)
-    blobs, descs = [layer], []
+def _json_blob(obj):
+    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+
+
+def build(platforms, layout, tarball, tag, version):
+    """Write the layout directory and its tarball from platforms, a list
+    of (arch, rootfs); return a summary (the first platform's layer)."""
+    blobs, descs, layers = [], [], {}
+    for arch, rootfs in platforms:
+        layer_tar = deterministic_tar(rootfs_entries(rootfs))
+        layers[arch] = (layer_tar, gzip.compress(layer_tar,
+                                                 compresslevel=9, mtime=0))
+        blobs.append(layers[arch][1])
     for suffix, entrypoint in VARIANTS:
-        config = {
-            "created": "1970-01-01T00:00:00Z",
-            "architecture": arch,
-            "os": "linux",
-            "config": {
-                "User": USER,
-                "Env": ENV,
-                "Entrypoint": entrypoint,
-                "WorkingDir": "/",
-                "Labels": {
-                    "org.opencontainers.image.title": "leaderd",
-                    "org.opencontainers.image.version": version,
-                },
-            },
-            "rootfs": {"type": "layers", "diff_ids": [sha256(layer_tar)]},
-            "history": [{"created": "1970-01-01T00:00:00Z",
-                         "created_by": "deploy/image/mkrootfs.sh + "
-                                       "deploy/image/oci.py"}],
-        }
-        config_b = json.dumps(config, sort_keys=True,
-                              separators=(",", ":")).encode()
-        manifest = {
-            "schemaVersion": 2,
-            "mediaType": MT_MANIFEST,
-            "config": {"mediaType": MT_CONFIG, "digest": sha256(config_b),
-                       "size": len(config_b)},
-            "layers": [{"mediaType": MT_LAYER, "digest": sha256(layer),
-                        "size": len(layer)}],
-        }
-        manifest_b = json.dumps(manifest, sort_keys=True,
-                                separators=(",", ":")).encode()
-        blobs += [config_b, manifest_b]
+        per_arch = []
+        for arch, _ in platforms:
+            layer_tar, layer = layers[arch]
+            manifest_b, config_b = _image(arch, entrypoint, version,
+                                          layer_tar, layer)
+            blobs += [config_b, manifest_b]
+            per_arch.append({
+                "mediaType": MT_MANIFEST, "digest": sha256(manifest_b),
+                "size": len(manifest_b),
+                "platform": {"architecture": arch, "os": "linux"}})
+        index_b = _json_blob({"schemaVersion": 2, "mediaType": MT_INDEX,
+                              "manifests": per_arch})
+        blobs.append(index_b)
         descs.append({
-            "mediaType": MT_MANIFEST, "digest": sha256(manifest_b),
-            "size": len(manifest_b),
-            "platform": {"architecture": arch, "os": "linux"},
+            "mediaType": MT_INDEX, "digest": sha256(index_b),
+            "size": len(index_b),
             "annotations": {"org.opencontainers.image.ref.name":
                             tag + suffix},
         })
+    _write(layout, tarball, blobs, descs)
+    return {"index": descs[0]["digest"],
+            "layers": {arch: (sha256(layers[arch][1]), len(layers[arch][1]),
+                              len(layers[arch][0]))
+                       for arch, _ in platforms},
+            "tarball_size": os.path.getsize(tarball)}
+
+
+def _image(arch, entrypoint, version, layer_tar, layer):
+    """(manifest, config) bytes of one platform's image."""
+    config = {
+        "created": "1970-01-01T00:00:00Z",
+        "architecture": arch,
+        "os": "linux",
+        "config": {
+            "User": USER,
+            "Env": ENV,
+            "Entrypoint": entrypoint,
+            "WorkingDir": "/",
+            "Labels": {
+                "org.opencontainers.image.title": "leaderd",
+                "org.opencontainers.image.version": version,
+            },
+        },
+        "rootfs": {"type": "layers", "diff_ids": [sha256(layer_tar)]},
+        "history": [{"created": "1970-01-01T00:00:00Z",
+                     "created_by": "deploy/image/mkrootfs.sh + "
+                                   "deploy/image/oci.py"}],
+    }
+    config_b = _json_blob(config)
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": MT_MANIFEST,
+        "config": {"mediaType": MT_CONFIG, "digest": sha256(config_b),
+                   "size": len(config_b)},
+        "layers": [{"mediaType": MT_LAYER, "digest": sha256(layer),
+                    "size": len(layer)}],
+    }
+    return _json_blob(manifest), config_b
+
+
+def _write(layout, tarball, blobs, descs):
+    """The layout directory, written afresh, and its tarball."""
     index = {"schemaVersion": 2, "mediaType": MT_INDEX, "manifests": descs}
     index_b = json.dumps(index, sort_keys=True, indent=2).encode() + b"\n"
     files = [("oci-layout", b'{"imageLayoutVersion":"1.0.0"}\n'),
@@ -177,9 +212,6 @@ def build(rootfs, layout, tarball, tag, arch, version):
     with open(tmp, "wb") as f:
         f.write(deterministic_tar(entries))
     os.replace(tmp, tarball)
-    return {"manifest": descs[0]["digest"], "layer": sha256(layer),
-            "layer_size": len(layer), "rootfs_size": len(layer_tar),
-            "tarball_size": os.path.getsize(tarball)}
 
 
 # --- reading -------------------------------------------------------------
@@ -236,10 +268,27 @@ class Layout:
         return data
 
 
-def read_image(path, tag=None):
+def platforms(path, tag=None):
+    """The architectures of the image tagged tag (None: the first)."""
+    lay = Layout(path)
+    for desc in lay.json("index.json").get("manifests") or []:
+        name = (desc.get("annotations") or {}).get(
+            "org.opencontainers.image.ref.name")
+        if tag is None or name == tag:
+            if desc.get("mediaType") == MT_MANIFEST:
+                return [desc.get("platform", {}).get("architecture")]
+            idx = json.loads(lay.blob(desc, MT_INDEX))
+            return [d.get("platform", {}).get("architecture")
+                    for d in idx.get("manifests", [])]
+    raise ImageError("index.json: no image tagged %r" % tag)
+
+
+def read_image(path, tag=None, arch=None):
     """(config, [layer tar bytes, uncompressed]) of the image tagged tag
-    (None: the first) in the layout at path, every digest, size and
-    diff_id checked, and every file of the layout referenced."""
+    (None: the first) for architecture arch (None: the first) in the
+    layout at path, every digest, size and diff_id checked, every
+    platform's, and every file of the layout referenced.  A tag names an
+    image index (one manifest per platform) or a manifest."""
     lay = Layout(path)
     if lay.json("oci-layout").get("imageLayoutVersion") != "1.0.0":
         raise ImageError("oci-layout: imageLayoutVersion is not 1.0.0")
@@ -251,7 +300,20 @@ def read_image(path, tag=None):
         raise ImageError("index.json: no manifests")
     used = {"oci-layout", "index.json"}
     found = None
+    flat = []
     for desc in mans:
+        name = (desc.get("annotations") or {}).get(
+            "org.opencontainers.image.ref.name")
+        if desc.get("mediaType") == MT_INDEX:
+            idx = json.loads(lay.blob(desc, MT_INDEX))
+            if idx.get("schemaVersion") != 2 or not idx.get("manifests"):
+                raise ImageError("image index %s: no manifests"
+                                 % desc.get("digest"))
+            used.add("blobs/sha256/" + desc["digest"][7:])
+            flat += [(name, d) for d in idx["manifests"]]
+        else:
+            flat.append((name, desc))
+    for name, desc in flat:
         manifest = json.loads(lay.blob(desc, MT_MANIFEST))
         if manifest.get("schemaVersion") != 2:
             raise ImageError("manifest: schemaVersion is not 2")
@@ -264,12 +326,18 @@ def read_image(path, tag=None):
                              "layers")
         used |= {"blobs/sha256/" + d["digest"][7:] for d in
                  [desc, manifest["config"]] + manifest.get("layers", [])}
-        name = (desc.get("annotations") or {}).get(
-            "org.opencontainers.image.ref.name")
-        if found is None and (tag is None or name == tag):
+        plat = desc.get("platform") or {}
+        if config.get("architecture") != plat.get(
+                "architecture", config.get("architecture")):
+            raise ImageError("manifest %s: platform %s, config %s"
+                             % (desc.get("digest"), plat,
+                                config.get("architecture")))
+        if found is None and (tag is None or name == tag) and \
+                (arch is None or config.get("architecture") == arch):
             found = config, layers
     if found is None:
-        raise ImageError("index.json: no image tagged %r" % tag)
+        raise ImageError("index.json: no image tagged %r%s"
+                         % (tag, " for %s" % arch if arch else ""))
     extra = sorted(set(lay.files) - used)
     if extra:
         raise ImageError("the layout holds unreferenced files: %s" % extra)
@@ -317,28 +385,42 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build")
-    b.add_argument("rootfs")
-    b.add_argument("layout")
-    b.add_argument("tarball")
+    b.add_argument("paths", nargs="+",
+                   help="[ROOTFS] LAYOUT TARBALL")
     b.add_argument("--tag", default="latest")
     b.add_argument("--version", default="")
     b.add_argument("--arch", default="amd64")
+    b.add_argument("--platform", action="append", default=[],
+                   metavar="ARCH=ROOTFS")
     u = sub.add_parser("unpack")
     u.add_argument("image")
     u.add_argument("dest")
     u.add_argument("--tag", default=None)
+    u.add_argument("--arch", default=None)
     args = ap.parse_args()
     try:
         if args.cmd == "build":
-            s = build(args.rootfs, args.layout, args.tarball, args.tag,
-                      args.arch, args.version or args.tag)
-            print("oci.py: %s (tag %s): layer %s, %d bytes compressed "
-                  "(%.2f MB), file set %d bytes; tarball %s, %d bytes"
-                  % (args.layout, args.tag, s["layer"][:19],
-                     s["layer_size"], s["layer_size"] / 1e6,
-                     s["rootfs_size"], args.tarball, s["tarball_size"]))
+            if args.platform:
+                if len(args.paths) != 2:
+                    ap.error("build --platform ...: LAYOUT TARBALL")
+                plats = [tuple(p.split("=", 1)) for p in args.platform]
+                layout, tarball = args.paths
+            else:
+                if len(args.paths) != 3:
+                    ap.error("build: ROOTFS LAYOUT TARBALL")
+                plats = [(args.arch, args.paths[0])]
+                layout, tarball = args.paths[1:]
+            s = build(plats, layout, tarball, args.tag,
+                      args.version or args.tag)
+            for arch, (digest, size, tar_size) in s["layers"].items():
+                print("oci.py: %s (tag %s) %s: layer %s, %d bytes "
+                      "compressed (%.2f MB), file set %d bytes"
+                      % (layout, args.tag, arch, digest[:19], size,
+                         size / 1e6, tar_size))
+            print("oci.py: tarball %s, %d bytes" % (tarball,
+                                                     s["tarball_size"]))
         else:
-            config, layers = read_image(args.image, args.tag)
+            config, layers = read_image(args.image, args.tag, args.arch)
             extract(layers, os.path.join(args.dest, "rootfs"))
             json.dump(config, sys.stdout, indent=2, sort_keys=True)
             print()

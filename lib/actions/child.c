@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -237,8 +238,11 @@ child_start(struct child *c, char *const env[], char *err, size_t errlen)
 		if (getppid() != parent)
 			_exit(127);
 		(void)setpgid(0, 0);
-		/* Nothing of leaderd's (listeners, API connections) leaks. */
-		if (close_range(3, ~0U, 0) == -1)
+		/*
+		 * Nothing of leaderd's (listeners, API connections) leaks.
+		 * The system call itself: musl 1.2.3 has no wrapper.
+		 */
+		if (syscall(SYS_close_range, 3, ~0U, 0) == -1)
 			for (fd = 3; fd < maxfd; fd++)
 				(void)close(fd);
 		sigemptyset(&all);

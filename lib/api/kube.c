@@ -30,6 +30,29 @@ dup_or_null(const char *s)
 	return s != NULL ? xstrdup(s) : NULL;
 }
 
+/*
+ * The text of a failed transfer: curl's, without the line end some TLS
+ * libraries close theirs with.  A certificate that fails verification
+ * gets the URL it was checked for: OpenSSL names the host in its
+ * message, Mbed TLS does not, and a wrong tls-server-name or server
+ * address is what the reader has to find.
+ */
+static void
+fail_message(const struct kube *k, CURLcode rc, char *buf, size_t len)
+{
+	size_t	 n;
+
+	snprintf(buf, len, "%s", k->errbuf[0] != '\0' ? k->errbuf :
+	    curl_easy_strerror(rc));
+	n = strlen(buf);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' ||
+	    buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	if (rc == CURLE_PEER_FAILED_VERIFICATION)
+		snprintf(buf + n, len - n, " (certificate checked for %s)",
+		    k->server);
+}
+
 /* The names of the curl errors a Lease request can meet. */
 static const char *
 curl_code_name(CURLcode rc)
@@ -339,9 +362,8 @@ fill_result(struct kube *k, CURLcode rc, struct kube_result *res)
 		} else {
 			snprintf(res->reason, sizeof(res->reason), "%s",
 			    curl_code_name(rc));
-			snprintf(res->message, sizeof(res->message), "%s",
-			    k->errbuf[0] != '\0' ? k->errbuf :
-			    curl_easy_strerror(rc));
+			fail_message(k, rc, res->message,
+			    sizeof(res->message));
 		}
 		return;
 	}

@@ -12,10 +12,19 @@ way `make image` does.  Checked:
   - the layer: deterministic headers (sorted, mtime 0, uid/gid 0), and the
     same digest when built again from its own file set;
   - its file set is the Dockerfile's runtime stage's: that stage is
-    scratch plus the build stage's /rootfs, which mkrootfs.sh assembles,
-    so the image must hold exactly mkrootfs.sh's output for this binary
-    (same paths, modes and bytes), which is what ldd lists, the loader,
-    the binary, etc/passwd, etc/group and the CA bundle;
+    scratch plus the build stage's /rootfs, which `make image-rootfs`
+    assembles with mkrootfs.sh, so the image must hold exactly
+    mkrootfs.sh's output for this binary (same paths, modes and bytes):
+    the static binary, etc/passwd, etc/group, the CA bundle and
+    /licenses;
+  - /licenses: COMPONENTS lists every component linked in (leaderd,
+    curl, mbedtls, libev, jansson, libyaml, the C library) with its
+    version and licence, and each has its licence text beside it;
+  - the compressed layer is at most 2 MB;
+  - every architecture of the image ($LEADERD_IMAGE_ARCHS, as `make
+    image-test` passes it: amd64 and arm64) has its own static binary of
+    that architecture, which runs --version and -n from the unpacked
+    rootfs (arm64's under qemu-user, Debian's qemu-user-static);
   - leaderd runs from the unpacked rootfs as uid 65532 (chroot, then
     setuid): --version, and -n on a configuration inside the image;
     `leaderd status` is found by the config's PATH, as `kubectl exec POD
@@ -23,8 +32,10 @@ way `make image` does.  Checked:
 """
 
 import hashlib
+import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -44,20 +55,27 @@ EXTRAS = {"etc/passwd", "etc/group", "etc/ssl/certs/ca-certificates.crt"}
 SHELLS = {"sh", "bash", "dash", "ash", "busybox", "zsh", "ksh", "csh"}
 
 
-def mkrootfs(leaderd, root):
-    need_tool("ldd", "install libc-bin")
+# The compressed layer's limit (bytes), per architecture.
+MAX_LAYER = 2_000_000
+# What COMPONENTS must list: everything the static binary links.
+COMPONENTS = {"leaderd", "curl", "mbedtls", "libev", "jansson", "libyaml"}
+LIBCS = {"musl", "glibc"}
+
+
+def mkrootfs(leaderd, licenses, root):
     need_tool("strip", "install binutils (build-essential)")
-    proc = subprocess.run(["sh", str(MKROOTFS), str(leaderd), str(root)],
-        capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(["sh", str(MKROOTFS), str(leaderd), str(root),
+        str(licenses)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, f"mkrootfs.sh failed:\n{proc.stderr}"
     return root
 
 
 @pytest.fixture(scope="module")
-def reference_rootfs(leaderd, tmp_path_factory):
+def reference_rootfs(leaderd, licenses, tmp_path_factory):
     """What the Dockerfile's build stage puts in /rootfs for this
     binary."""
-    return mkrootfs(leaderd, tmp_path_factory.mktemp("ref") / "rootfs")
+    return mkrootfs(leaderd, licenses,
+                    tmp_path_factory.mktemp("ref") / "rootfs")
 
 
 @pytest.fixture(scope="module")
@@ -67,9 +85,20 @@ def image(leaderd, reference_rootfs, tmp_path_factory):
         assert os.path.exists(given), f"LEADERD_IMAGE={given}: no such file"
         return pathlib.Path(given)
     d = tmp_path_factory.mktemp("image")
-    oci.build(str(reference_rootfs), str(d / "oci"), str(d / "image.tar"),
-              "test", "amd64", "test")
+    oci.build([("amd64", str(reference_rootfs))], str(d / "oci"),
+              str(d / "image.tar"), "test", "test")
     return d / "image.tar"
+
+
+@pytest.fixture(scope="module")
+def archs(image):
+    """The architectures the image must have: $LEADERD_IMAGE_ARCHS for
+    the image `make image` built, amd64 for one built here."""
+    want = os.environ.get("LEADERD_IMAGE_ARCHS", "amd64").split() \
+        if os.environ.get("LEADERD_IMAGE") else ["amd64"]
+    assert oci.platforms(str(image)) == want, \
+        f"the image has {oci.platforms(str(image))}, not {want}"
+    return want
 
 
 @pytest.fixture(scope="module")
@@ -109,8 +138,11 @@ def test_layout_and_digests(image, unpacked):
     index = lay.json("index.json")
     assert index["mediaType"] == oci.MT_INDEX
     m = index["manifests"][0]
-    assert m["platform"] == {"architecture": "amd64", "os": "linux"}
+    assert m["mediaType"] == oci.MT_INDEX, "a tag names an image index"
     assert m["annotations"]["org.opencontainers.image.ref.name"]
+    nested = json.loads(lay.blob(m, oci.MT_INDEX))
+    assert [d["platform"] for d in nested["manifests"]] == [
+        {"architecture": a, "os": "linux"} for a in oci.platforms(str(image))]
     assert config["os"] == "linux" and config["architecture"] == "amd64"
 
 
@@ -225,7 +257,7 @@ def test_file_set_is_the_dockerfiles(leaderd, reference_rootfs, image_root):
         f"the runtime stage is {run['base']}: its base's files would be " \
         "in the image too; this comparison assumes scratch"
     assert steps(run, "COPY") == ["--from=build /rootfs/ /"]
-    assert any("deploy/image/mkrootfs.sh ./leaderd /rootfs" in r
+    assert any("make image-rootfs" in r and "ROOTFS=/rootfs" in r
                for r in steps(build, "RUN"))
     want = file_set(reference_rootfs)
     have = file_set(image_root)
@@ -233,10 +265,10 @@ def test_file_set_is_the_dockerfiles(leaderd, reference_rootfs, image_root):
         f"only in the image: {sorted(set(have) - set(want))}; only in " \
         f"the Dockerfile's: {sorted(set(want) - set(have))}"
     assert have == want, "same paths, different modes or contents"
-    loader = interpreter(leaderd)  # None when static (make STATIC=1)
+    loader = interpreter(leaderd)  # None when static, as shipped
     by_ldd = {p.lstrip("/") for p in ldd_paths(leaderd)} | \
         ({loader.lstrip("/")} if loader else set()) | {"leaderd"} | EXTRAS
-    assert set(have) == by_ldd
+    assert {p for p in have if not p.startswith("licenses/")} == by_ldd
 
 
 def run_as_nonroot(root, *argv, env=None):
@@ -287,3 +319,100 @@ def test_oci_cli_unpack(image, tmp_path):
     assert '"User": "65532:65532"' in proc.stdout
     assert (tmp_path / "rootfs" / "leaderd").is_file()
     shutil.rmtree(tmp_path / "rootfs")
+
+
+def test_licenses(image_root, licenses, leaderd):
+    """Every component linked in is listed with its version and licence,
+    and its licence text is in the image beside the list; leaderd's own
+    is the repository's LICENSE."""
+    d = image_root / "licenses"
+    lines = [l.split() for l in (d / "COMPONENTS").read_text().splitlines()
+             if l.strip() and not l.startswith("#")]
+    assert all(len(w) == 3 for w in lines), lines
+    names = [w[0] for w in lines]
+    assert len(names) == len(set(names)), names
+    assert COMPONENTS <= set(names), COMPONENTS - set(names)
+    libc = set(names) & LIBCS
+    assert len(libc) == 1, f"COMPONENTS names no C library, or two: {libc}"
+    assert set(names) <= COMPONENTS | LIBCS, set(names) - COMPONENTS - LIBCS
+    for name in names:
+        text = d / (name + ".txt")
+        assert text.is_file(), f"no licence text for {name}"
+        assert len(text.read_text(errors="replace").strip()) > 200, \
+            f"{name}.txt is too short to be a licence"
+    assert (d / "leaderd.txt").read_bytes() == (ROOT / "LICENSE").read_bytes()
+    have = {p.name for p in d.iterdir()}
+    assert have == {"COMPONENTS"} | {n + ".txt" for n in names}, have
+    version = subprocess.run([str(leaderd), "--version"],
+        capture_output=True, text=True, timeout=10).stdout.split()[-1]
+    assert ["leaderd", version, "Apache-2.0"] in lines
+    # The versions listed are the ones static.mk pins and builds.
+    mk = (ROOT / "deploy" / "image" / "static.mk").read_text()
+    pins = dict(re.findall(r"^(\w+)_DEB\s*=\s*(\S+)$", mk, re.M))
+    for name, pin in (("curl", "CURL"), ("mbedtls", "MBEDTLS"),
+                      ("libev", "LIBEV"), ("jansson", "JANSSON"),
+                      ("libyaml", "YAML")):
+        assert [name, pins[pin]] == [w for w in lines if w[0] == name][0][:2]
+
+
+def test_layer_size(image, archs):
+    lay = oci.Layout(str(image))
+    for top in lay.json("index.json")["manifests"]:
+        for m in json.loads(lay.blob(top, oci.MT_INDEX))["manifests"]:
+            manifest = json.loads(lay.blob(m, oci.MT_MANIFEST))
+            for desc in manifest["layers"]:
+                print(f"{m['platform']['architecture']}: layer "
+                      f"{desc['size']} bytes compressed")
+                assert desc["size"] <= MAX_LAYER, \
+                    f"the {m['platform']['architecture']} layer is " \
+                    f"{desc['size']} bytes compressed; the image's budget " \
+                    f"is {MAX_LAYER} per architecture (docs/performance.md)"
+
+
+ELF_MACHINE = {"amd64": "Advanced Micro Devices X86-64",
+               "arm64": "AArch64"}
+QEMU = {"arm64": "qemu-aarch64-static"}
+
+
+def test_each_architecture_runs(image, archs, image_root, tmp_path):
+    """Each platform's image holds a static binary of its architecture,
+    with the same file set otherwise, and it runs: --version, and -n on
+    a configuration inside its rootfs (a foreign architecture under
+    qemu-user)."""
+    host = subprocess.run(["dpkg", "--print-architecture"],
+        capture_output=True, text=True, timeout=10).stdout.strip()
+    names = None
+    for arch in archs:
+        config, layers = oci.read_image(str(image), None, arch)
+        assert config["architecture"] == arch
+        root = tmp_path / arch / "rootfs"
+        oci.extract(layers, str(root))
+        files = sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                       if p.is_file())
+        assert names is None or files == names, (arch, files, names)
+        names = files
+        head = subprocess.run(["readelf", "-h", "-l", str(root / "leaderd")],
+            capture_output=True, text=True, timeout=30).stdout
+        assert ELF_MACHINE[arch] in head, f"{arch}: {head}"
+        assert "Requesting program interpreter" not in head, \
+            f"{arch}: the binary is not static"
+        if arch == host:
+            run = []
+        else:
+            run = [need_tool(QEMU[arch], "install qemu-user-static (make "
+                             "deps): the %s binary runs under it" % arch)]
+        cfg = root / "leaderd.yaml"
+        cfg.write_text("identity: image-test\nlock:\n  namespace: default\n"
+                       "  name: image-test\n")
+        v = subprocess.run(run + [str(root / "leaderd"), "--version"],
+            env={}, capture_output=True, text=True, timeout=60)
+        assert v.returncode == 0 and v.stdout.startswith("leaderd "), \
+            (arch, v.stdout, v.stderr)
+        n = subprocess.run(run + [str(root / "leaderd"), "-n", "-f",
+            str(cfg)], env={}, capture_output=True, text=True, timeout=60)
+        assert n.returncode == 0, (arch, n.stderr)
+        assert "configuration OK" in n.stdout + n.stderr
+        # The same components and versions on every architecture.
+        assert (root / "licenses" / "COMPONENTS").read_text() == \
+            (image_root / "licenses" / "COMPONENTS").read_text()
+

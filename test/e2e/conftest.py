@@ -92,8 +92,11 @@ def _start_harness(c, extra=(), name="kasbox"):
     users = ",".join("e2e-user-%d" % i for i in range(N_STATIC_USERS))
     log = open(os.path.join(E.WORK, name + ".log"), "wb")
     t0 = time.monotonic()
+    # E2E_APISERVER_FLAGS: more kube-apiserver flags, space-separated,
+    # e.g. --tls-min-version=VersionTLS13 (docs/building.md).
     flags = []
-    for f in extra:
+    for f in list(extra) + os.environ.get("E2E_APISERVER_FLAGS",
+                                          "").split():
         flags += ["-apiserver-flag", f]
     p = subprocess.Popen([E.KASBOX, "-out", out, "-users", users] + flags,
                          stdout=subprocess.PIPE, stderr=log,

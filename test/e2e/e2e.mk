@@ -116,7 +116,9 @@ e2e-prebuilt:
 	exit $$(cat $(E2E_BUILD)/prebuild.rc)
 
 E2E_LEADERD ?= $(CURDIR)/leaderd
+E2E_APISERVER_FLAGS ?=
 E2E_ENV = LEADERD=$(E2E_LEADERD) KASBOX=$(E2E_BIN)/kasbox \
+	  E2E_APISERVER_FLAGS="$(E2E_APISERVER_FLAGS)" \
 	  CLIENTGO_ELECTOR=$(E2E_BIN)/clientgo-elector \
 	  CLIENTGO_ELECTOR_V023=$(E2E_BIN)/clientgo-elector-v023 REPO=$(CURDIR) \
 	  E2E_WORK=$(E2E_BUILD)/run

@@ -974,6 +974,8 @@ class _Server(ThreadingHTTPServer):
 
     def __init__(self, addr, api):
         self.api = api
+        if ":" in addr[0]:
+            self.address_family = socket.AF_INET6
         super().__init__(addr, _Handler)
 
     def finish_request(self, request, client_address):
@@ -993,8 +995,10 @@ class _Server(ThreadingHTTPServer):
                 sock.settimeout(10)
                 try:
                     sock = api._ssl_ctx.wrap_socket(sock, server_side=True)
-                except (ssl.SSLError, OSError):
+                except (ssl.SSLError, OSError) as e:
+                    api._handshake(None, str(e))
                     return
+                api._handshake(sock, None)
             sock.settimeout(api.idle_timeout)
             api._track(sock, True)
             try:
@@ -1065,6 +1069,18 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return self.rfile.read(n) if n > 0 else b""
 
+    def _cert_user(self):
+        """"cert:CN" for a client that presented a certificate the
+        server's client_ca verified (the API server's x509 authenticator
+        takes the user name from the CN), else None."""
+        getpeercert = getattr(self.connection, "getpeercert", None)
+        cert = getpeercert() if getpeercert is not None else None
+        for rdn in (cert or {}).get("subject", ()):
+            for k, v in rdn:
+                if k == "commonName":
+                    return "cert:" + v
+        return None
+
     def _handle(self):
         api = self.server.api
         t_recv = time.monotonic()
@@ -1074,6 +1090,8 @@ class _Handler(BaseHTTPRequestHandler):
             method = "WATCH"
         auth = self.headers.get("Authorization") or ""
         token = auth[7:].strip() if auth[:7].lower() == "bearer " else None
+        if token is None:
+            token = self._cert_user()
         entry = {"t_recv": t_recv, "t_done": None, "method": method,
                  "path": path, "query": query, "token": token, "code": None,
                  "fault": None,
@@ -1450,8 +1468,13 @@ class FakeAPI(_WatchMixin, _CoreObjects):
 
     def __init__(self, tokens=(), tls=True, host="127.0.0.1", port=0,
                  certdir=None, verbose=False, idle_timeout=30.0,
-                 rv_start=1000):
+                 rv_start=1000, client_ca=None, tls_min="TLSv1_2",
+                 tls_max=None):
         self.host = host
+        self.client_ca = client_ca
+        self.tls_min = tls_min
+        self.tls_max = tls_max
+        self.handshakes = []    # (t, TLS version or None, error or None)
         self.port = port
         self.tls = tls
         self.verbose = verbose
@@ -1482,10 +1505,7 @@ class FakeAPI(_WatchMixin, _CoreObjects):
     def start(self):
         if self.tls:
             self.ca_file, self.cert_file, self.key_file = make_certs(self.dir)
-            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-            ctx.load_cert_chain(self.cert_file, self.key_file)
-            self._ssl_ctx = ctx
+            self._ssl_ctx = self._context(self.cert_file, self.key_file)
         self._server = _Server((self.host, self.port), self)
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(
@@ -1493,6 +1513,45 @@ class FakeAPI(_WatchMixin, _CoreObjects):
             name="fakeapi", daemon=True)
         self._thread.start()
         return self
+
+    def _context(self, cert_file, key_file):
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = getattr(ssl.TLSVersion, self.tls_min)
+        if self.tls_max is not None:
+            ctx.maximum_version = getattr(ssl.TLSVersion, self.tls_max)
+        ctx.load_cert_chain(cert_file, key_file)
+        if self.client_ca is not None:
+            # As kube-apiserver's --client-ca-file: a certificate is
+            # asked for, checked if given, and not required (a token
+            # will do).
+            ctx.verify_mode = ssl.CERT_OPTIONAL
+            ctx.load_verify_locations(self.client_ca)
+        return ctx
+
+    def set_server_cert(self, cert_file, key_file):
+        """Serve cert_file from the next handshake on; connections open
+        now keep the certificate they were made with."""
+        ctx = self._context(cert_file, key_file)
+        with self._lock:
+            self.cert_file, self.key_file = cert_file, key_file
+            self._ssl_ctx = ctx
+
+    def close_connections(self):
+        """Close every open client connection (as a restarted or
+        rebalanced API server does); the clients reconnect."""
+        with self._lock:
+            conns = list(self._conns)
+        for s in conns:
+            try:
+                socket.socket.shutdown(s, socket.SHUT_RDWR)
+            except OSError:
+                pass
+        return len(conns)
+
+    def _handshake(self, sock, error):
+        with self._lock:
+            self.handshakes.append((time.monotonic(),
+                                    sock.version() if sock else None, error))
 
     def stop(self):
         """Stop serving, close every connection, release held requests."""
@@ -1520,7 +1579,8 @@ class FakeAPI(_WatchMixin, _CoreObjects):
 
     @property
     def url(self):
-        return "%s://%s:%d" % ("https" if self.tls else "http", self.host,
+        host = "[%s]" % self.host if ":" in self.host else self.host
+        return "%s://%s:%d" % ("https" if self.tls else "http", host,
                                self.port)
 
     def _track(self, sock, add):
@@ -2118,6 +2178,39 @@ def make_certs(d):
     for p in (cakey, key):
         os.chmod(p, 0o600)
     return ca, crt, key
+
+
+def issue_cert(d, name, san=None, cn="localhost", client=False):
+    """A key and a certificate signed by the CA make_certs(d) made:
+    d/NAME.crt, d/NAME.key, with subjectAltName san (e.g.
+    "IP:::1,DNS:localhost"; None: no SAN extension), a server
+    certificate or, with client=True, a client one.  Returns (crt, key)."""
+    ca, cakey = os.path.join(d, "ca.crt"), os.path.join(d, "ca.key")
+    crt, key = os.path.join(d, name + ".crt"), os.path.join(d, name + ".key")
+    csr, ext = os.path.join(d, name + ".csr"), os.path.join(d, name + ".ext")
+    with open(ext, "w") as f:
+        f.write("basicConstraints=critical,CA:FALSE\n"
+                "keyUsage=critical,digitalSignature,keyEncipherment\n"
+                "extendedKeyUsage=%s\n"
+                % ("clientAuth" if client else "serverAuth"))
+        if san is not None:
+            f.write("subjectAltName=%s\n" % san)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
+    _openssl("req", "-new", *ec, "-nodes", "-keyout", key, "-out", csr,
+             "-subj", "/CN=%s" % cn)
+    _openssl("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", cakey,
+             "-CAcreateserial", "-out", crt, "-days", "7", "-sha256",
+             "-extfile", ext)
+    os.chmod(key, 0o600)
+    return crt, key
+
+
+def _openssl(*args):
+    p = subprocess.run(["openssl"] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+    if p.returncode != 0:
+        raise RuntimeError("openssl %s failed: %s"
+                           % (args[0], p.stderr.decode(errors="replace")))
 
 
 def main(argv=None):
