@@ -123,9 +123,15 @@ E2E_ENV = LEADERD=$(E2E_LEADERD) KASBOX=$(E2E_BIN)/kasbox \
 	  CLIENTGO_ELECTOR_V023=$(E2E_BIN)/clientgo-elector-v023 REPO=$(CURDIR) \
 	  E2E_WORK=$(E2E_BUILD)/run
 
+# Two pytest workers, each with its own harness (a kube-apiserver costs
+# about 10 s of CPU to start and little after): the tests mostly wait on
+# election timings.  A file stays on one worker, so a file's harness
+# fixtures (the second, CLE harness) start once.  E2E_JOBS=0: one process.
+E2E_JOBS ?= 2
 e2e: leaderd e2e-bins
 	@rm -rf $(E2E_BUILD)/run && mkdir -p $(E2E_BUILD)/run
-	cd test/e2e && $(E2E_ENV) KUBECTL=$(E2E_BIN)/kubectl $(E2E_PYTEST) .
+	cd test/e2e && $(E2E_ENV) KUBECTL=$(E2E_BIN)/kubectl $(E2E_PYTEST) \
+		$(if $(filter-out 0,$(E2E_JOBS)),-n $(E2E_JOBS) --dist loadfile) .
 
 # Against an existing cluster: KUBECONFIG names it (its current context
 # and a namespace where that user may manage Leases, Roles and

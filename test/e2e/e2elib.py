@@ -22,7 +22,12 @@ KUBECTL = os.environ.get("KUBECTL", "kubectl")
 ELECTOR = os.environ.get("CLIENTGO_ELECTOR", "")
 REPO = os.environ.get("REPO", os.path.abspath(os.path.join(
     os.path.dirname(__file__), "..", "..")))
-WORK = os.environ.get("E2E_WORK") or tempfile.mkdtemp(prefix="leaderd-e2e-")
+# Each pytest-xdist worker has a harness of its own, so a directory of
+# its own under E2E_WORK.
+WORK = os.path.join(os.environ.get("E2E_WORK")
+                    or tempfile.mkdtemp(prefix="leaderd-e2e-"),
+                    os.environ.get("PYTEST_XDIST_WORKER", ""))
+os.makedirs(WORK, exist_ok=True)
 
 # Timings for every election in these tests (whole seconds for the lease
 # duration; client-go's rule LD > RD > 1.2 x RP holds).

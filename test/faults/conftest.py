@@ -21,7 +21,6 @@ from cluster import FaultCluster, NS  # noqa: E402,F401
 from proxy import ProxyHub  # noqa: E402
 
 TEST_TIME_LIMIT = int(os.environ.get("FAULTS_TIME_LIMIT", "120"))
-_MEASURES = []
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -42,11 +41,16 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_terminal_summary(terminalreporter):
-    if not _MEASURES:
-        return
+    # The figures travel on the reports (user_properties), so that those
+    # measured by pytest-xdist's workers reach this summary too.
     tr = terminalreporter
+    ms = [v for reps in tr.stats.values() for r in reps
+          if getattr(r, "when", None) == "call"
+          for k, v in getattr(r, "user_properties", ()) if k == "measure"]
+    if not ms:
+        return
     tr.section("fault measurements")
-    for m in _MEASURES:
+    for m in sorted(ms, key=lambda m: m["t"]):
         b = "" if m["bound"] is None else "  (bound %s %.3f)" % (
             m["cmp"], m["bound"])
         tr.write_line("%-4s %-44s %9.3f %s%s" % (
@@ -68,7 +72,7 @@ def measure(request):
         m = {"row": row, "what": what, "value": float(value), "unit": unit,
              "bound": None if bound is None else float(bound), "cmp": cmp,
              "test": request.node.name, "t": time.time()}
-        _MEASURES.append(m)
+        request.node.user_properties.append(("measure", m))
         print("MEASURE %s %s = %.3f %s%s" % (
             row, what, value, unit,
             "" if bound is None else " (bound %s %.3f)" % (cmp, bound)))
