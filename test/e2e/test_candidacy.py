@@ -8,33 +8,16 @@ lease_duration, with no overlap of claims; the client-go elector keeps
 working beside them.  Then the same with an HTTP probe: the leader's
 application turns unhealthy."""
 
-import subprocess
+import os
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import e2elib as E
 from e2elib import LD, RP, KILL_BOUND
 from test_interop import Sampler, check_agreement, check_no_overlap
 
-HOLDER = r"""
-import socket, sys, time
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2)
-s.sendall(b"GET /leader/watch HTTP/1.1\r\nHost: localhost\r\n\r\n")
-s.recv(4096)
-print("holding", flush=True)
-time.sleep(3600)
-"""
-
-
-def app_holding(p):
-    """An application process holding p's stream."""
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(p.port)],
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "holding"
-    return proc
-
+sys.path.insert(0, os.path.join(E.REPO, "test", "kit"))
+from fakeapp import FakeApp, holding  # noqa: E402
 
 def leader_of(parts):
     ls = [p for p in parts if p.proc and p.proc.alive() and p.is_leader()]
@@ -45,9 +28,9 @@ def test_client_bound_handover_beside_clientgo(election):
     el = election(prefix="cand")
     a = el.leaderd("c-cb-a", extra=["--require-client"]).start().wait_up()
     b = el.leaderd("c-cb-b", extra=["--require-client"]).start().wait_up()
-    apps = {a.ident: app_holding(a)}
+    apps = {a.ident: holding(a.port)}
     E.wait_for(a.is_leader, 2.2 * RP + 10, what="a to lead")
-    apps[b.ident] = app_holding(b)
+    apps[b.ident] = holding(b.port)
     go = el.goelector("go-cb").start().wait_up()
     parts = [a, b, go]
     sampler = Sampler(parts)
@@ -83,33 +66,9 @@ def test_client_bound_handover_beside_clientgo(election):
         len(sampler.samples), len(ts), worst))
 
 
-class App:
-    def __init__(self):
-        self.ok = True
-        app = self
-
-        class H(BaseHTTPRequestHandler):
-            def do_GET(self):
-                self.send_response(200 if app.ok else 503)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *a):
-                pass
-
-        self.srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.srv.daemon_threads = True
-        self.port = self.srv.server_address[1]
-        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.srv.shutdown()
-        self.srv.server_close()
-
-
 def test_probe_handover(election):
     el = election(prefix="prb")
-    apps = [App(), App()]
+    apps = [FakeApp(), FakeApp()]
     try:
         ps = [el.leaderd("c-pr-%d" % i, extra=[
             "--app-probe", "http://127.0.0.1:%d/ready" % apps[i].port])
@@ -122,7 +81,7 @@ def test_probe_handover(election):
         sampler = Sampler(ps)
         sampler.start()
         t0 = time.monotonic()
-        apps[0].ok = False
+        apps[0].mode = "fail"
         E.wait_for(ps[1].is_leader, KILL_BOUND, interval=0.005,
                    what="p1 to lead")
         took = time.monotonic() - t0

@@ -20,10 +20,10 @@ import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from fakeapp import FakeApp, holding
 from harness import RETRY_PERIOD as RP, free_port, wait_until
 
 SLACK = 1.5
@@ -81,25 +81,6 @@ class Stream:
         self.s.close()
 
 
-# A client process holding a stream, as an application would: killed -9,
-# its socket is closed by the kernel.
-HOLDER = r"""
-import socket, sys, time
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2)
-s.sendall(b"GET /leader/watch HTTP/1.1\r\nHost: localhost\r\n\r\n")
-s.recv(4096)
-print("holding", flush=True)
-time.sleep(3600)
-"""
-
-
-def holder_process(inst):
-    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(inst.port)],
-                         stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "holding"
-    return p
-
-
 def test_client_bound_leader_hands_over_when_its_client_dies(cluster):
     """Two client-bound instances, each with its application holding a
     stream: the leader's application is killed -9, the leader releases at
@@ -112,11 +93,11 @@ def test_client_bound_leader_hands_over_when_its_client_dies(cluster):
     la = a.leader()
     assert la["candidate"] is False and la["candidate_reason"] == "no client"
     assert la["name"] == "" and not a.is_leader()
-    pa = holder_process(a)
+    pa = holding(a.port)
     try:
         wait_until(a.is_leader, JITTER * RP + SLACK, what="a leads")
         b.start()
-        pb = holder_process(b)
+        pb = holding(b.port)
         wait_until(lambda: (b.leader() or {}).get("name") == "cb-a", 3.0,
                    what="b follows a")
         assert b.leader()["candidate"] is True
@@ -231,50 +212,6 @@ def test_pause_and_resume(cluster):
 
 # -- the application probe ---------------------------------------------
 
-class App:
-    """A fake application beside one leaderd: its health endpoint answers
-    200 or 500, hangs, or the application is gone (refused)."""
-
-    def __init__(self):
-        self.mode = "ok"
-        self.port = free_port()
-        self.hits = 0
-        app = self
-
-        class H(BaseHTTPRequestHandler):
-            def do_GET(self):
-                app.hits += 1
-                if app.mode == "hang":
-                    time.sleep(5)
-                    return
-                code = 200 if app.mode == "ok" else 500
-                self.send_response(code)
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"ok")
-
-            def log_message(self, *a):
-                pass
-
-        self.srv = None
-        self.H = H
-        self.up()
-
-    def up(self):
-        self.srv = ThreadingHTTPServer(("127.0.0.1", self.port), self.H)
-        self.srv.daemon_threads = True
-        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
-
-    def die(self):
-        if self.srv:
-            self.srv.shutdown()
-            self.srv.server_close()
-            self.srv = None
-
-    def url(self):
-        return "http://127.0.0.1:%d/healthz" % self.port
-
-
 def probed(cluster, name, app, period="200ms", timeout="100ms",
            failures=2, cooldown=None):
     inst = cluster.new(name)
@@ -291,7 +228,7 @@ def test_unhealthy_leader_hands_over(cluster):
     """The leader's application answers 500: after failure_threshold
     probes it releases, and the other leads; its metrics and /leader say
     so, and an Event names the reason."""
-    apps = [App(), App()]
+    apps = [FakeApp(), FakeApp()]
     try:
         a = probed(cluster, "pr-a", apps[0])
         b = probed(cluster, "pr-b", apps[1])
@@ -329,7 +266,7 @@ def test_unhealthy_leader_hands_over(cluster):
 
 
 def test_hanging_app_is_bounded_by_the_timeouts(cluster):
-    apps = [App(), App()]
+    apps = [FakeApp(), FakeApp()]
     try:
         a = probed(cluster, "hg-a", apps[0])
         b = probed(cluster, "hg-b", apps[1])
@@ -339,7 +276,7 @@ def test_hanging_app_is_bounded_by_the_timeouts(cluster):
         wait_until(lambda: (b.leader() or {}).get("name") == "hg-a", 3.0,
                    what="b follows")
         t0 = time.monotonic()
-        apps[0].mode = "hang"
+        apps[0].mode = "silent"
         wait_until(lambda: not a.is_leader(), 0.2 * 2 + 0.1 + 0.5,
                    what="a releases (period x threshold + timeout)")
         released = time.monotonic() - t0
@@ -382,7 +319,7 @@ def test_flapping_app_moves_leadership_once_per_cooldown(cluster):
     """The leader's application flaps (healthy, unhealthy, healthy...):
     after its release it stays out for candidacy.cooldown, so leadership
     moves at most once per cooldown."""
-    apps = [App(), App()]
+    apps = [FakeApp(), FakeApp()]
     try:
         a = probed(cluster, "fl-a", apps[0], failures=1, cooldown="3s")
         b = probed(cluster, "fl-b", apps[1], failures=1, cooldown="3s")

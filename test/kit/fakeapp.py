@@ -32,8 +32,10 @@ stream open on leaderd's port (client-bound candidacy).  It prints
 """
 
 import argparse
+import os
 import select
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -220,6 +222,22 @@ def _hold(port):
         raise SystemExit("leaderd closed the stream")
     s.settimeout(None)
     return s
+
+
+def holding(port):
+    """An application process holding a /leader/watch stream on
+    leaderd's port (this script with --hold): killed -9, the kernel
+    closes its socket, as it would an application's.  Returns its
+    Popen once the stream is open."""
+    p = subprocess.Popen([sys.executable, os.path.abspath(__file__),
+                          "--hold", str(port)],
+                         stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline().split()
+    if line[:1] != ["ready"]:
+        p.kill()
+        p.wait()
+        raise RuntimeError("fakeapp --hold %d: %r" % (port, line))
+    return p
 
 
 def main():
