@@ -174,8 +174,8 @@ shard_plan(const char *group, unsigned n, const char *self,
 	out->self = me;
 	memset(load, 0, sizeof(load));
 	for (s = 0; s < n; s++) {
-		holder = view[s].mine || view[s].releasing ? self :
-		    view[s].holder;
+		holder = view[s].mine || view[s].ours ||
+		    view[s].releasing ? self : view[s].holder;
 		plan[s] = -1;
 		handable[s] = 0;
 		if (view[s].releasing)
@@ -204,7 +204,8 @@ shard_plan(const char *group, unsigned n, const char *self,
 	if (me < 0) {
 		/* Not a member: keep what we lead or are handed. */
 		for (s = 0; s < n; s++)
-			out->want[s] = view[s].mine || view[s].handed;
+			out->want[s] = view[s].mine || view[s].ours ||
+			    view[s].handed;
 		return 0;
 	}
 
@@ -265,7 +266,7 @@ shard_plan(const char *group, unsigned n, const char *self,
 	}
 
 	for (s = 0; s < n; s++)
-		out->want[s] = (view[s].mine && (int)s != out->release) ||
-		    view[s].handed || plan[s] == me;
+		out->want[s] = ((view[s].mine || view[s].ours) &&
+		    (int)s != out->release) || view[s].handed || plan[s] == me;
 	return 0;
 }

@@ -45,6 +45,9 @@ struct shard_view {
 					   when free, released or expired */
 	int		 mine;		/* our elector leads it now
 					   (elector_is_leader) */
+	int		 ours;		/* the live record is one this process
+					   wrote, though our claim lapsed (a
+					   renew failed): keep renewing it */
 	int		 handed;	/* the live record is a handover to us
 					   not yet taken (LEASE_HANDOVER names
 					   self, we do not lead it) */

@@ -416,6 +416,14 @@ test_inputs(void **state)
 	assert_int_equal(p.want[0], 0);
 	assert_int_equal(p.held, 1);
 	assert_int_equal(p.free, 7);
+	/* Ours, with the claim lapsed (a renew failed): keep renewing. */
+	v[0].ours = 1;
+	assert_int_equal(shard_plan(GROUP, 8, "a", members, 2, v, &p), 0);
+	assert_int_equal(p.want[0], 1);
+	assert_int_equal(p.held, 1);
+	assert_int_equal(shard_plan(GROUP, 8, "a", members, 1, v, &p), 0);
+	assert_int_equal(p.want[0], 1);
+	v[0].ours = 0;
 	/* A holder that is not a member: neither free nor anyone's. */
 	v[0].holder = "gone";
 	assert_int_equal(shard_plan(GROUP, 8, "a", members, 2, v, &p), 0);
