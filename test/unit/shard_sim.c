@@ -958,7 +958,7 @@ figures(void)
 int
 main(int argc, char *argv[])
 {
-	uint64_t	 nsched = 200, first = 1, i, worst = 0, sum = 0;
+	uint64_t	 nsched = 500, first = 1, i, worst = 0, sum = 0;
 	unsigned	 n = 0;
 	int		 m = 0, k;
 	struct result	 r;
