@@ -208,9 +208,12 @@ UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child 
 	     compat_await \
 	     metrics \
 	     proxy log sock legacy text netaddr lock epslice gate \
-	     compat_vapor appprobe ctlmsg
-UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
+	     compat_vapor appprobe ctlmsg \
+	     shard
+UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim \
+	     $(BUILD)/test/shard_sim
 unit_module_elector_sim = elector
+unit_module_shard_sim = shard
 unit_archives = $(call layer_archives,$(call layer_of,$(or $(unit_module_$(1)),$(1))))
 
 $(BUILD)/test/obj/%.o: test/unit/%.c
@@ -222,6 +225,10 @@ $(BUILD)/test/%_test: $(BUILD)/test/obj/%_test.o $$(call unit_archives,$$*)
 
 $(BUILD)/test/elector_sim: $(BUILD)/test/obj/elector_sim.o $$(call unit_archives,elector_sim)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm
+
+# The shard groups' simulation (the planner over the elector).
+$(BUILD)/test/shard_sim: $(BUILD)/test/obj/shard_sim.o $$(call unit_archives,shard_sim)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 # sock_test wraps bind() to swap the socket for a symlink mid-listen.
 $(BUILD)/test/sock_test: LDFLAGS += -Wl,--wrap=bind

@@ -287,6 +287,32 @@ raise_nofile(void)
 }
 
 /*
+ * The shard group that -n checked: its Leases, and its steady-state API
+ * writes for a few member counts (config_shards_rate, the figure
+ * docs/shards.md tabulates).
+ */
+static void
+print_shards(const struct config *c)
+{
+	static const unsigned	 ms[] = { 1, 3, 8 };
+	unsigned		 n = (unsigned)c->shards_count, i;
+	char			 rp[32];
+
+	duration_format(c->retry_period_ms, rp, sizeof(rp));
+	printf("shards %s: Leases %s-0 .. %s-%u, member Lease %s-member-%s\n",
+	    c->shards_group, c->shards_group, c->shards_group, n - 1,
+	    c->shards_group, c->identity);
+	printf("shards %s: API writes/s at retry_period %s:", c->shards_group,
+	    rp);
+	for (i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
+		printf(" %.1f with %u member%s,", config_shards_rate(n, ms[i],
+		    c->retry_period_ms), ms[i], ms[i] == 1 ? "" : "s");
+	printf(" %.1f with %u (limit %d%s)\n", config_shards_rate(n, n,
+	    c->retry_period_ms), n, CONFIG_SHARDS_RATE_MAX,
+	    c->shards_force ? ", forced" : "");
+}
+
+/*
  * Check the configuration, load the credentials, and run; or with check,
  * report and exit.  The configuration is checked before the credentials
  * are loaded, so a bad file is reported as such wherever leaderd runs; a
@@ -321,9 +347,16 @@ start(struct config *conf, int check, int verbose, int run, char **cmd)
 		}
 		printf("lock %s/%s/%s\n", conf->lock_type, conf->lock_namespace,
 		    conf->lock_name);
+		if (config_shards_on(conf))
+			print_shards(conf);
 		printf("configuration OK\n");
 		return 0;
 	}
+	/* Checked above; the daemon does not run a shard group yet. */
+	if (config_shards_on(conf))
+		config_fail("leaderd: shards: shard groups are not yet run by "
+		    "this build; `leaderd -n` checks the configuration, and "
+		    "leaderd runs without the shards key");
 
 	if (log_level_parse(conf->log_level, &level) == -1)
 		level = LOG_LEVEL_INFO;

@@ -109,7 +109,28 @@ const struct config_keydef config_keys[CONFIG_NKEYS] = {
 	    NUM(client_grace_ms) },
 	{ "listen.metrics", CONFIG_LISTEN_METRICS, CONFIG_T_STR,
 	    STR(listen_metrics) },
+	{ "shards.group", CONFIG_SHARDS_GROUP, CONFIG_T_STR,
+	    STR(shards_group) },
+	{ "shards.count", CONFIG_SHARDS_COUNT, CONFIG_T_INT,
+	    NUM(shards_count) },
+	{ "shards.force", CONFIG_SHARDS_FORCE, CONFIG_T_BOOL,
+	    NUM(shards_force) },
 };
+
+int
+config_shards_on(const struct config *c)
+{
+	return c->set[CONFIG_SHARDS_GROUP] || c->set[CONFIG_SHARDS_COUNT] ||
+	    c->shards_group[0] != '\0' || c->shards_count != 0;
+}
+
+double
+config_shards_rate(unsigned n, unsigned m, uint64_t retry_ms)
+{
+	if (retry_ms == 0)
+		return 0;
+	return (double)(n + m) * 1000.0 / (double)retry_ms;
+}
 
 void
 config_errs_add(struct config_errs *e, const struct config_origin *o,

@@ -77,6 +77,9 @@ enum config_key {
 	CONFIG_REQUIRE_CLIENT,
 	CONFIG_CLIENT_GRACE,
 	CONFIG_LISTEN_METRICS,
+	CONFIG_SHARDS_GROUP,
+	CONFIG_SHARDS_COUNT,
+	CONFIG_SHARDS_FORCE,
 	CONFIG_NKEYS
 };
 
@@ -132,6 +135,9 @@ struct config {
 	int		 require_client;		/* candidate only with a
 							   client's stream */
 	uint64_t	 client_grace_ms;		/* default 0 */
+	char		 shards_group[CONFIG_STR_MAX];	/* "" = no shard group */
+	int		 shards_count;			/* 1..256; 0 = none */
+	int		 shards_force;			/* past the write limit */
 	struct config_origin origin[CONFIG_NKEYS];	/* where each value came from */
 	int		 set[CONFIG_NKEYS];		/* value given explicitly */
 };
@@ -217,6 +223,31 @@ int	config_check_shutdown(const struct config *c, char *err,
  * command, 2 x request_timeout for the pod label).
  */
 uint64_t config_shutdown_ms(const struct config *c, uint64_t actions_ms);
+
+/*
+ * Shard groups (docs/shards.md).  A group of n shards renews each shard
+ * Lease and each member's member Lease once per retry_period at steady
+ * state; config_validate refuses a group whose rate with n members (the
+ * most that can each hold a shard) exceeds CONFIG_SHARDS_RATE_MAX unless
+ * shards.force is true.  50 writes/s is half of what the kubelets of a
+ * 1,000-node cluster write for their node Leases (one every 10 s each),
+ * and ten times client-go's default client rate (QPS 5): enough for 64
+ * shards at 60s/40s/10s or 25 at the defaults, not enough to let one
+ * Deployment's sidecars become the API server's main writer.
+ */
+#define CONFIG_SHARDS_MAX	256	/* largest shards.count */
+#define CONFIG_SHARDS_RATE_MAX	50	/* writes/s per group, unforced */
+
+/* Whether c configures a shard group (shards.group or count given). */
+int	config_shards_on(const struct config *c);
+
+/*
+ * The steady-state API writes per second of a group of n shards with m
+ * members renewing every retry_ms: (n + m) / retry_period.  The one
+ * home of this figure: the check, `leaderd -n` and docs/shards.md's
+ * table use it.
+ */
+double	config_shards_rate(unsigned n, unsigned m, uint64_t retry_ms);
 
 /*
  * Write the effective configuration as YAML (durations in Go syntax) to

@@ -134,7 +134,8 @@ dump_value(struct out *o, const struct config *c, const struct config_keydef *k)
 /*
  * Keys in table order, each top section once, at its first key (keys
  * added to the end of the table may belong to a section listed
- * earlier), nested sections two spaces deeper.
+ * earlier), nested sections two spaces deeper.  The shards section is
+ * left out when no shard group is configured.
  */
 size_t
 config_dump(const struct config *c, char *buf, size_t len)
@@ -149,6 +150,10 @@ config_dump(const struct config *c, char *buf, size_t len)
 		return 0;
 	buf[0] = '\0';
 	for (i = 0; i < CONFIG_NKEYS; i++) {
+		/* A shard group's keys only when one is configured. */
+		if (strncmp(config_keys[i].path, "shards.", 7) == 0 &&
+		    !config_shards_on(c))
+			continue;
 		if (section_len(&config_keys[i]) == 0) {
 			order[no++] = i;
 			continue;

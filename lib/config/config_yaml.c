@@ -25,7 +25,7 @@
 static const char *const sections[] = {
 	"lock", "listen", "kubernetes", "log", "readyz", "run", "actions",
 	"actions.label", "actions.endpoints", "step_down", "candidacy",
-	"candidacy.probe"
+	"candidacy.probe", "shards"
 };
 #define NSECTIONS	(sizeof(sections) / sizeof(sections[0]))
 

@@ -257,3 +257,36 @@ def test_version_and_help(leaderd_bin):
     rc, out, err = run(leaderd_bin, ["--help"])
     assert rc == 0, (out, err)
     assert "--config" in out + err and "--election" in out + err
+
+
+def test_shards_checked_by_n_and_refused_at_run(leaderd_bin, tmp_path):
+    # -n validates and prints the group and its write rate; a run refuses
+    # it (exit 2) until the daemon runs shard groups.
+    cfg = tmp_path / "shards.yaml"
+    cfg.write_text(GOOD + "shards:\n  group: workers\n  count: 8\n")
+    rc, out, err = run(leaderd_bin, ["-n", "-v", "-f", str(cfg)])
+    assert rc == 0, (out, err)
+    assert "shards:\n  group: workers" in out, out
+    assert "Leases workers-0 .. workers-7, member Lease " \
+        "workers-member-me" in out, out
+    # 8 shards and 8 members renewing every 500ms: 32 writes/s.
+    assert "32.0 with 8 (limit 50)" in out, out
+    rc, out, err = run(leaderd_bin, ["-f", str(cfg)], timeout=10)
+    assert rc == 2, (rc, out, err)
+    assert "shard groups are not yet run by this build" in err, err
+
+
+def test_shards_rate_refused_unless_forced(leaderd_bin, tmp_path):
+    cfg = tmp_path / "shards.yaml"
+    text = GOOD + "shards:\n  group: workers\n  count: 64\n"
+    cfg.write_text(text)
+    rc, out, err = run(leaderd_bin, ["-n", "-f", str(cfg)])
+    assert rc == 2, (out, err)
+    line, _ = line_of(text, "count: 64")
+    assert "%s:%d:10: a group of 64 shards writes 256.0/s" % (cfg, line) \
+        in err, err
+    assert "limit of 50/s" in err and "retry_period 5s (25.6/s)" in err, err
+    cfg.write_text(text + "  force: true\n")
+    rc, out, err = run(leaderd_bin, ["-n", "-f", str(cfg)])
+    assert rc == 0, (out, err)
+    assert "forced" in out, out
