@@ -156,9 +156,12 @@ config_election(const struct config *c, int i, struct config *out)
 	size_t				 j;
 	uint64_t			 t;
 
-	*out = *c;
-	if (i <= 0 || i > c->nelections)
+	if (i <= 0 || i > c->nelections) {
+		*out = *c;
 		return;
+	}
+	/* The items stay behind: an election's copy is small. */
+	memcpy(out, c, offsetof(struct config, nelections));
 	out->nelections = 0;
 	it = &c->elections[i - 1];
 	for (j = 0; j < CONFIG_ELECTION_KEYS; j++) {
