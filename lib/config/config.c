@@ -163,6 +163,67 @@ config_origin_set(struct config_origin *o, const char *src, int line, int col)
 	o->col = col;
 }
 
+const enum config_key config_election_keys[CONFIG_ELECTION_KEYS] = {
+	CONFIG_LOCK_TYPE, CONFIG_LOCK_NAMESPACE, CONFIG_LOCK_NAME,
+	CONFIG_LEASE_DURATION, CONFIG_RENEW_DEADLINE, CONFIG_RETRY_PERIOD,
+	CONFIG_LABEL_KEY
+};
+
+void
+config_election(const struct config *c, int i, struct config *out)
+{
+	const struct config_election	*it;
+	const struct config_keydef	*k;
+	size_t				 j;
+	uint64_t			 t;
+
+	if (i <= 0 || i > c->nelections) {
+		*out = *c;
+		return;
+	}
+	/* The items stay behind: an election's copy is small. */
+	memcpy(out, c, offsetof(struct config, nelections));
+	out->nelections = 0;
+	it = &c->elections[i - 1];
+	for (j = 0; j < CONFIG_ELECTION_KEYS; j++) {
+		if (!it->set[j])
+			continue;
+		k = &config_keys[config_election_keys[j]];
+		memcpy((char *)out + k->off, it->val[j],
+		    k->type == CONFIG_T_STR ? k->size : sizeof(uint64_t));
+		out->origin[k->key] = it->origin[j];
+		out->set[k->key] = 1;
+	}
+	/* What follows the durations by default follows this election's. */
+	if (!c->set[CONFIG_REQUEST_TIMEOUT]) {
+		t = out->renew_deadline_ms / 2;
+		if (t < 1000)
+			t = 1000;
+		if (t >= out->renew_deadline_ms)
+			t = out->renew_deadline_ms / 2;
+		if (t > 0)
+			out->request_timeout_ms = t;
+	}
+	if (!c->set[CONFIG_STEP_DOWN_COOLDOWN])
+		out->step_down_cooldown_ms = out->lease_duration_ms;
+	if (!c->set[CONFIG_CANDIDACY_COOLDOWN])
+		out->candidacy_cooldown_ms = out->lease_duration_ms;
+	/* The label is this election's only if the item names its key. */
+	out->label_enabled = it->set[CONFIG_EL_LABEL_KEY];
+	/* The command and the endpoints follow the first election only. */
+	out->ep_service[0] = '\0';
+}
+
+const char *
+config_election_name(const struct config *c, int i)
+{
+	if (i <= 0 || i > c->nelections)
+		return c->lock_name;
+	if (c->elections[i - 1].name[0] == '\0')
+		return c->elections[i - 1].val[CONFIG_EL_LOCK_NAME];
+	return c->elections[i - 1].name;
+}
+
 const struct config_keydef *
 config_keydef(const char *path)
 {

@@ -20,6 +20,11 @@
 #define CONFIG_PATH_MAX		1024
 #define CONFIG_ERR_MAX		4096	/* suggested size of an error buffer */
 #define CONFIG_STREAMS_MAX	256	/* largest listen.max_streams */
+#define CONFIG_ELECTIONS_MAX	16	/* items of elections:, the first's
+					   beside them not counted */
+#define CONFIG_ELECTION_KEYS	7	/* keys an elections: item may set */
+#define CONFIG_EL_LOCK_NAME	2	/* their slots: lock.name */
+#define CONFIG_EL_LABEL_KEY	6	/* actions.label.key */
 
 /* Where a value came from, for error messages. */
 struct config_origin {
@@ -83,6 +88,27 @@ enum config_key {
 	CONFIG_NKEYS
 };
 
+/*
+ * One item of elections: an election beside the first, in the same
+ * process.  It sets some of config_election_keys (the lock, the
+ * durations, the label key); the rest it inherits from the top level,
+ * which describes the first election (see config_election).
+ */
+struct config_election {
+	char		 name[CONFIG_STR_MAX];	/* "" until config_finish
+						   makes it the lock's name */
+	struct config_origin name_origin;	/* where name was given */
+	struct config_origin at;		/* the item itself */
+	char		 val[CONFIG_ELECTION_KEYS][CONFIG_STR_MAX]; /* values
+						   as struct config stores
+						   them, by key slot */
+	int		 set[CONFIG_ELECTION_KEYS]; /* slot given in the item */
+	struct config_origin origin[CONFIG_ELECTION_KEYS]; /* and where */
+};
+
+/* The keys an elections: item may set, by slot of its val[]. */
+extern const enum config_key config_election_keys[CONFIG_ELECTION_KEYS];
+
 struct config {
 	char		 identity[CONFIG_STR_MAX];	/* holderIdentity */
 	char		 lock_type[32];			/* "leases" */
@@ -140,6 +166,10 @@ struct config {
 	int		 shards_force;			/* past the write limit */
 	struct config_origin origin[CONFIG_NKEYS];	/* where each value came from */
 	int		 set[CONFIG_NKEYS];		/* value given explicitly */
+	int		 nelections;			/* items of elections: */
+	struct config_origin elections_origin;	/* the elections: key */
+	struct config_election elections[CONFIG_ELECTIONS_MAX]; /* more
+							   elections */
 };
 
 /* Fill c with the built-in defaults (DESIGN.md "Configuration"). */
@@ -248,6 +278,21 @@ int	config_shards_on(const struct config *c);
  * table use it.
  */
 double	config_shards_rate(unsigned n, unsigned m, uint64_t retry_ms);
+
+/*
+ * The election of index i as a whole configuration, in out: i 0 is c
+ * itself (the top level); i from 1 to c->nelections is c with what
+ * elections[i - 1] sets (lock, durations, label key) put over it, with
+ * its origins, and out->nelections 0.  Durations not set are the first
+ * election's, from the file or flags; lock.type and lock.namespace too.
+ */
+void	config_election(const struct config *c, int i, struct config *out);
+
+/*
+ * The name of election i (0: the first, whose name is its lock's name;
+ * else the item's name, by default its lock's name).  Borrowed from c.
+ */
+const char *config_election_name(const struct config *c, int i);
 
 /*
  * Write the effective configuration as YAML (durations in Go syntax) to

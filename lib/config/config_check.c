@@ -245,6 +245,8 @@ check_watch_timeout(const struct config *c, struct config_errs *e)
 		    "seconds from 1s to 30m (default 5m)");
 }
 
+static void	check_lock(const struct config *, struct config_errs *);
+
 static void
 check_names(const struct config *c, struct config_errs *e)
 {
@@ -270,6 +272,22 @@ check_names(const struct config *c, struct config_errs *e)
 			    (unsigned char)s[n], n + 1);
 	}
 
+	/* The peers leaderd stands in for (compat.c, migrating.md). */
+	s = c->compat;
+	if (*s != '\0' && !compat_known(s))
+		config_errs_add(e, ORIGIN(c, CONFIG_COMPAT), "compat \"%s\" "
+		    "is not a peer leaderd stands in for; use one of %s, or "
+		    "leave it unset", s, compat_names());
+
+	check_lock(c, e);
+}
+
+/* lock.type, lock.name and lock.namespace. */
+static void
+check_lock(const struct config *c, struct config_errs *e)
+{
+	const char	*s;
+
 	/*
 	 * Every lock type client-go v0.23 had (ref 3.3): the legacy ones
 	 * for peers that still use them, the MultiLocks to migrate off them.
@@ -284,12 +302,6 @@ check_names(const struct config *c, struct config_errs *e)
 		    "configmaps, endpointsleases, configmapsleases to share "
 		    "a lock with older clients)", s);
 
-	/* The peers leaderd stands in for (compat.c, migrating.md). */
-	s = c->compat;
-	if (*s != '\0' && !compat_known(s))
-		config_errs_add(e, ORIGIN(c, CONFIG_COMPAT), "compat \"%s\" "
-		    "is not a peer leaderd stands in for; use one of %s, or "
-		    "leave it unset", s, compat_names());
 
 	s = c->lock_name;
 	if (*s == '\0')
@@ -429,28 +441,17 @@ label_name(const char *s)
 	return 1;
 }
 
+static void	check_label_key(const struct config *, struct config_errs *);
+
 /* run.restart, and actions.label when it is enabled. */
 static void
 check_actions(const struct config *c, struct config_errs *e)
 {
-	const char	*k = c->label_key, *slash;
-	char		 prefix[CONFIG_STR_MAX];
-
 	if (strcmp(c->run_restart, "never") != 0 &&
 	    strcmp(c->run_restart, "restart") != 0)
 		config_errs_add(e, ORIGIN(c, CONFIG_RUN_RESTART), "run.restart "
 		    "\"%s\" is not never or restart", c->run_restart);
-	if ((slash = strchr(k, '/')) != NULL) {
-		snprintf(prefix, sizeof(prefix), "%.*s", (int)(slash - k), k);
-		k = slash + 1;
-	} else
-		prefix[0] = '\0';
-	if (!label_name(k) || (slash != NULL && !dns_subdomain(prefix)))
-		config_errs_add(e, ORIGIN(c, CONFIG_LABEL_KEY),
-		    "actions.label.key \"%s\" is not a label key: an "
-		    "optional DNS subdomain and '/', then at most 63 letters, "
-		    "digits, '-', '_' and '.', starting and ending with a "
-		    "letter or digit", c->label_key);
+	check_label_key(c, e);
 	if (!c->label_enabled)
 		return;
 	if (c->label_pod[0] == '\0')
@@ -467,6 +468,26 @@ check_actions(const struct config *c, struct config_errs *e)
 		config_errs_add(e, ORIGIN(c, CONFIG_LABEL_NAMESPACE),
 		    "actions.label.namespace \"%s\" is not a valid "
 		    "namespace", c->label_namespace);
+}
+
+/* actions.label.key is a label key. */
+static void
+check_label_key(const struct config *c, struct config_errs *e)
+{
+	const char	*k = c->label_key, *slash;
+	char		 prefix[CONFIG_STR_MAX];
+
+	if ((slash = strchr(k, '/')) != NULL) {
+		snprintf(prefix, sizeof(prefix), "%.*s", (int)(slash - k), k);
+		k = slash + 1;
+	} else
+		prefix[0] = '\0';
+	if (!label_name(k) || (slash != NULL && !dns_subdomain(prefix)))
+		config_errs_add(e, ORIGIN(c, CONFIG_LABEL_KEY),
+		    "actions.label.key \"%s\" is not a label key: an "
+		    "optional DNS subdomain and '/', then at most 63 letters, "
+		    "digits, '-', '_' and '.', starting and ending with a "
+		    "letter or digit", c->label_key);
 }
 
 /*
@@ -729,6 +750,114 @@ check_shards(const struct config *c, struct config_errs *e)
 	    config_shards_rate(n, n, ladder[i].retry));
 }
 
+/* Paths under /leader/ that are not an election's. */
+static const char *const reserved_names[] = {
+	"watch", "release", "pause", "resume"
+};
+
+/* Where election i's name comes from: its name: key, else its lock. */
+static const struct config_origin *
+name_origin(const struct config *c, int i)
+{
+	const struct config_election	*it;
+
+	if (i == 0)
+		return ORIGIN(c, CONFIG_LOCK_NAME);
+	it = &c->elections[i - 1];
+	if (it->name[0] != '\0')
+		return &it->name_origin;
+	return &it->origin[CONFIG_EL_LOCK_NAME];
+}
+
+static char *
+origin_text(const struct config_origin *o, char *buf, size_t len)
+{
+	if (o->src[0] == '\0')
+		snprintf(buf, len, "the default");
+	else if (o->line > 0)
+		snprintf(buf, len, "%s:%d:%d", o->src, o->line, o->col);
+	else
+		snprintf(buf, len, "%s", o->src);
+	return buf;
+}
+
+/*
+ * elections: each item as a whole election (its lock, its timing, its
+ * label key), and what must differ between elections: the name (the
+ * local API's /leader/NAME), the lock, the label key.
+ */
+static void
+check_elections(const struct config *c, struct config_errs *e)
+{
+	static struct config	 a, b;
+	const char		*n, *m;
+	char			 at[CONFIG_PATH_MAX + 32];
+	size_t			 k;
+	int			 i, j, same;
+
+	if (c->nelections == 0)
+		return;
+	if (c->compat[0] != '\0')
+		config_errs_add(e, &c->elections_origin, "elections cannot be "
+		    "used with compat %s (the peer knows one election); remove "
+		    "elections or compat", c->compat);
+	for (i = 0; i <= c->nelections; i++) {
+		n = config_election_name(c, i);
+		if (i > 0) {
+			config_election(c, i, &a);
+			check_lock(&a, e);
+			check_timing(&a, e);
+			check_request_timeout(&a, e);
+			if (a.label_enabled)
+				check_label_key(&a, e);
+			if (c->elections[i - 1].name[0] != '\0' &&
+			    (strlen(n) > 63 || !dns_subdomain(n)))
+				config_errs_add(e, name_origin(c, i), "election "
+				    "name \"%s\" is not a valid name: use at "
+				    "most 63 lowercase letters, digits, '-' and "
+				    "'.', starting and ending with a letter or "
+				    "digit (it is a path, /leader/NAME)", n);
+		}
+		for (k = 0; k < sizeof(reserved_names) /
+		    sizeof(reserved_names[0]); k++)
+			if (strcmp(n, reserved_names[k]) == 0)
+				config_errs_add(e, name_origin(c, i), "election "
+				    "name \"%s\" is taken by the path "
+				    "/leader/%s; give the election %s "
+				    "name: key", n, n, i == 0 ? "another lock "
+				    "name, or the others a" : "another");
+		for (j = 0; j < i; j++) {
+			m = config_election_name(c, j);
+			config_election(c, i, &a);
+			config_election(c, j, &b);
+			same = strcmp(a.lock_namespace, b.lock_namespace) == 0 &&
+			    strcmp(a.lock_name, b.lock_name) == 0;
+			if (same)
+				config_errs_add(e, ORIGIN(&a, CONFIG_LOCK_NAME),
+				    "lock %s/%s is already the lock of the "
+				    "election at %s; one lock has one "
+				    "election: name another Lease",
+				    a.lock_namespace, a.lock_name,
+				    origin_text(ORIGIN(&b, CONFIG_LOCK_NAME),
+				    at, sizeof(at)));
+			else if (strcmp(n, m) == 0)
+				config_errs_add(e, name_origin(c, i), "election "
+				    "name \"%s\" is already the name of the "
+				    "election at %s; give this one another "
+				    "name: key", n, origin_text(name_origin(c,
+				    j), at, sizeof(at)));
+			if (a.label_enabled && b.label_enabled &&
+			    strcmp(a.label_key, b.label_key) == 0)
+				config_errs_add(e, ORIGIN(&a, CONFIG_LABEL_KEY),
+				    "actions.label.key \"%s\" is already the "
+				    "label of the election at %s; give each "
+				    "election its own key", a.label_key,
+				    origin_text(ORIGIN(&b, CONFIG_LABEL_KEY),
+				    at, sizeof(at)));
+		}
+	}
+}
+
 int
 config_validate(const struct config *c, char *err, size_t errlen)
 {
@@ -745,6 +874,7 @@ config_validate(const struct config *c, char *err, size_t errlen)
 	check_endpoints(c, &e);
 	check_candidacy(c, &e);
 	check_shards(c, &e);
+	check_elections(c, &e);
 	if (c->shutdown_timeout_ms == 0)
 		config_errs_add(&e, ORIGIN(c, CONFIG_SHUTDOWN_TIMEOUT),
 		    "shutdown_timeout must be greater than zero (default 5s)");

@@ -132,6 +132,48 @@ dump_value(struct out *o, const struct config *c, const struct config_keydef *k)
 }
 
 /*
+ * elections:, when there are any: each item's name, lock and durations
+ * as that election has them (its own, or inherited, with their
+ * origins), and its label key if it sets one.
+ */
+static void
+dump_elections(struct out *o, const struct config *c)
+{
+	static struct config	 e;
+	const struct config_election *it;
+	int			 i;
+
+	if (c->nelections == 0)
+		return;
+	out_add(o, "elections:\n");
+	for (i = 1; i <= c->nelections; i++) {
+		it = &c->elections[i - 1];
+		config_election(c, i, &e);
+		out_add(o, "  - name: ");
+		out_str(o, config_election_name(c, i));
+		if (it->name[0] != '\0' && it->name_origin.line > 0)
+			out_add(o, "  # %s:%d:%d", it->name_origin.src,
+			    it->name_origin.line, it->name_origin.col);
+		out_add(o, "\n    lock:\n      type: ");
+		dump_value(o, &e, &config_keys[CONFIG_LOCK_TYPE]);
+		out_add(o, "      namespace: ");
+		dump_value(o, &e, &config_keys[CONFIG_LOCK_NAMESPACE]);
+		out_add(o, "      name: ");
+		dump_value(o, &e, &config_keys[CONFIG_LOCK_NAME]);
+		out_add(o, "    lease_duration: ");
+		dump_value(o, &e, &config_keys[CONFIG_LEASE_DURATION]);
+		out_add(o, "    renew_deadline: ");
+		dump_value(o, &e, &config_keys[CONFIG_RENEW_DEADLINE]);
+		out_add(o, "    retry_period: ");
+		dump_value(o, &e, &config_keys[CONFIG_RETRY_PERIOD]);
+		if (it->set[CONFIG_EL_LABEL_KEY]) {
+			out_add(o, "    actions:\n      label:\n        key: ");
+			dump_value(o, &e, &config_keys[CONFIG_LABEL_KEY]);
+		}
+	}
+}
+
+/*
  * Keys in table order, each top section once, at its first key (keys
  * added to the end of the table may belong to a section listed
  * earlier), nested sections two spaces deeper.  The shards section is
@@ -193,5 +235,6 @@ config_dump(const struct config *c, char *buf, size_t len)
 		    dot != NULL ? dot + 1 : k->path);
 		dump_value(&o, c, k);
 	}
+	dump_elections(&o, c);
 	return o.used;
 }

@@ -36,23 +36,36 @@
 #include "server/localapi.h"
 #include "server/metrics.h"
 
-static void	notify_local(struct daemon *);
+static void	notify_local(struct election *);
 static void	stop_daemon(struct daemon *, const char *);
 
 static void
-arm_wake(struct daemon *d, uint64_t wake_ms)
+arm_wake(struct election *e, uint64_t wake_ms)
 {
+	struct ev_loop	*loop = e->d->loop;
 	uint64_t	 now_ms;
 
-	ev_timer_stop(d->loop, &d->wake);
-	d->st.wake_ms = wake_ms;
+	ev_timer_stop(loop, &e->wake);
+	e->st.wake_ms = wake_ms;
 	if (wake_ms == 0)
 		return;
-	ev_now_update(d->loop);
+	ev_now_update(loop);
 	now_ms = clock_mono_ms();
-	ev_timer_set(&d->wake, wake_ms > now_ms ?
+	ev_timer_set(&e->wake, wake_ms > now_ms ?
 	    clock_timer_seconds(wake_ms - now_ms) : 0., 0.);
-	ev_timer_start(d->loop, &d->wake);
+	ev_timer_start(loop, &e->wake);
+}
+
+/* Whether every election has stopped (its release done or given up). */
+static int
+all_stopped(const struct daemon *d)
+{
+	int	 i;
+
+	for (i = 0; i < d->nel; i++)
+		if (d->el[i].el.state != ELECTOR_STOPPED)
+			return 0;
+	return 1;
 }
 
 /*
@@ -60,16 +73,16 @@ arm_wake(struct daemon *d, uint64_t wake_ms)
  * elector step; they keep their own timer for the end of the claim.
  */
 static void
-sync_actions(struct daemon *d)
+sync_actions(struct election *e)
 {
 	uint64_t	 now_ms = clock_mono_ms();
 	char		 token[LEASE_TOKEN_MAX];
 
-	if (d->act == NULL)
+	if (e->act == NULL)
 		return;
-	lease_fencing_token(&d->el.observed, token, sizeof(token));
-	actions_sync(d->act, elector_is_leader(&d->el, now_ms) ?
-	    d->el.lead_until_ms : 0, token, now_ms);
+	lease_fencing_token(&e->el.observed, token, sizeof(token));
+	actions_sync(e->act, elector_is_leader(&e->el, now_ms) ?
+	    e->el.lead_until_ms : 0, token, now_ms);
 }
 
 /*
@@ -78,9 +91,10 @@ sync_actions(struct daemon *d)
  * a later retry, so the loop ends.
  */
 void
-daemon_step(struct daemon *d, enum elector_input_kind kind,
+daemon_step(struct election *e, enum elector_input_kind kind,
     const struct lease *rec)
 {
+	struct daemon		*d = e->d;
 	struct elector_input	 in;
 	struct elector_action	 act;
 
@@ -95,12 +109,12 @@ daemon_step(struct daemon *d, enum elector_input_kind kind,
 		if (kind == ELECTOR_IN_WATCH_UP)
 			in.poll_ms = WATCH_POLL_MS;
 		if (kind == ELECTOR_IN_HANDOVER)
-			in.to = d->handover_to;
+			in.to = e->handover_to;
 		if (kind == ELECTOR_IN_CANDIDACY) {
-			in.candidate = d->cand_in;
-			in.cooldown_ms = d->cand_cooldown_ms;
+			in.candidate = e->cand_in;
+			in.cooldown_ms = e->cand_cooldown_ms;
 		}
-		elector_step(&d->el, &in, &act);
+		elector_step(&e->el, &in, &act);
 		if (act.cancel) {
 			/*
 			 * Abandon the request in flight (a stalled renew): its
@@ -108,46 +122,48 @@ daemon_step(struct daemon *d, enum elector_input_kind kind,
 			 * once on a fresh one.
 			 */
 			log_debug("lease %s: request in flight abandoned",
-			    d->lock);
-			lock_cancel(d->lk);
-			d->req = ELECTOR_DO_NOTHING;
-			d->req_renew = 0;
-			d->st.req_deadline_ms = 0;
+			    e->lock);
+			lock_cancel(e->lk);
+			e->req = ELECTOR_DO_NOTHING;
+			e->req_renew = 0;
+			e->st.req_deadline_ms = 0;
 		}
-		daemon_log_events(d, act.events);
-		notify_local(d);
-		sync_actions(d);
-		if (d->el.state == ELECTOR_STOPPED) {
-			if (d->stopping && !d->released &&
-			    in.now_ms >= d->el.stop_until_ms)
+		daemon_log_events(e, act.events);
+		notify_local(e);
+		sync_actions(e);
+		if (e->el.state == ELECTOR_STOPPED) {
+			if (d->stopping && !e->released &&
+			    in.now_ms >= e->el.stop_until_ms)
 				log_warnx("lease %s: shutdown_timeout spent; the "
 				    "release was not written, followers take "
-				    "over after lease_duration", d->lock);
-			lock_cancel(d->lk);
-			d->req = ELECTOR_DO_NOTHING;
-			d->st.req_deadline_ms = 0;
-			ev_timer_stop(d->loop, &d->wake);
-			ev_break(d->loop, EVBREAK_ALL);
+				    "over after lease_duration", e->lock);
+			lock_cancel(e->lk);
+			e->req = ELECTOR_DO_NOTHING;
+			e->st.req_deadline_ms = 0;
+			ev_timer_stop(d->loop, &e->wake);
+			/* The loop ends once every election has stopped. */
+			if (all_stopped(d))
+				ev_break(d->loop, EVBREAK_ALL);
 			return;
 		}
 		if (act.kind == ELECTOR_DO_NOTHING ||
-		    daemon_send_request(d, &act) == 0)
+		    daemon_send_request(e, &act) == 0)
 			break;
 		kind = ELECTOR_IN_FAILED;
 		rec = NULL;
 	}
-	arm_wake(d, act.wake_ms);
+	arm_wake(e, act.wake_ms);
 }
 
 static void
 wake_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-	struct daemon	*d = w->data;
+	struct election	*e = w->data;
 
 	(void)loop;
 	(void)revents;
-	d->st.wake_ms = 0;
-	daemon_step(d, ELECTOR_IN_TICK, NULL);
+	e->st.wake_ms = 0;
+	daemon_step(e, ELECTOR_IN_TICK, NULL);
 }
 
 /*
@@ -158,34 +174,36 @@ wake_cb(struct ev_loop *loop, ev_timer *w, int revents)
  * input), so a timer is kept at that moment.
  */
 static void
-notify_local(struct daemon *d)
+notify_local(struct election *e)
 {
+	struct daemon	*d = e->d;
 	uint64_t	 now_ms = clock_mono_ms();
 	char		*ev;
 	size_t		 len;
 
 	if (d->httpd == NULL)
 		return;
-	if (localapi_changed(&d->st, now_ms, clock_wall_us())) {
-		ev = localapi_event(&d->st, now_ms, &len);
-		httpd_stream_send(d->httpd, ev, len);
+	if (localapi_changed(&e->st, now_ms, clock_wall_us())) {
+		/* Its own streams; the first's are /leader/watch's too. */
+		ev = localapi_event(&e->st, now_ms, &len);
+		httpd_stream_send_on(d->httpd, e->st.channel, ev, len);
 		free(ev);
 		httpd_wake(d->httpd);
 	}
 	/* A peer's own view, and its streams (nais's /sse). */
-	if ((ev = localapi_peer_event(&d->st, now_ms, clock_wall_us(),
-	    &len)) != NULL) {
+	if (e->idx == 0 && (ev = localapi_peer_event(&e->st, now_ms,
+	    clock_wall_us(), &len)) != NULL) {
 		httpd_stream_send_on(d->httpd, LOCALAPI_PEER_CHANNEL, ev, len);
 		free(ev);
 	}
-	ev_timer_stop(d->loop, &d->lead_end);
+	ev_timer_stop(d->loop, &e->lead_end);
 	/* A claim held for life ends by a read, never by time. */
-	if (elector_is_leader(&d->el, now_ms) &&
-	    d->el.lead_until_ms != ELECTOR_FOR_LIFE_MS) {
+	if (elector_is_leader(&e->el, now_ms) &&
+	    e->el.lead_until_ms != ELECTOR_FOR_LIFE_MS) {
 		ev_now_update(d->loop);
-		ev_timer_set(&d->lead_end, clock_timer_seconds(
-		    d->el.lead_until_ms - now_ms), 0.);
-		ev_timer_start(d->loop, &d->lead_end);
+		ev_timer_set(&e->lead_end, clock_timer_seconds(
+		    e->el.lead_until_ms - now_ms), 0.);
+		ev_timer_start(d->loop, &e->lead_end);
 	}
 }
 
@@ -202,18 +220,24 @@ static void
 hard_stop_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct daemon	*d = w->data;
+	struct election	*e;
 	const char	*what;
+	int		 i;
 
 	(void)revents;
-	if (d->act != NULL && (what = actions_unfinished(d->act)) != NULL)
-		log_warnx("lease %s: shutdown_timeout spent: %s", d->lock,
-		    what);
-	if (!d->released && d->el.state != ELECTOR_STOPPED)
-		log_warnx("lease %s: shutdown_timeout spent; the release was "
-		    "not written, followers take over after lease_duration",
-		    d->lock);
+	for (i = 0; i < d->nel; i++) {
+		e = &d->el[i];
+		if (e->act != NULL &&
+		    (what = actions_unfinished(e->act)) != NULL)
+			log_warnx("lease %s: shutdown_timeout spent: %s",
+			    e->lock, what);
+		if (!e->released && e->el.state != ELECTOR_STOPPED)
+			log_warnx("lease %s: shutdown_timeout spent; the "
+			    "release was not written, followers take over "
+			    "after lease_duration", e->lock);
+	}
 	log_warnx("lease %s: exiting without waiting for the API server",
-	    d->lock);
+	    d->el[0].lock);
 	ev_break(loop, EVBREAK_ALL);
 }
 
@@ -240,9 +264,9 @@ signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
 static void
 actions_stopped_cb(void *arg)
 {
-	struct daemon	*d = arg;
+	struct election	*e = arg;
 
-	daemon_step(d, ELECTOR_IN_STOP, NULL);
+	daemon_step(e, ELECTOR_IN_STOP, NULL);
 }
 
 /* The command ended leaderd (run.restart never): stop as on SIGTERM. */
@@ -265,33 +289,45 @@ static void
 stop_daemon(struct daemon *d, const char *why)
 {
 	double		 t;
-	uint64_t	 budget;
+	uint64_t	 budget, ms, act_ms = 0;
+	int		 i;
 
 	d->stopping = 1;
 	/* is_leader is false from now on, even while the actions stop. */
-	d->st.stopping = 1;
-	notify_local(d);
+	for (i = 0; i < d->nel; i++) {
+		d->el[i].st.stopping = 1;
+		notify_local(&d->el[i]);
+		if (d->el[i].act != NULL &&
+		    (ms = actions_shutdown_ms(d->el[i].act)) > act_ms)
+			act_ms = ms;
+	}
 	log_info("%s: stopping", why);
-	budget = config_shutdown_ms(d->conf, d->act != NULL ?
-	    actions_shutdown_ms(d->act) : 0);
+	/* One budget for all: the elections stop side by side. */
+	budget = config_shutdown_ms(d->conf, act_ms);
 	d->stop_until_ms = clock_mono_ms() + budget;
 	ev_now_update(d->loop);
 	t = clock_timer_seconds(budget);
 	ev_timer_init(&d->hard_stop, hard_stop_cb, t, 0.);
 	d->hard_stop.data = d;
 	ev_timer_start(d->loop, &d->hard_stop);
-	if (d->act != NULL)
-		actions_shutdown(d->act, actions_stopped_cb, d);
-	else
-		daemon_step(d, ELECTOR_IN_STOP, NULL);
+	for (i = 0; i < d->nel; i++) {
+		if (d->el[i].act != NULL)
+			actions_shutdown(d->el[i].act, actions_stopped_cb,
+			    &d->el[i]);
+		else
+			daemon_step(&d->el[i], ELECTOR_IN_STOP, NULL);
+	}
 }
 
+/* Set up election e's elector, its client, lock, watch and label. */
 static int
-daemon_setup(struct daemon *d, const struct config *c,
-    const struct kube_creds *creds)
+election_setup(struct election *e, const struct kube_creds *creds,
+    const char *ua)
 {
+	struct daemon		*d = e->d;
+	const struct config	*c = e->conf;
 	struct elector_config	 ec;
-	char			 err[512], ua[64];
+	char			 err[512];
 
 	memset(&ec, 0, sizeof(ec));
 	snprintf(ec.identity, sizeof(ec.identity), "%s", c->identity);
@@ -301,35 +337,20 @@ daemon_setup(struct daemon *d, const struct config *c,
 	ec.request_timeout_ms = c->request_timeout_ms;
 	ec.release_on_cancel = c->release_on_cancel;
 	ec.cooldown_ms = c->step_down_cooldown_ms;
-	ec.for_life = d->for_life = compat_for_life(c->compat);
-	ec.seed = (uint64_t)clock_wall_us() ^ ((uint64_t)getpid() << 32);
-	if (elector_init(&d->el, &ec, clock_mono_ms(), err, sizeof(err)) == -1) {
+	ec.for_life = e->idx == 0 && d->for_life;
+	ec.seed = (uint64_t)clock_wall_us() ^ ((uint64_t)getpid() << 32) ^
+	    ((uint64_t)e->idx << 16);
+	if (elector_init(&e->el, &ec, clock_mono_ms(), err, sizeof(err)) == -1) {
 		log_warnx("%s", err);
 		return -1;
 	}
-	if ((d->cv = curlev_new(d->loop, err, sizeof(err))) == NULL) {
-		log_warnx("%s", err);
-		return -1;
-	}
-	snprintf(ua, sizeof(ua), "leaderd/%s", LEADERD_VERSION);
-	/* One token for the four clients: a rotation reaches them all. */
-	if ((d->token = token_new(creds, err, sizeof(err))) == NULL) {
-		log_warnx("%s", err);
-		return -1;
-	}
-	if ((d->kube = kube_new(d->cv, creds, d->token, ua, err,
+	if ((e->kube = kube_new(d->cv, creds, d->token, ua, err,
 	    sizeof(err))) == NULL) {
 		log_warnx("%s", err);
 		return -1;
 	}
-	if ((d->events = kube_new(d->cv, creds, d->token, ua, err,
-	    sizeof(err))) == NULL) {
-		log_warnx("%s", err);
-		return -1;
-	}
-	kube_set_observer(d->kube, daemon_api_observe_cb, d);
-	kube_set_observer(d->events, daemon_api_observe_cb, d);
-	if ((d->lk = lock_new(d->kube, c->lock_type, c->lock_namespace,
+	kube_set_observer(e->kube, daemon_api_observe_cb, d);
+	if ((e->lk = lock_new(e->kube, c->lock_type, c->lock_namespace,
 	    c->lock_name, c->identity, err, sizeof(err))) == NULL) {
 		log_warnx("%s", err);
 		return -1;
@@ -347,22 +368,66 @@ daemon_setup(struct daemon *d, const struct config *c,
 			return -1;
 		}
 		kube_set_observer(wk, daemon_api_observe_cb, d);
-		d->watch = watch_new(d->loop, wk, c->lock_namespace,
+		e->watch = watch_new(d->loop, wk, c->lock_namespace,
 		    c->lock_name, c->watch_timeout_ms, c->request_timeout_ms,
-		    &cbs, d);
+		    &cbs, e);
 	}
-	if ((d->cmd != NULL || c->label_enabled || c->ep_service[0] != '\0') &&
-	    (d->act = actions_new(
-	    d->loop, d->cv, creds, d->token, ua, c, d->cmd, command_quit_cb, d,
-	    err, sizeof(err))) == NULL) {
+	/* The command and the endpoints are the first election's. */
+	if (((e->idx == 0 && (d->cmd != NULL || c->ep_service[0] != '\0')) ||
+	    c->label_enabled) &&
+	    (e->act = actions_new(
+	    d->loop, d->cv, creds, d->token, ua, c, e->idx == 0 ? d->cmd :
+	    NULL, command_quit_cb, d, err, sizeof(err))) == NULL) {
 		log_warnx("%s", err);
 		return -1;
 	}
-	if (d->act != NULL)
-		actions_set_observer(d->act, daemon_api_observe_cb, d);
-	d->httpd = httpd_new(d->loop, localapi_routes(&d->st,
-	    daemon_metrics_reply, daemon_release_reply, daemon_pause_reply,
-	    d));
+	if (e->act != NULL)
+		actions_set_observer(e->act, daemon_api_observe_cb, d);
+	return 0;
+}
+
+static int
+daemon_setup(struct daemon *d, const struct config *c,
+    const struct kube_creds *creds)
+{
+	struct localapi_state	*sts[CONFIG_ELECTIONS_MAX + 1];
+	void			*args[CONFIG_ELECTIONS_MAX + 1];
+	char			 err[512], ua[64];
+	int			 i;
+
+	d->for_life = compat_for_life(c->compat);
+	if ((d->cv = curlev_new(d->loop, err, sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	snprintf(ua, sizeof(ua), "leaderd/%s", LEADERD_VERSION);
+	/* One token for every client: a rotation reaches them all. */
+	if ((d->token = token_new(creds, err, sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	if ((d->events = kube_new(d->cv, creds, d->token, ua, err,
+	    sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	kube_set_observer(d->events, daemon_api_observe_cb, d);
+	for (i = 0; i < d->nel; i++)
+		if (election_setup(&d->el[i], creds, ua) == -1)
+			return -1;
+	localapi_routes(&d->el[0].st, daemon_metrics_reply,
+	    daemon_release_reply, daemon_pause_reply, d);
+	for (i = 0; i < d->nel; i++) {
+		sts[i] = &d->el[i].st;
+		args[i] = &d->el[i];
+	}
+	/* /leader/release is the first election's. */
+	for (i = 0; d->el[0].st.routes[i].path != NULL; i++)
+		if (d->el[0].st.routes[i].handler == daemon_release_reply)
+			d->el[0].st.routes[i].arg = &d->el[0];
+	d->routes = localapi_routes_elections(sts, (size_t)d->nel,
+	    daemon_release_reply, args);
+	d->httpd = httpd_new(d->loop, d->routes);
 	httpd_set_max_streams(d->httpd, c->listen_max_streams);
 	if (c->listen_http[0] != '\0' &&
 	    httpd_listen_tcp(d->httpd, c->listen_http, err, sizeof(err)) ==
@@ -391,32 +456,73 @@ daemon_setup(struct daemon *d, const struct config *c,
 	return daemon_gate_setup(d);
 }
 
+/* Election i's state before set-up: its config, name, timers. */
+static void
+election_init(struct daemon *d, int i)
+{
+	struct election		*e = &d->el[i];
+	const struct config	*c;
+
+	e->d = d;
+	e->idx = i;
+	if (i == 0)
+		e->conf = d->conf;
+	else {
+		e->own = xmalloc(sizeof(*e->own));
+		config_election(d->conf, i, e->own);
+		e->conf = e->own;
+	}
+	c = e->conf;
+	e->st.conf = c;
+	e->st.el = &e->el;
+	e->st.election = config_election_name(d->conf, i);
+	e->st.channel = i == 0 ? 0 : LOCALAPI_ELECTION_CHANNEL + i;
+	metrics_init(&e->metrics, e->st.election, LEADERD_VERSION);
+	/* Leases keep the log lines they always had: "lease ns/name". */
+	snprintf(e->lock, sizeof(e->lock), "%s%s%s/%s",
+	    strcmp(c->lock_type, "leases") == 0 ? "" : c->lock_type,
+	    strcmp(c->lock_type, "leases") == 0 ? "" : "/",
+	    c->lock_namespace, c->lock_name);
+	ev_timer_init(&e->wake, wake_cb, 0., 0.);
+	e->wake.data = e;
+	ev_init(&e->lead_end, lead_end_cb);
+	e->lead_end.data = e;
+}
+
+static void
+election_free(struct election *e)
+{
+	struct ev_loop	*loop = e->d->loop;
+
+	ev_timer_stop(loop, &e->wake);
+	ev_timer_stop(loop, &e->lead_end);
+	watch_free(e->watch);
+	free(e->pend_obj);
+	lock_free(e->lk);
+	if (e->kube != NULL)
+		kube_free(e->kube);
+	free(e->own);
+}
+
 int
 daemon_run(const struct config *c, const struct kube_creds *creds,
     char *const *cmd)
 {
 	struct daemon	 d;
-	int		 status = 1;
+	struct election	*e;
+	int		 status = 1, i;
 
 	memset(&d, 0, sizeof(d));
 	d.cmd = cmd;
 	d.conf = c;
-	d.st.conf = c;
-	d.st.el = &d.el;
-	metrics_init(&d.metrics, c->lock_name, LEADERD_VERSION);
-	/* Leases keep the log lines they always had: "lease ns/name". */
-	snprintf(d.lock, sizeof(d.lock), "%s%s%s/%s",
-	    strcmp(c->lock_type, "leases") == 0 ? "" : c->lock_type,
-	    strcmp(c->lock_type, "leases") == 0 ? "" : "/",
-	    c->lock_namespace, c->lock_name);
+	d.nel = 1 + c->nelections;
+	d.el = xcalloc((size_t)d.nel, sizeof(*d.el));
 	signal(SIGPIPE, SIG_IGN);
 	d.loop = ev_default_loop(EVFLAG_AUTO);
-	ev_timer_init(&d.wake, wake_cb, 0., 0.);
-	d.wake.data = &d;
+	for (i = 0; i < d.nel; i++)
+		election_init(&d, i);
 	ev_init(&d.hard_stop, hard_stop_cb);
 	d.hard_stop.data = &d;
-	ev_init(&d.lead_end, lead_end_cb);
-	d.lead_end.data = &d;
 	ev_init(&d.owner_retry, NULL);
 	d.owner_retry.data = &d;
 	ev_signal_init(&d.sigterm, signal_cb, SIGTERM);
@@ -428,40 +534,47 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 	ev_signal_start(d.loop, &d.sighup);
 
 	if (daemon_setup(&d, c, creds) == 0) {
-		log_info("leaderd %s: identity %s, lease %s, lease_duration "
-		    "%llums, renew_deadline %llums, retry_period %llums",
-		    LEADERD_VERSION, c->identity, d.lock,
-		    (unsigned long long)c->lease_duration_ms,
-		    (unsigned long long)c->renew_deadline_ms,
-		    (unsigned long long)c->retry_period_ms);
+		for (i = 0; i < d.nel; i++) {
+			e = &d.el[i];
+			log_info("leaderd %s: identity %s, lease %s, "
+			    "lease_duration %llums, renew_deadline %llums, "
+			    "retry_period %llums%s%s", LEADERD_VERSION,
+			    c->identity, e->lock,
+			    (unsigned long long)e->conf->lease_duration_ms,
+			    (unsigned long long)e->conf->renew_deadline_ms,
+			    (unsigned long long)e->conf->retry_period_ms,
+			    d.nel > 1 ? ", election " : "",
+			    d.nel > 1 ? e->st.election : "");
+		}
 		/* For life, the Lease's owner is read first (nais's setup). */
 		if (d.for_life)
 			daemon_owner_read(&d);
 		else
-			daemon_step(&d, ELECTOR_IN_TICK, NULL);
+			for (i = 0; i < d.nel && !d.stopping; i++)
+				daemon_step(&d.el[i], ELECTOR_IN_TICK, NULL);
 		ev_run(d.loop, 0);
 		status = 0;
 	}
 
-	ev_timer_stop(d.loop, &d.wake);
 	ev_timer_stop(d.loop, &d.hard_stop);
-	ev_timer_stop(d.loop, &d.lead_end);
 	ev_timer_stop(d.loop, &d.owner_retry);
-	if (d.act != NULL) {
-		if (status == 0 && actions_exit_code(d.act) >= 0)
-			status = actions_exit_code(d.act);
-		actions_free(d.act);
+	for (i = 0; i < d.nel; i++) {
+		e = &d.el[i];
+		if (e->act == NULL)
+			continue;
+		if (i == 0 && status == 0 && actions_exit_code(e->act) >= 0)
+			status = actions_exit_code(e->act);
+		actions_free(e->act);
 	}
 	daemon_gate_free(&d);
 	if (d.httpd != NULL)
 		httpd_free(d.httpd);
-	watch_free(d.watch);
-	free(d.pend_obj);
-	lock_free(d.lk);
+	free(d.routes);
+	for (i = 0; i < d.nel; i++)
+		election_free(&d.el[i]);
+	free(d.el);
 	if (d.events != NULL)
 		kube_free(d.events);
-	if (d.kube != NULL)
-		kube_free(d.kube);
 	/* After every client that borrows it, the label's included. */
 	token_free(d.token);
 	if (d.cv != NULL)

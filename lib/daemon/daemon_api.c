@@ -31,9 +31,9 @@
  * line and not one per retry.
  */
 static void
-api_error(struct daemon *d, int slot, const struct kube_result *res)
+api_error(struct election *e, int slot, const struct kube_result *res)
 {
-	char	 line[sizeof(d->api_err[0])];
+	char	 line[sizeof(e->api_err[0])];
 
 	if (res->status != 0)
 		snprintf(line, sizeof(line), "%ld %s: %s", res->status,
@@ -41,42 +41,42 @@ api_error(struct daemon *d, int slot, const struct kube_result *res)
 	else
 		snprintf(line, sizeof(line), "%s: %s", res->reason,
 		    res->message);
-	log_debug("lease %s: request %d failed: %s", d->lock, slot, line);
-	if (strcmp(line, d->api_err[slot]) == 0)
+	log_debug("lease %s: request %d failed: %s", e->lock, slot, line);
+	if (strcmp(line, e->api_err[slot]) == 0)
 		return;
-	memcpy(d->api_err[slot], line, sizeof(line));
+	memcpy(e->api_err[slot], line, sizeof(line));
 	if (slot == 0) {
-		log_warnx("lease %s: cannot record an Event: %s", d->lock,
+		log_warnx("lease %s: cannot record an Event: %s", e->lock,
 		    line);
 		return;
 	}
-	log_warnx("lease %s: API error: %s", d->lock, line);
+	log_warnx("lease %s: API error: %s", e->lock, line);
 	if (res->status == 403)
 		log_warnx("lease %s: leaderd needs %s in namespace %s; check "
-		    "the Role bound to its service account", d->lock,
-		    lock_rbac(d->lk), d->conf->lock_namespace);
+		    "the Role bound to its service account", e->lock,
+		    lock_rbac(e->lk), e->conf->lock_namespace);
 }
 
 static void
-api_ok(struct daemon *d, int slot)
+api_ok(struct election *e, int slot)
 {
-	if (d->api_err[slot][0] != '\0') {
+	if (e->api_err[slot][0] != '\0') {
 		if (slot != 0)
 			log_info("lease %s: API requests succeed again",
-			    d->lock);
-		d->api_err[slot][0] = '\0';
+			    e->lock);
+		e->api_err[slot][0] = '\0';
 	}
 }
 
 static void
 event_done_cb(const struct kube_result *res, void *arg)
 {
-	struct daemon	*d = arg;
+	struct election	*e = arg;
 
 	if (res->outcome == KUBE_OK)
-		api_ok(d, 0);
+		api_ok(e, 0);
 	else
-		api_error(d, 0, res);
+		api_error(e, 0, res);
 }
 
 /*
@@ -86,24 +86,24 @@ event_done_cb(const struct kube_result *res, void *arg)
  * waited for.
  */
 static void
-record_event(struct daemon *d, const char *what)
+record_event(struct election *e, const char *what)
 {
 	char	 msg[CONFIG_STR_MAX + 32];
 
 	/* nais/elector records none, and its Role grants no events. */
-	if (d->for_life)
+	if (e->d->for_life)
 		return;
-	if (d->events == NULL || kube_busy(d->events)) {
-		log_debug("lease %s: Event \"%s\" dropped", d->lock, what);
+	if (e->d->events == NULL || kube_busy(e->d->events)) {
+		log_debug("lease %s: Event \"%s\" dropped", e->lock, what);
 		return;
 	}
-	snprintf(msg, sizeof(msg), "%s %s", d->conf->identity, what);
-	if (lock_record_event(d->lk, d->events, msg, clock_wall_us(),
-	    d->conf->request_timeout_ms, event_done_cb, d) == -1)
-		log_debug("lease %s: Event \"%s\" not sent", d->lock, what);
+	snprintf(msg, sizeof(msg), "%s %s", e->conf->identity, what);
+	if (lock_record_event(e->lk, e->d->events, msg, clock_wall_us(),
+	    e->conf->request_timeout_ms, event_done_cb, e) == -1)
+		log_debug("lease %s: Event \"%s\" not sent", e->lock, what);
 }
 
-static void	watched(struct daemon *, const struct lease *, char *);
+static void	watched(struct election *, const struct lease *, char *);
 
 /*
  * The watch starts from the version of the first record read or written,
@@ -112,31 +112,31 @@ static void	watched(struct daemon *, const struct lease *, char *);
  * watch from.
  */
 static void
-start_watch(struct daemon *d, const char *rv)
+start_watch(struct election *e, const char *rv)
 {
-	if (d->watch == NULL || d->watch_started)
+	if (e->watch == NULL || e->watch_started)
 		return;
-	d->watch_started = 1;
-	watch_start(d->watch, rv);
+	e->watch_started = 1;
+	watch_start(e->watch, rv);
 }
-static void	reread(struct daemon *);
+static void	reread(struct election *);
 
 /* Feed what the watch delivered while the request ran, now it is done. */
 static void
-watch_pending(struct daemon *d)
+watch_pending(struct election *e)
 {
 	char	*obj;
 
-	if (d->req != ELECTOR_DO_NOTHING)
+	if (e->req != ELECTOR_DO_NOTHING)
 		return;
-	if (d->pend_obj != NULL) {
-		obj = d->pend_obj;
-		d->pend_obj = NULL;
-		watched(d, &d->pend_rec, obj);
+	if (e->pend_obj != NULL) {
+		obj = e->pend_obj;
+		e->pend_obj = NULL;
+		watched(e, &e->pend_rec, obj);
 	}
-	if (d->pend_reread && d->req == ELECTOR_DO_NOTHING) {
-		d->pend_reread = 0;
-		reread(d);
+	if (e->pend_reread && e->req == ELECTOR_DO_NOTHING) {
+		e->pend_reread = 0;
+		reread(e);
 	}
 }
 
@@ -144,65 +144,65 @@ static void
 api_done_cb(const struct kube_result *res, const struct lease *rec,
     void *arg)
 {
-	struct daemon		*d = arg;
-	enum elector_action_kind req = d->req;
+	struct election		*e = arg;
+	enum elector_action_kind req = e->req;
 
-	d->req = ELECTOR_DO_NOTHING;
-	d->st.req_deadline_ms = 0;
-	if (res->warning[0] != '\0' && !d->warned) {
+	e->req = ELECTOR_DO_NOTHING;
+	e->st.req_deadline_ms = 0;
+	if (res->warning[0] != '\0' && !e->warned) {
 		/* Endpoints are deprecated on new API servers: say it once. */
-		log_warnx("lease %s: the API server warns: %s", d->lock,
+		log_warnx("lease %s: the API server warns: %s", e->lock,
 		    res->warning);
-		d->warned = 1;
+		e->warned = 1;
 	}
-	d->prev_get = req == ELECTOR_DO_GET;
+	e->prev_get = req == ELECTOR_DO_GET;
 	/* nais/elector's election counters: its creates won and lost. */
-	if (d->for_life && req == ELECTOR_DO_CREATE) {
+	if (e->d->for_life && req == ELECTOR_DO_CREATE) {
 		if (res->outcome == KUBE_OK)
-			d->metrics.elections_won++;
+			e->metrics.elections_won++;
 		else if (res->outcome == KUBE_CONFLICT)
-			d->metrics.elections_lost++;
+			e->metrics.elections_lost++;
 	}
-	if (d->req_renew && res->outcome != KUBE_OK)
-		d->metrics.renew_failures++;
-	d->req_renew = 0;
+	if (e->req_renew && res->outcome != KUBE_OK)
+		e->metrics.renew_failures++;
+	e->req_renew = 0;
 	switch (res->outcome) {
 	case KUBE_OK:
-		api_ok(d, req);
+		api_ok(e, req);
 		if (req != ELECTOR_DO_GET)
-			d->st.written_ms = clock_mono_ms();
-		if (d->watch != NULL)
-			watch_seen(d->watch, rec->rv);
-		start_watch(d, rec->rv);
-		daemon_step(d, req == ELECTOR_DO_GET ? ELECTOR_IN_GOT :
+			e->st.written_ms = clock_mono_ms();
+		if (e->watch != NULL)
+			watch_seen(e->watch, rec->rv);
+		start_watch(e, rec->rv);
+		daemon_step(e, req == ELECTOR_DO_GET ? ELECTOR_IN_GOT :
 		    ELECTOR_IN_WRITTEN, rec);
-		watch_pending(d);
+		watch_pending(e);
 		return;
 	case KUBE_NOTFOUND:
-		api_ok(d, req);
+		api_ok(e, req);
 		if (req != ELECTOR_DO_GET) {
 			/* A write to a missing namespace or a bad path. */
-			api_error(d, req, res);
-			daemon_step(d, ELECTOR_IN_FAILED, NULL);
+			api_error(e, req, res);
+			daemon_step(e, ELECTOR_IN_FAILED, NULL);
 			return;
 		}
-		log_debug("lease %s: not found", d->lock);
-		d->pend_reread = 0;
-		daemon_step(d, ELECTOR_IN_NOTFOUND, NULL);
-		watch_pending(d);
+		log_debug("lease %s: not found", e->lock);
+		e->pend_reread = 0;
+		daemon_step(e, ELECTOR_IN_NOTFOUND, NULL);
+		watch_pending(e);
 		return;
 	case KUBE_CONFLICT:
-		api_ok(d, req);
-		log_debug("lease %s: conflict: %s", d->lock, res->message);
-		daemon_step(d, ELECTOR_IN_CONFLICT, NULL);
-		watch_pending(d);
+		api_ok(e, req);
+		log_debug("lease %s: conflict: %s", e->lock, res->message);
+		daemon_step(e, ELECTOR_IN_CONFLICT, NULL);
+		watch_pending(e);
 		return;
 	case KUBE_FAILED:
 		if (res->status == 401)
-			kube_token_stale(d->kube);
-		api_error(d, req, res);
-		daemon_step(d, ELECTOR_IN_FAILED, NULL);
-		watch_pending(d);
+			kube_token_stale(e->kube);
+		api_error(e, req, res);
+		daemon_step(e, ELECTOR_IN_FAILED, NULL);
+		watch_pending(e);
 		return;
 	}
 }
@@ -215,33 +215,33 @@ api_done_cb(const struct kube_result *res, const struct lease *rec,
  * write must go over the record it was decided on.
  */
 static void
-watched(struct daemon *d, const struct lease *rec, char *obj)
+watched(struct election *e, const struct lease *rec, char *obj)
 {
-	if (d->req != ELECTOR_DO_NOTHING) {
-		d->pend_rec = *rec;
-		free(d->pend_obj);
-		d->pend_obj = obj;
+	if (e->req != ELECTOR_DO_NOTHING) {
+		e->pend_rec = *rec;
+		free(e->pend_obj);
+		e->pend_obj = obj;
 		return;
 	}
-	if ((d->el.have_observed &&
-	    !watch_rv_newer(rec->rv, d->el.observed.rv)) ||
-	    !elector_takes_watched(&d->el)) {
+	if ((e->el.have_observed &&
+	    !watch_rv_newer(rec->rv, e->el.observed.rv)) ||
+	    !elector_takes_watched(&e->el)) {
 		free(obj);
 		return;
 	}
-	lock_adopt(d->lk, obj, rec);
-	daemon_step(d, ELECTOR_IN_WATCHED, rec);
+	lock_adopt(e->lk, obj, rec);
+	daemon_step(e, ELECTOR_IN_WATCHED, rec);
 }
 
 /* The Lease was deleted, or the watch's version is too old: read it. */
 static void
-reread(struct daemon *d)
+reread(struct election *e)
 {
-	if (d->req != ELECTOR_DO_NOTHING) {
-		d->pend_reread = 1;
+	if (e->req != ELECTOR_DO_NOTHING) {
+		e->pend_reread = 1;
 		return;
 	}
-	daemon_step(d, ELECTOR_IN_REREAD, NULL);
+	daemon_step(e, ELECTOR_IN_REREAD, NULL);
 }
 
 void
@@ -259,10 +259,10 @@ daemon_watch_reread_cb(void *arg)
 void
 daemon_watch_health_cb(int healthy, void *arg)
 {
-	struct daemon	*d = arg;
+	struct election	*e = arg;
 
-	if (d->el.state != ELECTOR_STOPPED)
-		daemon_step(d, healthy ? ELECTOR_IN_WATCH_UP :
+	if (e->el.state != ELECTOR_STOPPED)
+		daemon_step(e, healthy ? ELECTOR_IN_WATCH_UP :
 		    ELECTOR_IN_WATCH_DOWN, NULL);
 }
 
@@ -276,55 +276,57 @@ owner_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 /* Read the pod again a retry_period from now. */
 static void
-owner_later(struct daemon *d)
+owner_later(struct election *e)
 {
-	ev_now_update(d->loop);
-	ev_timer_init(&d->owner_retry, owner_retry_cb,
-	    clock_timer_seconds(d->conf->retry_period_ms), 0.);
-	d->owner_retry.data = d;
-	ev_timer_start(d->loop, &d->owner_retry);
+	ev_now_update(e->d->loop);
+	ev_timer_init(&e->d->owner_retry, owner_retry_cb,
+	    clock_timer_seconds(e->conf->retry_period_ms), 0.);
+	e->d->owner_retry.data = e->d;
+	ev_timer_start(e->d->loop, &e->d->owner_retry);
 }
 
 /* The pod's answer: the election starts, or the read is tried again. */
 static void
 owner_done_cb(const struct kube_result *res, void *arg)
 {
-	struct daemon	*d = arg;
+	struct election	*e = arg;
 
-	d->st.req_deadline_ms = 0;
+	e->st.req_deadline_ms = 0;
 	if (res->outcome == KUBE_OK) {
-		api_ok(d, ELECTOR_DO_GET);
-		d->st.owner_read = 1;
+		api_ok(e, ELECTOR_DO_GET);
+		e->st.owner_read = 1;
 		log_info("lease %s: held for life (compat nais), owned by pod "
-		    "%s", d->lock, d->conf->identity);
-		daemon_step(d, ELECTOR_IN_TICK, NULL);
+		    "%s", e->lock, e->conf->identity);
+		daemon_step(e, ELECTOR_IN_TICK, NULL);
 		return;
 	}
 	if (res->status == 401)
-		kube_token_stale(d->kube);
-	api_error(d, ELECTOR_DO_GET, res);
-	if (res->outcome == KUBE_NOTFOUND && !d->owner_hint) {
+		kube_token_stale(e->kube);
+	api_error(e, ELECTOR_DO_GET, res);
+	if (res->outcome == KUBE_NOTFOUND && !e->d->owner_hint) {
 		log_warnx("lease %s: no pod %s in namespace %s: under compat "
 		    "nais the hostname must be the pod's name, in the "
-		    "election's namespace", d->lock, d->conf->identity,
-		    d->conf->lock_namespace);
-		d->owner_hint = 1;
+		    "election's namespace", e->lock, e->conf->identity,
+		    e->conf->lock_namespace);
+		e->d->owner_hint = 1;
 	}
-	owner_later(d);
+	owner_later(e);
 }
 
 void
 daemon_owner_read(struct daemon *d)
 {
-	if (d->stopping)
+	struct election	*e = &d->el[0];
+
+	if (e->d->stopping)
 		return;
-	d->st.req_deadline_ms = clock_mono_ms() + d->conf->request_timeout_ms;
-	if (lock_owner_get(d->lk, d->conf->identity,
-	    d->conf->request_timeout_ms, owner_done_cb, d) == -1) {
-		d->st.req_deadline_ms = 0;
-		log_warnx("lease %s: cannot read pod %s", d->lock,
-		    d->conf->identity);
-		owner_later(d);
+	e->st.req_deadline_ms = clock_mono_ms() + e->conf->request_timeout_ms;
+	if (lock_owner_get(e->lk, e->conf->identity,
+	    e->conf->request_timeout_ms, owner_done_cb, e) == -1) {
+		e->st.req_deadline_ms = 0;
+		log_warnx("lease %s: cannot read pod %s", e->lock,
+		    e->conf->identity);
+		owner_later(e);
 	}
 }
 
@@ -335,15 +337,15 @@ daemon_owner_read(struct daemon *d)
  * the optimistic update to a GET.  A renew is an UPDATE while leading.
  */
 static void
-count_request(struct daemon *d, const struct elector_action *act)
+count_request(struct election *e, const struct elector_action *act)
 {
-	d->req_renew = 0;
-	if (act->kind == ELECTOR_DO_GET || d->el.releasing)
+	e->req_renew = 0;
+	if (act->kind == ELECTOR_DO_GET || e->el.releasing)
 		return;
-	if (d->prev_get)
-		d->metrics.slowpath++;
-	d->req_renew = act->kind == ELECTOR_DO_UPDATE &&
-	    d->el.state == ELECTOR_LEADER;
+	if (e->prev_get)
+		e->metrics.slowpath++;
+	e->req_renew = act->kind == ELECTOR_DO_UPDATE &&
+	    e->el.state == ELECTOR_LEADER;
 }
 
 void
@@ -352,95 +354,96 @@ daemon_api_observe_cb(const char *verb, long status, double seconds,
 {
 	struct daemon	*d = arg;
 
-	metrics_api_request(&d->metrics, verb, status, seconds);
+	/* The requests of every election, counted once: the first's. */
+	metrics_api_request(&d->el[0].metrics, verb, status, seconds);
 }
 
 /* Start the request an action names; -1 if it could not be started. */
 int
-daemon_send_request(struct daemon *d, const struct elector_action *act)
+daemon_send_request(struct election *e, const struct elector_action *act)
 {
 	int			 rv = -1;
 
-	d->req = act->kind;
-	d->st.req_deadline_ms = clock_mono_ms() + act->timeout_ms;
-	count_request(d, act);
+	e->req = act->kind;
+	e->st.req_deadline_ms = clock_mono_ms() + act->timeout_ms;
+	count_request(e, act);
 	switch (act->kind) {
 	case ELECTOR_DO_GET:
-		rv = lock_get(d->lk, act->timeout_ms, api_done_cb, d);
+		rv = lock_get(e->lk, act->timeout_ms, api_done_cb, e);
 		break;
 	case ELECTOR_DO_CREATE:
-		rv = lock_create(d->lk, &act->record, act->timeout_ms,
-		    api_done_cb, d);
+		rv = lock_create(e->lk, &act->record, act->timeout_ms,
+		    api_done_cb, e);
 		break;
 	case ELECTOR_DO_UPDATE:
-		if ((rv = lock_update(d->lk, &act->record, act->timeout_ms,
-		    api_done_cb, d)) == -1)
+		if ((rv = lock_update(e->lk, &act->record, act->timeout_ms,
+		    api_done_cb, e)) == -1)
 			log_warnx("lease %s: cannot build the update",
-			    d->lock);
+			    e->lock);
 		break;
 	case ELECTOR_DO_NOTHING:
 		rv = 0;
 		break;
 	}
 	if (rv == -1) {
-		d->req = ELECTOR_DO_NOTHING;
-		d->st.req_deadline_ms = 0;
+		e->req = ELECTOR_DO_NOTHING;
+		e->st.req_deadline_ms = 0;
 	}
 	return rv;
 }
 
 void
-daemon_log_events(struct daemon *d, unsigned ev)
+daemon_log_events(struct election *e, unsigned ev)
 {
-	const struct lease	*o = &d->el.observed;
+	const struct lease	*o = &e->el.observed;
 	char			 what[128];
 
 	if (ev & ELECTOR_EV_OBSERVED)
-		d->st.ready = 1;
+		e->st.ready = 1;
 	if ((ev & ELECTOR_EV_NEW_LEADER) && !(ev & ELECTOR_EV_OBSERVED))
-		d->metrics.transitions++;
-	if (d->release_state == RELEASE_PENDING && !d->stopping &&
-	    !d->release_holding) {
+		e->metrics.transitions++;
+	if (e->release_state == RELEASE_PENDING && !e->d->stopping &&
+	    !e->release_holding) {
 		if (ev & ELECTOR_EV_RELEASED)
-			d->release_state = RELEASE_DONE;
-		else if (!d->el.stepdown)
-			d->release_state = RELEASE_MOOT;
-		if (d->release_state != RELEASE_PENDING && d->httpd != NULL)
-			httpd_wake(d->httpd);
+			e->release_state = RELEASE_DONE;
+		else if (!e->el.stepdown)
+			e->release_state = RELEASE_MOOT;
+		if (e->release_state != RELEASE_PENDING && e->d->httpd != NULL)
+			httpd_wake(e->d->httpd);
 	}
-	if ((ev & ELECTOR_EV_LOST) && d->cand_lost != NULL) {
+	if ((ev & ELECTOR_EV_LOST) && e->cand_lost != NULL) {
 		/* Released for the application's sake: say why, and Event. */
 		log_warnx("stopped leading lease %s: not a candidate: %s; "
-		    "releasing it", d->lock, d->cand_lost);
+		    "releasing it", e->lock, e->cand_lost);
 		snprintf(what, sizeof(what), "stopped leading and released "
-		    "the lease: not a candidate (%s)", d->cand_lost);
-		record_event(d, what);
+		    "the lease: not a candidate (%s)", e->cand_lost);
+		record_event(e, what);
 	} else if (ev & ELECTOR_EV_LOST) {
-		log_warnx("stopped leading lease %s: %s", d->lock,
-		    d->el.why != NULL ? d->el.why : "unknown");
-		record_event(d, "stopped leading");
+		log_warnx("stopped leading lease %s: %s", e->lock,
+		    e->el.why != NULL ? e->el.why : "unknown");
+		record_event(e, "stopped leading");
 	}
 	if (ev & ELECTOR_EV_LEADING) {
 		log_info("became leader of lease %s (transitions %d)",
-		    d->lock, o->transitions);
-		record_event(d, "became leader");
+		    e->lock, o->transitions);
+		record_event(e, "became leader");
 	}
 	if ((ev & ELECTOR_EV_NEW_LEADER) && !(ev & ELECTOR_EV_RELEASED)) {
 		if (o->holder[0] == '\0')
-			log_info("lease %s is free", d->lock);
+			log_info("lease %s is free", e->lock);
 		else
-			log_info("new leader of lease %s: %s", d->lock,
+			log_info("new leader of lease %s: %s", e->lock,
 			    o->holder);
 	}
-	if ((ev & ELECTOR_EV_RELEASED) && d->stopping)
-		d->released = 1;
+	if ((ev & ELECTOR_EV_RELEASED) && e->d->stopping)
+		e->released = 1;
 	if ((ev & ELECTOR_EV_RELEASED) && (ev & ELECTOR_EV_HANDED)) {
-		log_info("handed lease %s over to %s", d->lock, o->holder);
+		log_info("handed lease %s over to %s", e->lock, o->holder);
 		snprintf(what, sizeof(what), "handed the lease over to %.64s",
 		    o->holder);
-		record_event(d, what);
+		record_event(e, what);
 	} else if (ev & ELECTOR_EV_RELEASED)
-		log_info("released lease %s%s", d->lock, d->stopping ? "" :
-		    d->el.passive ? "; not a candidate" :
+		log_info("released lease %s%s", e->lock, e->d->stopping ? "" :
+		    e->el.passive ? "; not a candidate" :
 		    "; stepping down (POST /leader/release)");
 }

@@ -20,14 +20,16 @@
 #include "daemon/daemon_int.h"
 
 static void
-feed(struct daemon *d, int on)
+feed(struct election *e, int on)
 {
-	d->cand = on;
-	d->cand_in = on;
-	d->cand_cooldown_ms = on ? 0 : gate_cooldown(&d->gate, d->reason);
-	d->cand_lost = on ? NULL : gate_reason_text(d->reason);
-	daemon_step(d, ELECTOR_IN_CANDIDACY, NULL);
-	d->cand_lost = NULL;
+	struct daemon	*d = e->d;
+
+	e->cand = on;
+	e->cand_in = on;
+	e->cand_cooldown_ms = on ? 0 : gate_cooldown(&d->gate, d->reason);
+	e->cand_lost = on ? NULL : gate_reason_text(d->reason);
+	daemon_step(e, ELECTOR_IN_CANDIDACY, NULL);
+	e->cand_lost = NULL;
 }
 
 /* Run mode: the command is gone; candidacy can end now. */
@@ -40,16 +42,17 @@ held_cb(void *arg)
 		return;
 	d->holding = 0;
 	if (!d->stopping && d->reason != GATE_OK)
-		feed(d, 0);
+		feed(&d->el[0], 0);
 }
 
 /* Apply the gate's verdict: to the local API, the log and the elector. */
 static void
 apply(struct daemon *d)
 {
+	struct election		*e = &d->el[0];
 	uint64_t		 now_ms = clock_mono_ms(), wake;
 	enum gate_reason	 r = gate_verdict(&d->gate, now_ms);
-	int			 changed;
+	int			 changed, i;
 
 	ev_timer_stop(d->loop, &d->gate_timer);
 	if ((wake = gate_wake(&d->gate, now_ms)) != 0) {
@@ -60,37 +63,48 @@ apply(struct daemon *d)
 	}
 	if (r != d->reason) {
 		if (r == GATE_OK)
-			log_info("lease %s: a candidate again", d->lock);
+			log_info("lease %s: a candidate again", e->lock);
 		else
-			log_info("lease %s: not a candidate: %s", d->lock,
+			log_info("lease %s: not a candidate: %s", e->lock,
 			    gate_reason_text(r));
 	}
 	changed = r != d->reason;
 	d->reason = r;
-	d->st.not_candidate = r == GATE_OK ? NULL : gate_reason_text(r);
+	for (i = 0; i < d->nel; i++)
+		d->el[i].st.not_candidate = r == GATE_OK ? NULL :
+		    gate_reason_text(r);
 	if (d->stopping)
 		return;
-	if (r == GATE_OK && changed && d->cmd != NULL && d->act != NULL) {
+	/* The first election: in run mode its command goes first. */
+	if (r == GATE_OK && changed && d->cmd != NULL && e->act != NULL) {
 		d->holding = 0;
-		actions_hold(d->act, 0, NULL, NULL);
+		actions_hold(e->act, 0, NULL, NULL);
 	}
-	if (r == GATE_OK && !d->cand)
-		feed(d, 1);
-	else if (r != GATE_OK && d->cand && !d->holding) {
-		if (d->cmd != NULL && d->act != NULL &&
-		    elector_is_leader(&d->el, now_ms)) {
+	if (r == GATE_OK && !e->cand)
+		feed(e, 1);
+	else if (r != GATE_OK && e->cand && !d->holding) {
+		if (d->cmd != NULL && e->act != NULL &&
+		    elector_is_leader(&e->el, now_ms)) {
 			/* The command first, then the release (held_cb). */
 			d->holding = 1;
-			actions_hold(d->act, 1, held_cb, d);
+			actions_hold(e->act, 1, held_cb, d);
 		} else {
-			if (d->cmd != NULL && d->act != NULL)
-				actions_hold(d->act, 1, NULL, NULL);
-			feed(d, 0);
+			if (d->cmd != NULL && e->act != NULL)
+				actions_hold(e->act, 1, NULL, NULL);
+			feed(e, 0);
 		}
+	}
+	/* The others follow the verdict at once: they have no command. */
+	for (i = 1; i < d->nel; i++) {
+		if (r == GATE_OK && !d->el[i].cand)
+			feed(&d->el[i], 1);
+		else if (r != GATE_OK && d->el[i].cand)
+			feed(&d->el[i], 0);
 	}
 	/* Push a changed candidate_reason to the local API's clients. */
 	if (changed)
-		daemon_step(d, ELECTOR_IN_TICK, NULL);
+		for (i = 0; i < d->nel; i++)
+			daemon_step(&d->el[i], ELECTOR_IN_TICK, NULL);
 }
 
 static void
@@ -98,13 +112,13 @@ probe_cb(int ok, uint64_t took_ms, const char *why, void *arg)
 {
 	struct daemon	*d = arg;
 
-	metrics_app_probe(&d->metrics, ok, (double)took_ms / 1000.0);
+	metrics_app_probe(&d->el[0].metrics, ok, (double)took_ms / 1000.0);
 	if (!ok && (d->gate.last_ok || !d->gate.probed))
 		log_warnx("lease %s: the application's probe failed: %s",
-		    d->lock, why != NULL ? why : "unknown");
+		    d->el[0].lock, why != NULL ? why : "unknown");
 	else if (ok && d->gate.probed && !d->gate.last_ok)
 		log_info("lease %s: the application's probe succeeds again",
-		    d->lock);
+		    d->el[0].lock);
 	gate_probe(&d->gate, ok);
 	apply(d);
 }
@@ -139,6 +153,7 @@ daemon_gate_setup(struct daemon *d)
 	struct gate_config	 gc;
 	struct appprobe_config	 pc;
 	char			 err[512];
+	int			 i;
 
 	memset(&gc, 0, sizeof(gc));
 	gc.probe = c->probe_url[0] != '\0';
@@ -150,7 +165,8 @@ daemon_gate_setup(struct daemon *d)
 	gate_init(&d->gate, &gc);
 	ev_init(&d->gate_timer, gate_timer_cb);
 	d->gate_timer.data = d;
-	d->cand = 1;
+	for (i = 0; i < d->nel; i++)
+		d->el[i].cand = 1;
 	d->reason = GATE_OK;
 	if (c->require_client)
 		httpd_set_streams_cb(d->httpd, streams_cb, d);
@@ -159,7 +175,7 @@ daemon_gate_setup(struct daemon *d)
 		snprintf(pc.url, sizeof(pc.url), "%s", c->probe_url);
 		pc.period_ms = c->probe_period_ms;
 		pc.timeout_ms = c->probe_timeout_ms;
-		d->metrics.app_probe = 1;
+		d->el[0].metrics.app_probe = 1;
 		if ((d->probe = appprobe_new(d->loop, d->cv, &pc, probe_cb, d,
 		    err, sizeof(err))) == NULL) {
 			log_warnx("candidacy.probe.url: %s", err);
@@ -168,10 +184,12 @@ daemon_gate_setup(struct daemon *d)
 	}
 	if (gate_verdict(&d->gate, clock_mono_ms()) != GATE_OK) {
 		d->reason = gate_verdict(&d->gate, clock_mono_ms());
-		d->st.not_candidate = gate_reason_text(d->reason);
-		log_info("lease %s: not a candidate yet: %s", d->lock,
-		    d->st.not_candidate);
-		feed(d, 0);
+		for (i = 0; i < d->nel; i++)
+			d->el[i].st.not_candidate = gate_reason_text(d->reason);
+		log_info("lease %s: not a candidate yet: %s", d->el[0].lock,
+		    gate_reason_text(d->reason));
+		for (i = 0; i < d->nel; i++)
+			feed(&d->el[i], 0);
 	}
 	return 0;
 }
@@ -219,7 +237,8 @@ daemon_pause_reply(const struct http_request *req,
 		return;
 	}
 	if (pause != d->gate.paused)
-		log_info("lease %s: %s (POST %s)", d->lock, pause ? "paused" :
+		log_info("lease %s: %s (POST %s)", d->el[0].lock, pause ?
+		    "paused" :
 		    "resumed", req->path);
 	gate_pause(&d->gate, pause);
 	apply(d);
@@ -228,7 +247,7 @@ daemon_pause_reply(const struct http_request *req,
 	if ((n = asprintf(&body, "{\"paused\":%s,\"candidate\":%s,"
 	    "\"candidate_reason\":\"%s\",\"is_leader\":%s}\n",
 	    pause ? "true" : "false", d->reason == GATE_OK ? "true" : "false",
-	    gate_reason_text(d->reason), elector_is_leader(&d->el,
+	    gate_reason_text(d->reason), elector_is_leader(&d->el[0].el,
 	    clock_mono_ms()) ? "true" : "false")) >= 0) {
 		reply->body = body;
 		reply->len = (size_t)n;

@@ -42,82 +42,110 @@ reply_json_text(struct httpd_reply *reply, int status, const char *fmt, ...)
 	reply->len = (size_t)n;
 }
 
-/* GET /metrics: the counters and the gauges of this moment. */
+/* Election e's gauges at now_ms. */
+static void
+gauges(const struct election *e, uint64_t now_ms, struct metrics_gauges *g)
+{
+	const struct lease	*o = &e->el.observed;
+	uint64_t		 exp;
+
+	memset(g, 0, sizeof(*g));
+	g->master = !e->d->stopping && elector_is_leader(&e->el, now_ms);
+	g->connections = httpd_conns(e->d->httpd);
+	/* As /leader's candidate: no gate reason, and no cooldown. */
+	g->candidate = e->st.not_candidate == NULL &&
+	    !elector_cooling_down(&e->el, now_ms);
+	/* A lease held for life never expires: 0. */
+	if (e->el.conf.for_life)
+		g->expires_in_s = 0;
+	else if (g->master)
+		g->expires_in_s = (double)(e->el.lead_until_ms - now_ms) /
+		    1000.0;
+	else if (e->el.have_observed && o->holder[0] != '\0' &&
+	    !e->el.ours) {
+		exp = elector_expires_ms(&e->el);
+		g->expires_in_s = exp > now_ms ?
+		    (double)(exp - now_ms) / 1000.0 : 0;
+	}
+}
+
+/*
+ * GET /metrics: the counters and the gauges of this moment; with
+ * several elections, each one's series labelled with its name.
+ */
 void
 daemon_metrics_reply(const struct http_request *req,
     struct httpd_reply *reply, void *arg)
 {
 	struct daemon		*d = arg;
 	struct metrics_gauges	 g;
-	const struct lease	*o = &d->el.observed;
-	uint64_t		 now_ms = clock_mono_ms(), exp;
+	struct metrics_election	 els[CONFIG_ELECTIONS_MAX + 1];
+	const struct election	*e;
+	uint64_t		 now_ms = clock_mono_ms();
+	int			 i;
 
 	(void)req;
-	memset(&g, 0, sizeof(g));
-	g.master = !d->stopping && elector_is_leader(&d->el, now_ms);
-	g.connections = httpd_conns(d->httpd);
-	/* As /leader's candidate: no gate reason, and no cooldown. */
-	g.candidate = d->st.not_candidate == NULL &&
-	    !elector_cooling_down(&d->el, now_ms);
-	/* A lease held for life never expires: 0. */
-	if (d->for_life)
-		g.expires_in_s = 0;
-	else if (g.master)
-		g.expires_in_s = (double)(d->el.lead_until_ms - now_ms) /
-		    1000.0;
-	else if (d->el.have_observed && o->holder[0] != '\0' &&
-	    !d->el.ours) {
-		exp = elector_expires_ms(&d->el);
-		g.expires_in_s = exp > now_ms ?
-		    (double)(exp - now_ms) / 1000.0 : 0;
+	for (i = 0; i < d->nel; i++) {
+		e = &d->el[i];
+		gauges(e, now_ms, &g);
+		els[i].m = &e->metrics;
+		els[i].master = (uint64_t)g.master;
+		els[i].slowpath = e->metrics.slowpath;
+		els[i].transitions = e->metrics.transitions;
+		els[i].renew_failures = e->metrics.renew_failures;
+		els[i].expires_in_s = g.expires_in_s;
+		els[i].candidate = (uint64_t)g.candidate;
 	}
+	gauges(&d->el[0], now_ms, &g);
 	reply->status = 200;
 	reply->content_type = METRICS_CONTENT_TYPE;
-	reply->body = metrics_render(&d->metrics, &g, &reply->len);
+	reply->body = metrics_render_elections(&d->el[0].metrics, &g, els,
+	    (size_t)d->nel, &reply->len);
 }
 
 /* The answer to a step-down, once settled or out of time. */
 static void
-release_answer(struct daemon *d, struct httpd_reply *reply)
+release_answer(struct election *e, struct httpd_reply *reply)
 {
-	int	 state = d->release_state;
+	int	 state = e->release_state;
 
-	d->release_state = RELEASE_NONE;
+	e->release_state = RELEASE_NONE;
 	if (state == RELEASE_PENDING)
 		reply_json_text(reply, 202, "{\"released\":false,"
 		    "\"is_leader\":false,\"cooldown_ms\":%llu,"
 		    "\"reason\":\"the release is not written yet; leaderd no "
 		    "longer leads and keeps trying\"}\n",
-		    (unsigned long long)d->el.conf.cooldown_ms);
+		    (unsigned long long)e->el.conf.cooldown_ms);
 	else
 		reply_json_text(reply, 200, "{\"released\":%s,"
 		    "\"is_leader\":false,\"cooldown_ms\":%llu}\n",
 		    state == RELEASE_DONE ? "true" : "false",
-		    (unsigned long long)d->el.conf.cooldown_ms);
+		    (unsigned long long)e->el.conf.cooldown_ms);
 }
 
 /* Run mode: the command is gone; hand over or release now. */
 static void
 release_held_cb(void *arg)
 {
-	struct daemon	*d = arg;
+	struct election	*e = arg;
+	struct daemon	*d = e->d;
 
-	d->release_holding = 0;
-	if (d->stopping || d->release_state != RELEASE_PENDING)
+	e->release_holding = 0;
+	if (d->stopping || e->release_state != RELEASE_PENDING)
 		return;
-	if (!elector_is_leader(&d->el, clock_mono_ms())) {
+	if (!elector_is_leader(&e->el, clock_mono_ms())) {
 		/* The claim ended while the command stopped. */
-		d->release_state = RELEASE_MOOT;
+		e->release_state = RELEASE_MOOT;
 		if (d->httpd != NULL)
 			httpd_wake(d->httpd);
 		return;
 	}
-	if (d->handover_to[0] != '\0')
-		daemon_step(d, ELECTOR_IN_HANDOVER, NULL);
+	if (e->handover_to[0] != '\0')
+		daemon_step(e, ELECTOR_IN_HANDOVER, NULL);
 	else
-		daemon_step(d, ELECTOR_IN_STEP_DOWN, NULL);
-	if (d->act != NULL && d->reason == GATE_OK)
-		actions_hold(d->act, 0, NULL, NULL);
+		daemon_step(e, ELECTOR_IN_STEP_DOWN, NULL);
+	if (e->act != NULL && d->reason == GATE_OK)
+		actions_hold(e->act, 0, NULL, NULL);
 }
 
 /*
@@ -137,9 +165,10 @@ void
 daemon_release_reply(const struct http_request *req,
     struct httpd_reply *reply, void *arg)
 {
-	struct daemon	*d = arg;
+	struct election	*e = arg;
+	struct daemon	*d = e->d;
 	uint64_t	 now_ms = clock_mono_ms();
-	int		 state = d->release_state;
+	int		 state = e->release_state;
 	char		 to[LEASE_HOLDER_MAX], key[32];
 	const char	*q = req->query;
 	size_t		 n;
@@ -149,7 +178,7 @@ daemon_release_reply(const struct http_request *req,
 		if (state == RELEASE_PENDING && !reply->wait_over)
 			reply->mode = HTTPD_REPLY_WAIT;
 		else
-			release_answer(d, reply);
+			release_answer(e, reply);
 		return;
 	}
 	to[0] = '\0';
@@ -173,13 +202,13 @@ daemon_release_reply(const struct http_request *req,
 			    "digit)\",\"status\":400}\n");
 			return;
 		}
-		if (strcmp(to, d->conf->identity) == 0) {
+		if (strcmp(to, e->conf->identity) == 0) {
 			reply_json_text(reply, 400, "{\"error\":\"to: this "
 			    "instance's own identity; name another\","
 			    "\"status\":400}\n");
 			return;
 		}
-		if (strcmp(d->conf->lock_type, "leases") != 0 ||
+		if (strcmp(e->conf->lock_type, "leases") != 0 ||
 		    d->for_life) {
 			reply_json_text(reply, 400, "{\"error\":\"a directed "
 			    "handover needs lock.type leases\","
@@ -189,10 +218,10 @@ daemon_release_reply(const struct http_request *req,
 	}
 	if (state == RELEASE_DONE || state == RELEASE_MOOT) {
 		/* Settled, and nobody waited for it (the wait was refused). */
-		d->release_state = state = RELEASE_NONE;
+		e->release_state = state = RELEASE_NONE;
 	}
 	if (d->stopping || state != RELEASE_NONE || d->for_life ||
-	    !elector_is_leader(&d->el, now_ms)) {
+	    !elector_is_leader(&e->el, now_ms)) {
 		reply_json_text(reply, 409, "{\"error\":\"%s\","
 		    "\"status\":409}\n", d->stopping ? "leaderd is stopping" :
 		    d->for_life ? "the lease is held for life (compat nais) "
@@ -201,31 +230,32 @@ daemon_release_reply(const struct http_request *req,
 		    "not the leader");
 		return;
 	}
-	snprintf(d->handover_to, sizeof(d->handover_to), "%s", to);
+	snprintf(e->handover_to, sizeof(e->handover_to), "%s", to);
 	if (to[0] != '\0')
 		log_info("lease %s: handing over to %s (POST /leader/release), "
-		    "cooldown %llu ms", d->lock, to,
-		    (unsigned long long)d->el.conf.cooldown_ms);
+		    "cooldown %llu ms", e->lock, to,
+		    (unsigned long long)e->el.conf.cooldown_ms);
 	else
 		log_info("lease %s: stepping down (POST /leader/release), "
-		    "cooldown %llu ms", d->lock,
-		    (unsigned long long)d->el.conf.cooldown_ms);
-	d->release_state = RELEASE_PENDING;
-	if (d->cmd != NULL && d->act != NULL) {
+		    "cooldown %llu ms", e->lock,
+		    (unsigned long long)e->el.conf.cooldown_ms);
+	e->release_state = RELEASE_PENDING;
+	if (e->idx == 0 && d->cmd != NULL && e->act != NULL) {
 		/* The command must be gone before the lease moves. */
-		d->release_holding = 1;
-		actions_hold(d->act, 1, release_held_cb, d);
+		e->release_holding = 1;
+		actions_hold(e->act, 1, release_held_cb, e);
 	} else if (to[0] != '\0')
-		daemon_step(d, ELECTOR_IN_HANDOVER, NULL);
+		daemon_step(e, ELECTOR_IN_HANDOVER, NULL);
 	else
-		daemon_step(d, ELECTOR_IN_STEP_DOWN, NULL);
-	if (d->release_state == RELEASE_PENDING &&
+		daemon_step(e, ELECTOR_IN_STEP_DOWN, NULL);
+	if (e->release_state == RELEASE_PENDING &&
 	    d->conf->listen_max_streams > 0) {
 		reply->mode = HTTPD_REPLY_WAIT;
-		reply->wait_ms = d->conf->renew_deadline_ms +
-		    d->conf->request_timeout_ms +
-		    (d->cmd != NULL ? d->conf->run_grace_ms : 0);
+		reply->wait_ms = e->conf->renew_deadline_ms +
+		    e->conf->request_timeout_ms +
+		    (e->idx == 0 && d->cmd != NULL ? e->conf->run_grace_ms :
+		    0);
 		return;
 	}
-	release_answer(d, reply);
+	release_answer(e, reply);
 }

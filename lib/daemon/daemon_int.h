@@ -37,14 +37,25 @@
  */
 #define WATCH_POLL_MS	60000
 
-struct daemon {
-	struct ev_loop		*loop;
-	const struct config	*conf;
+struct daemon;
+
+/*
+ * One election: its elector, its lock and watch, what the local API
+ * shows of it, its step-down, and its label.  The first (index 0) is
+ * the top level's; the others are the config's elections: items.  What
+ * is not here is shared (struct daemon).
+ */
+struct election {
+	struct daemon		*d;		/* the daemon it is part of */
+	int			 idx;		/* 0: the first */
+	const struct config	*conf;		/* its effective configuration
+						   (config_election) */
+	struct config		*own;		/* conf when not the first;
+						   freed with it */
 	struct elector		 el;
-	struct curlev		*cv;
-	struct token		*token;		/* shared by every client */
-	struct kube		*kube;
-	struct kube		*events;	/* a second client, for Events */
+	struct kube		*kube;		/* its requests: one at a time,
+						   so a stalled renew here never
+						   holds another's release */
 	struct watch		*watch;		/* the Lease watch, or NULL */
 	struct lease		 pend_rec;	/* watched while a request ran */
 	char			*pend_obj;	/* its object; NULL = none */
@@ -52,40 +63,57 @@ struct daemon {
 	int			 watch_started;	/* after the first read */
 	struct lock		*lk;		/* the lock objects, over kube */
 	int			 warned;	/* an API Warning was logged */
-	struct httpd		*httpd;
 	ev_timer		 wake;		/* the elector's wake time */
-	ev_timer		 hard_stop;	/* exit even if the API hangs */
-	ev_signal		 sigterm;
-	ev_signal		 sigint;
-	ev_signal		 sighup;
+	ev_timer		 lead_end;	/* re-check is_leader at its end */
 	struct localapi_state	 st;		/* what the local API reports */
 	enum elector_action_kind req;		/* request in flight */
 	char			 lock[2 * CONFIG_STR_MAX + 34]; /* "ns/name",
 						    "type/ns/name" */
 	char			 api_err[4][768]; /* last error logged, by
 						    request kind; 0: Events */
-	int			 stopping;	/* a signal arrived */
-	uint64_t		 stop_until_ms;	/* the shutdown budget ends */
 	int			 released;	/* the release was written */
-	ev_timer		 lead_end;	/* re-check is_leader at its end */
-	struct actions		*act;		/* command and label (actions.h) */
-	char *const		*cmd;		/* run mode's command, or NULL */
-	struct metrics		 metrics;	/* GET /metrics */
+	struct actions		*act;		/* the first's: command, label,
+						   endpoints; the others':
+						   their label, or NULL */
+	struct metrics		 metrics;	/* its counters; the first's
+						   also the shared ones */
 	int			 prev_get;	/* the last answer was a GET's */
 	int			 req_renew;	/* the request renews our lease */
 	int			 release_state;	/* RELEASE_* of POST /leader/release */
 	int			 release_holding; /* run mode: waiting for the
 						   command to go first */
 	char			 handover_to[LEASE_HOLDER_MAX]; /* its to=, or "" */
-	struct gate		 gate;		/* candidacy (core/gate.h) */
-	struct appprobe		*probe;		/* the application's, or NULL */
-	enum gate_reason	 reason;	/* the verdict last applied */
 	int			 cand;		/* candidacy as the elector has it */
-	int			 holding;	/* run mode: the command goes first */
 	int			 cand_in;	/* CANDIDACY input: on or off */
 	uint64_t		 cand_cooldown_ms; /* and its cooldown */
 	const char		*cand_lost;	/* the gate's reason for the loss
 						   being reported, or NULL */
+};
+
+struct daemon {
+	struct ev_loop		*loop;
+	const struct config	*conf;		/* the top level: the first
+						   election's, and what all
+						   share */
+	struct election		*el;		/* el[0] the first */
+	int			 nel;		/* elections, 1 or more */
+	struct curlev		*cv;		/* one connection pool */
+	struct token		*token;		/* shared by every client */
+	struct kube		*events;	/* a client for Events, shared */
+	struct httpd		*httpd;
+	struct httpd_route	*routes;	/* the local API's table */
+	ev_timer		 hard_stop;	/* exit even if the API hangs */
+	ev_signal		 sigterm;
+	ev_signal		 sigint;
+	ev_signal		 sighup;
+	int			 stopping;	/* a signal arrived */
+	uint64_t		 stop_until_ms;	/* the shutdown budget ends */
+	char *const		*cmd;		/* run mode's command, or NULL */
+	struct gate		 gate;		/* candidacy (core/gate.h), for
+						   every election */
+	struct appprobe		*probe;		/* the application's, or NULL */
+	enum gate_reason	 reason;	/* the verdict last applied */
+	int			 holding;	/* run mode: the command goes first */
 	ev_timer		 gate_timer;	/* client grace; streams changed */
 	int			 for_life;	/* the lock is held for life
 						   (compat nais, elector.h) */
@@ -104,19 +132,20 @@ struct daemon {
  * Feed one input to the elector (rec: the record it carries, or NULL)
  * and carry out its actions, until one is a request under way or none.
  */
-void	daemon_step(struct daemon *d, enum elector_input_kind kind,
+void	daemon_step(struct election *e, enum elector_input_kind kind,
 	    const struct lease *rec);
 
 /* daemon_api.c */
 
 /* Start the request an action names; -1 if it could not be started. */
-int	daemon_send_request(struct daemon *d, const struct elector_action *act);
+int	daemon_send_request(struct election *e,
+	    const struct elector_action *act);
 
 /*
  * The elector's events (ELECTOR_EV_*) of one step: log lines, Events,
  * counters, readiness and the state of a step-down.
  */
-void	daemon_log_events(struct daemon *d, unsigned ev);
+void	daemon_log_events(struct election *e, unsigned ev);
 
 /*
  * For life: read the pod, the Lease's owner (lock_owner_get), then start
@@ -128,7 +157,7 @@ void	daemon_owner_read(struct daemon *d);
 void	daemon_api_observe_cb(const char *verb, long status, double seconds,
 	    void *arg);
 
-/* The Lease watch's callbacks (struct watch_cbs); arg is the daemon. */
+/* The Lease watch's callbacks (struct watch_cbs); arg is the election. */
 void	daemon_watch_record_cb(const struct lease *rec, char *obj, void *arg);
 void	daemon_watch_reread_cb(void *arg);
 void	daemon_watch_health_cb(int healthy, void *arg);
@@ -156,7 +185,10 @@ void	daemon_pause_reply(const struct http_request *req,
 void	daemon_metrics_reply(const struct http_request *req,
 	    struct httpd_reply *reply, void *arg);
 
-/* POST /leader/release (httpd_handler_cb); arg is the daemon. */
+/*
+ * POST /leader/release and /leader/NAME/release (httpd_handler_cb); arg
+ * is the election.
+ */
 void	daemon_release_reply(const struct http_request *req,
 	    struct httpd_reply *reply, void *arg);
 

@@ -142,6 +142,10 @@ leader_json(const struct localapi_state *d, uint64_t now_ms, struct buf *b)
 	buf_json_str(b, candidate_reason(d, now_ms));
 	buf_printf(b, ",\"index\":%llu", (unsigned long long)d->index);
 	json_time(b, "changed_at", d->changed_us);
+	/* Which election this is: /leader/NAME's NAME. */
+	buf_add(b, ",\"election\":", 12);
+	buf_json_str(b, d->election != NULL ? d->election :
+	    d->conf->lock_name);
 	buf_add(b, "}", 1);
 }
 
@@ -204,6 +208,51 @@ reply_leader(const struct http_request *req, struct httpd_reply *reply,
 	reply_json(reply, 200, &b);
 }
 
+/* GET /leaders: every election's /leader body, by name. */
+static void
+reply_leaders(const struct http_request *req, struct httpd_reply *reply,
+    void *arg)
+{
+	const struct localapi_state	*d = arg;
+	struct buf			 b = { 0 };
+	size_t				 i;
+
+	(void)req;
+	buf_add(&b, "{", 1);
+	for (i = 0; i < d->nall; i++) {
+		if (i > 0)
+			buf_add(&b, ",", 1);
+		buf_json_str(&b, d->all[i]->election);
+		buf_add(&b, ":", 1);
+		leader_json(d->all[i], reply->now_ms, &b);
+	}
+	buf_add(&b, "}", 1);
+	reply_json(reply, 200, &b);
+}
+
+/* GET /leaders/watch: every election's stream, one event each now. */
+static void
+reply_watch_all(const struct http_request *req, struct httpd_reply *reply,
+    void *arg)
+{
+	const struct localapi_state	*d = arg;
+	struct buf			 b = { 0 };
+	size_t				 i;
+
+	(void)req;
+	reply->status = 200;
+	reply->content_type = "text/event-stream";
+	reply->mode = HTTPD_REPLY_STREAM;
+	reply->ping = LOCALAPI_PING;
+	reply->channel = LOCALAPI_ALL_CHANNEL;
+	for (i = 0; i < d->nall; i++) {
+		buf_add(&b, "data: ", 6);
+		leader_json(d->all[i], reply->now_ms, &b);
+		buf_add(&b, "\n\n", 2);
+	}
+	reply->body = buf_steal(&b, &reply->len);
+}
+
 /* GET /leader/watch, /sse: a stream of events, the first one now. */
 static void
 reply_watch(const struct http_request *req, struct httpd_reply *reply,
@@ -219,6 +268,8 @@ reply_watch(const struct http_request *req, struct httpd_reply *reply,
 	reply->ping = LOCALAPI_PING;
 	snprintf(reply->headers, sizeof(reply->headers),
 	    "X-Leaderd-Index: %llu\r\n", (unsigned long long)d->index);
+	/* /leader/NAME/watch: that election's broadcast. */
+	reply->channel = d->channel;
 	reply->body = localapi_event(d, now_ms, &reply->len);
 }
 
@@ -491,4 +542,55 @@ localapi_routes(struct localapi_state *st, httpd_handler_cb metrics,
 	}
 	memset(&st->routes[n], 0, sizeof(st->routes[n]));
 	return st->routes;
+}
+
+struct httpd_route *
+localapi_routes_elections(struct localapi_state **sts, size_t n,
+    httpd_handler_cb release, void *const *args)
+{
+	struct localapi_state	*st = sts[0];
+	struct httpd_route	*t, *r;
+	size_t			 i, k = 0, base = 0;
+
+	while (st->routes[base].path != NULL)
+		base++;
+	t = xcalloc(base + 3 * n + 3, sizeof(*t));
+	/* A peer's catch-all ("*") stays last; its paths stay its own. */
+	for (i = 0; i < base; i++)
+		if (strcmp(st->routes[i].path, "*") != 0)
+			t[k++] = st->routes[i];
+	for (i = 0; i < n; i++) {
+		sts[i]->all = sts;
+		sts[i]->nall = n;
+		if (sts[i]->election == NULL)
+			sts[i]->election = sts[i]->conf->lock_name;
+	}
+	if (st->conf->compat[0] == '\0') {
+		for (i = 0; i < n; i++) {
+			snprintf(sts[i]->paths[0], sizeof(sts[i]->paths[0]),
+			    "/leader/%s", sts[i]->election);
+			snprintf(sts[i]->paths[1], sizeof(sts[i]->paths[1]),
+			    "/leader/%s/watch", sts[i]->election);
+			snprintf(sts[i]->paths[2], sizeof(sts[i]->paths[2]),
+			    "/leader/%s/release", sts[i]->election);
+			r = &t[k++];
+			*r = (struct httpd_route){ sts[i]->paths[0],
+			    "GET, HEAD", 0, 0, NULL, reply_leader, sts[i] };
+			r = &t[k++];
+			*r = (struct httpd_route){ sts[i]->paths[1],
+			    "GET, HEAD", 0, 0, NULL, reply_watch, sts[i] };
+			r = &t[k++];
+			*r = (struct httpd_route){ sts[i]->paths[2], "POST",
+			    0, 1, "step-down", release, args[i] };
+		}
+		t[k++] = (struct httpd_route){ "/leaders", "GET, HEAD", 0, 0,
+		    NULL, reply_leaders, st };
+		t[k++] = (struct httpd_route){ "/leaders/watch", "GET, HEAD",
+		    0, 0, NULL, reply_watch_all, st };
+	}
+	for (i = 0; i < base; i++)
+		if (strcmp(st->routes[i].path, "*") == 0)
+			t[k++] = st->routes[i];
+	memset(&t[k], 0, sizeof(t[k]));
+	return t;
 }

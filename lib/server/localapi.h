@@ -46,11 +46,24 @@ struct localapi_state {
 	char			 peer_result[LEASE_HOLDER_MAX]; /* its holder */
 	int64_t			 peer_result_us; /* wall clock it changed */
 	struct httpd_route	 routes[LOCALAPI_ROUTES]; /* localapi_routes */
+	const char		*election;	/* its name (borrowed), carried
+						   in /leader's body */
+	int			 channel;	/* its streams' broadcast: 0 for
+						   the first (/leader/watch) */
+	char			 paths[3][CONFIG_STR_MAX + 24]; /* /leader/NAME,
+						   its watch and release */
+	struct localapi_state	**all;		/* every election's, the first
+						   first (GET /leaders), or
+						   NULL: this one alone */
+	size_t			 nall;		/* how many */
 };
 
 #define LOCALAPI_WAIT_MAX_MS	300000	/* longest blocking read (5m) */
 #define LOCALAPI_PING		": keep-alive\n\n"	/* stream comment */
 #define LOCALAPI_PEER_CHANNEL	1	/* the streams of a peer's own shape */
+#define LOCALAPI_ALL_CHANNEL	2	/* GET /leaders/watch: every election */
+#define LOCALAPI_ELECTION_CHANNEL 16	/* + index: an election's streams
+					   but the first's (channel 0) */
 
 /*
  * Why the daemon is unhealthy at now_ms, in why (len bytes), or NULL:
@@ -121,5 +134,22 @@ int	localapi_parse_wait(const char *query, int *blocking,
 const struct httpd_route *localapi_routes(struct localapi_state *st,
 	    httpd_handler_cb metrics, httpd_handler_cb release,
 	    httpd_handler_cb pause, void *arg);
+
+/*
+ * The local API's table with every election's routes, for httpd_new:
+ * sts[0..n) the elections' states (sts[0] the first, whose routes
+ * localapi_routes filled), release the handler of POST
+ * /leader/NAME/release with args[i] for election i.  Added to the first's
+ * table: GET /leader/NAME (the /leader body of that election, blocking
+ * with wait and index as /leader), GET /leader/NAME/watch (its stream,
+ * on st->channel), POST /leader/NAME/release (local only), GET /leaders
+ * (a JSON object, election name to its /leader body, in the config's
+ * order) and GET /leaders/watch (every election's events, on
+ * LOCALAPI_ALL_CHANNEL).  Under compat none is added (a peer's paths
+ * are its own).  Sets each state's all and nall.  The caller frees the
+ * table (free) after httpd_free.
+ */
+struct httpd_route *localapi_routes_elections(struct localapi_state **sts,
+	    size_t n, httpd_handler_cb release, void *const *args);
 
 #endif /* LOCALAPI_H */

@@ -3,6 +3,7 @@
  * 0.0.4).  See metrics.h.
  */
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -122,9 +123,40 @@ named(struct buf *b, const struct metrics *m, const char *metric,
 	buf_printf(b, "} %s\n", value);
 }
 
-char *
-metrics_render(const struct metrics *m, const struct metrics_gauges *g,
-    size_t *len)
+/*
+ * A sample of a per-election metric that has no label with one
+ * election: with several (els non-NULL), one sample per election, each
+ * with name="ELECTION".
+ */
+static void
+per_election(struct buf *b, const struct metrics_election *els, size_t n,
+    const char *metric, const char *fmt_u, const char *fmt_d, size_t field,
+    int is_double)
+{
+	size_t	 i;
+	char	 v[64];
+
+	for (i = 0; i < n; i++) {
+		const char	*base = (const char *)&els[i];
+
+		if (is_double)
+			snprintf(v, sizeof(v), fmt_d, *(const double *)(const
+			    void *)(base + field) > 0 ? *(const double *)(const
+			    void *)(base + field) : 0.0);
+		else
+			snprintf(v, sizeof(v), fmt_u, (unsigned long long)
+			    *(const uint64_t *)(const void *)(base + field));
+		named(b, els[i].m, metric, v);
+	}
+}
+
+/*
+ * The exposition; els (n of them) when there are several elections,
+ * else NULL and m and g alone.
+ */
+static char *
+render(const struct metrics *m, const struct metrics_gauges *g,
+    const struct metrics_election *els, size_t n, size_t *len)
 {
 	struct buf	 b = { 0 };
 	char		 v[64];
@@ -133,20 +165,40 @@ metrics_render(const struct metrics *m, const struct metrics_gauges *g,
 
 	head(&b, "leader_election_master_status", "gauge",
 	    "Whether this instance leads the lock now (1) or not (0).");
-	named(&b, m, "leader_election_master_status", g->master ? "1" : "0");
+	if (els != NULL)
+		per_election(&b, els, n, "leader_election_master_status",
+		    "%llu", NULL, offsetof(struct metrics_election, master),
+		    0);
+	else
+		named(&b, m, "leader_election_master_status",
+		    g->master ? "1" : "0");
 	head(&b, "leader_election_slowpath_total", "counter",
 	    "Lease writes (acquire or renew) that needed a GET first.");
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)m->slowpath);
-	named(&b, m, "leader_election_slowpath_total", v);
+	if (els != NULL)
+		per_election(&b, els, n, "leader_election_slowpath_total",
+		    "%llu", NULL, offsetof(struct metrics_election, slowpath),
+		    0);
+	else
+		named(&b, m, "leader_election_slowpath_total", v);
 
 	head(&b, "leaderd_transitions_total", "counter",
 	    "Changes of the lease holder this instance observed.");
-	buf_printf(&b, "leaderd_transitions_total %llu\n",
-	    (unsigned long long)m->transitions);
+	if (els != NULL)
+		per_election(&b, els, n, "leaderd_transitions_total", "%llu",
+		    NULL, offsetof(struct metrics_election, transitions), 0);
+	else
+		buf_printf(&b, "leaderd_transitions_total %llu\n",
+		    (unsigned long long)m->transitions);
 	head(&b, "leaderd_renew_failures_total", "counter",
 	    "Renews of the lease held by this instance that failed.");
-	buf_printf(&b, "leaderd_renew_failures_total %llu\n",
-	    (unsigned long long)m->renew_failures);
+	if (els != NULL)
+		per_election(&b, els, n, "leaderd_renew_failures_total",
+		    "%llu", NULL, offsetof(struct metrics_election,
+		    renew_failures), 0);
+	else
+		buf_printf(&b, "leaderd_renew_failures_total %llu\n",
+		    (unsigned long long)m->renew_failures);
 
 	head(&b, "leaderd_api_requests_total", "counter",
 	    "Requests to the Kubernetes API server, by verb and HTTP status "
@@ -190,15 +242,24 @@ metrics_render(const struct metrics *m, const struct metrics_gauges *g,
 	    "For the leader, the time left of its claim; for a follower, "
 	    "until the observed lease expires by the local clock; 0 if "
 	    "unknown.");
-	buf_printf(&b, "leaderd_lease_expires_in_seconds %.3f\n",
-	    g->expires_in_s > 0 ? g->expires_in_s : 0.0);
+	if (els != NULL)
+		per_election(&b, els, n, "leaderd_lease_expires_in_seconds",
+		    NULL, "%.3f", offsetof(struct metrics_election,
+		    expires_in_s), 1);
+	else
+		buf_printf(&b, "leaderd_lease_expires_in_seconds %.3f\n",
+		    g->expires_in_s > 0 ? g->expires_in_s : 0.0);
 	head(&b, "leaderd_local_api_connections", "gauge",
 	    "Open connections to the local API, streams included.");
 	buf_printf(&b, "leaderd_local_api_connections %d\n", g->connections);
 	head(&b, "leaderd_candidate", "gauge",
 	    "Whether this instance is a candidate for the lease now (1) or "
 	    "not (0); /leader's candidate_reason says why not.");
-	buf_printf(&b, "leaderd_candidate %d\n", g->candidate);
+	if (els != NULL)
+		per_election(&b, els, n, "leaderd_candidate", "%llu", NULL,
+		    offsetof(struct metrics_election, candidate), 0);
+	else
+		buf_printf(&b, "leaderd_candidate %d\n", g->candidate);
 	if (m->app_probe) {
 		head(&b, "leaderd_app_probe_total", "counter",
 		    "Probes of the application, by result.");
@@ -240,4 +301,19 @@ metrics_render(const struct metrics *m, const struct metrics_gauges *g,
 	label_value(&b, m->version);
 	buf_add(&b, "} 1\n", 4);
 	return buf_steal(&b, len);
+}
+
+char *
+metrics_render(const struct metrics *m, const struct metrics_gauges *g,
+    size_t *len)
+{
+	return render(m, g, NULL, 0, len);
+}
+
+char *
+metrics_render_elections(const struct metrics *m,
+    const struct metrics_gauges *g, const struct metrics_election *els,
+    size_t n, size_t *len)
+{
+	return render(m, g, n > 1 ? els : NULL, n, len);
 }

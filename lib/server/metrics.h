@@ -57,6 +57,21 @@ struct metrics_gauges {
 	int		 candidate;	/* 1 if a candidate for the lease */
 };
 
+/*
+ * One election's series when there are several (metrics_render_elections):
+ * its counters m (m->name is the name label) and its gauges of the
+ * moment, as plain numbers.
+ */
+struct metrics_election {
+	const struct metrics *m;	/* its counters and name */
+	uint64_t	 master;	/* 1 if this instance leads it now */
+	uint64_t	 slowpath;	/* m's, copied */
+	uint64_t	 transitions;	/* m's, copied */
+	uint64_t	 renew_failures; /* m's, copied */
+	double		 expires_in_s;	/* as metrics_gauges' */
+	uint64_t	 candidate;	/* 1 if a candidate for it now */
+};
+
 /* Zero m and set the lock name and version it reports (both copied). */
 void	metrics_init(struct metrics *m, const char *lock_name,
 	    const char *version);
@@ -83,5 +98,18 @@ void	metrics_app_probe(struct metrics *m, int ok, double seconds);
 
 char	*metrics_render(const struct metrics *m,
 	    const struct metrics_gauges *g, size_t *len);
+
+/*
+ * The same with several elections, els[0..n) (n > 1; the first's in
+ * m and g too): the per-election series (leader_election_master_status,
+ * leader_election_slowpath_total, leaderd_transitions_total,
+ * leaderd_renew_failures_total, leaderd_lease_expires_in_seconds,
+ * leaderd_candidate) get one sample per election, each labelled
+ * name="ELECTION"; the rest (API requests, connections, the probe) are
+ * the process's, from m and g.  With n 1, metrics_render's bytes.
+ */
+char	*metrics_render_elections(const struct metrics *m,
+	    const struct metrics_gauges *g,
+	    const struct metrics_election *els, size_t n, size_t *len);
 
 #endif /* METRICS_H */

@@ -126,8 +126,14 @@ test_event(void **state)
 	assert_non_null(strstr(ev, "\"is_leader\":true"));
 	assert_non_null(strstr(ev, "\"valid_for_ms\":2000"));
 	assert_non_null(strstr(ev, "\"index\":1,"));
+	/* The election last: the lock's name when it has no other. */
 	assert_non_null(strstr(ev,
-	    "\"changed_at\":\"2023-11-14T22:13:20.000000Z\"}"));
+	    "\"changed_at\":\"2023-11-14T22:13:20.000000Z\","
+	    "\"election\":\"app\"}"));
+	free(ev);
+	f.st.election = "reports";
+	ev = localapi_event(&f.st, 1000, &len);
+	assert_non_null(strstr(ev, ",\"election\":\"reports\"}\n\n"));
 	free(ev);
 }
 
