@@ -82,6 +82,7 @@ elector_init(struct elector *e, const struct elector_config *conf,
 		return -1;
 	}
 	e->conf = *conf;
+	e->coordinated = conf->coordinated && !conf->for_life;
 	/* For life, nothing is ever written after the create. */
 	if (e->conf.for_life)
 		e->conf.release_on_cancel = 0;
@@ -251,6 +252,13 @@ make_record(struct elector *e, const struct elector_input *in,
 		    MS_PER_S);
 		rec->acquire_us = rec->renew_us = wall_us;
 		rec->transitions = e->observed.transitions + 1;
+		/*
+		 * The preferred holder is served: clear it, as the controller
+		 * does when it assigns (client-go's coordinated elector does
+		 * not renew a lease that names one).
+		 */
+		if (strcmp(rec->preferred, e->handover_to) == 0)
+			rec->preferred[0] = '\0';
 		return;
 	}
 	if (e->next_release) {
