@@ -208,7 +208,8 @@ UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child 
 	     compat_await \
 	     metrics \
 	     proxy log sock legacy text netaddr lock epslice gate \
-	     compat_vapor appprobe ctlmsg
+	     compat_vapor appprobe ctlmsg \
+	     leasecand
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim
 unit_module_elector_sim = elector
 unit_archives = $(call layer_archives,$(call layer_of,$(or $(unit_module_$(1)),$(1))))
