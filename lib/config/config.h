@@ -77,6 +77,11 @@ enum config_key {
 	CONFIG_REQUIRE_CLIENT,
 	CONFIG_CLIENT_GRACE,
 	CONFIG_LISTEN_METRICS,
+	CONFIG_COORDINATED,
+	CONFIG_BINARY_VERSION,
+	CONFIG_EMULATION_VERSION,
+	CONFIG_CLE_STRATEGY,
+	CONFIG_HANDOVER,
 	CONFIG_NKEYS
 };
 
@@ -132,6 +137,12 @@ struct config {
 	int		 require_client;		/* candidate only with a
 							   client's stream */
 	uint64_t	 client_grace_ms;		/* default 0 */
+	int		 coordinated;			/* a LeaseCandidate; the
+							   controller assigns */
+	char		 binary_version[64];		/* its binaryVersion */
+	char		 emulation_version[64];		/* "" = binary_version */
+	char		 cle_strategy[128];		/* OldestEmulationVersion */
+	char		 handover[16];			/* on SIGTERM: none|auto */
 	struct config_origin origin[CONFIG_NKEYS];	/* where each value came from */
 	int		 set[CONFIG_NKEYS];		/* value given explicitly */
 };
