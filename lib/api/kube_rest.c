@@ -240,8 +240,6 @@ int
 kube_cand_delete(struct kube *k, const char *ns, const char *name,
     uint64_t timeout_ms, kube_done_cb cb, void *arg)
 {
-	if (!k->busy)
-		k->verb = "delete";
 	return kube_request(k, "DELETE", cand_url(k, ns, name), NULL,
 	    timeout_ms, cb, arg);
 }

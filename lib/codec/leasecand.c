@@ -181,9 +181,14 @@ lease_cand_encode_create(const char *ns, const struct lease_cand *c)
 	meta = json_object();
 	json_object_set_new(meta, "name", codec_jstring(c->name));
 	json_object_set_new(meta, "namespace", codec_jstring(ns));
+	if (c->rv[0] != '\0')
+		json_object_set_new(meta, "resourceVersion",
+		    codec_jstring(c->rv));
 	json_object_set_new(root, "metadata", meta);
 	spec = json_object();
 	set_spec(spec, c, c->renew_us, 1);
+	if (c->rv[0] != '\0' && c->ping_us != 0)
+		json_object_set_new(spec, "pingTime", jtime(c->ping_us));
 	json_object_set_new(root, "spec", spec);
 	return codec_json_dump(root);
 }

@@ -50,7 +50,9 @@ int	lease_cand_decode_list(const char *buf, size_t len,
 /*
  * The body of a POST creating c in namespace ns: metadata.name, and a
  * spec of leaseName, binaryVersion, emulationVersion (when not empty),
- * strategy and renewTime (pingTime is the server's).  The caller frees it.
+ * strategy and renewTime (c->renew_us).  With c->rv set it is the body of
+ * a PUT over that version instead: metadata.resourceVersion, and the
+ * server's pingTime (c->ping_us) kept.  The caller frees it.
  */
 char	*lease_cand_encode_create(const char *ns, const struct lease_cand *c);
 

@@ -127,7 +127,11 @@ daemon_step(struct daemon *d, enum elector_input_kind kind,
 			d->req = ELECTOR_DO_NOTHING;
 			d->st.req_deadline_ms = 0;
 			ev_timer_stop(d->loop, &d->wake);
-			ev_break(d->loop, EVBREAK_ALL);
+			/* The LeaseCandidate's delete ends the loop. */
+			if (d->stopping && daemon_cand_busy(d))
+				d->exit_wait = 1;
+			else
+				ev_break(d->loop, EVBREAK_ALL);
 			return;
 		}
 		if (act.kind == ELECTOR_DO_NOTHING ||
@@ -236,12 +240,37 @@ signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	stop_daemon(d, w->signum == SIGTERM ? "SIGTERM" : "SIGINT");
 }
 
+/*
+ * handover: auto: hand the lease to the live candidate the controller
+ * would pick (coordinated), and the STOP that follows sends it; else the
+ * STOP releases as usual.
+ */
+static void
+stop_handover(struct daemon *d)
+{
+	const char	*to;
+
+	if (strcmp(d->conf->handover, "auto") != 0 ||
+	    !elector_is_leader(&d->el, clock_mono_ms()))
+		return;
+	if ((to = d->auto_to[0] != '\0' ? d->auto_to : NULL) == NULL) {
+		log_info("lease %s: handover auto: no live candidate known; "
+		    "releasing", d->lock);
+		return;
+	}
+	log_info("lease %s: handover auto: handing the lease to %s", d->lock,
+	    to);
+	snprintf(d->handover_to, sizeof(d->handover_to), "%s", to);
+	daemon_step(d, ELECTOR_IN_HANDOVER, NULL);
+}
+
 /* The actions are stopped (command gone, label standby): release. */
 static void
 actions_stopped_cb(void *arg)
 {
 	struct daemon	*d = arg;
 
+	stop_handover(d);
 	daemon_step(d, ELECTOR_IN_STOP, NULL);
 }
 
@@ -280,10 +309,18 @@ stop_daemon(struct daemon *d, const char *why)
 	ev_timer_init(&d->hard_stop, hard_stop_cb, t, 0.);
 	d->hard_stop.data = d;
 	ev_timer_start(d->loop, &d->hard_stop);
+	/* The successor is chosen before our candidate goes. */
+	d->auto_to[0] = '\0';
+	if (daemon_cand_pick(d) != NULL)
+		snprintf(d->auto_to, sizeof(d->auto_to), "%s",
+		    daemon_cand_pick(d));
+	daemon_cand_stop(d, d->stop_until_ms);
 	if (d->act != NULL)
 		actions_shutdown(d->act, actions_stopped_cb, d);
-	else
+	else {
+		stop_handover(d);
 		daemon_step(d, ELECTOR_IN_STOP, NULL);
+	}
 }
 
 static int
@@ -302,6 +339,7 @@ daemon_setup(struct daemon *d, const struct config *c,
 	ec.release_on_cancel = c->release_on_cancel;
 	ec.cooldown_ms = c->step_down_cooldown_ms;
 	ec.for_life = d->for_life = compat_for_life(c->compat);
+	ec.coordinated = c->coordinated;
 	ec.seed = (uint64_t)clock_wall_us() ^ ((uint64_t)getpid() << 32);
 	if (elector_init(&d->el, &ec, clock_mono_ms(), err, sizeof(err)) == -1) {
 		log_warnx("%s", err);
@@ -360,6 +398,8 @@ daemon_setup(struct daemon *d, const struct config *c,
 	}
 	if (d->act != NULL)
 		actions_set_observer(d->act, daemon_api_observe_cb, d);
+	if (daemon_cand_setup(d, creds, ua) == -1)
+		return -1;
 	d->httpd = httpd_new(d->loop, localapi_routes(&d->st,
 	    daemon_metrics_reply, daemon_release_reply, daemon_pause_reply,
 	    d));
@@ -453,6 +493,7 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 		actions_free(d.act);
 	}
 	daemon_gate_free(&d);
+	daemon_cand_free(&d);
 	if (d.httpd != NULL)
 		httpd_free(d.httpd);
 	watch_free(d.watch);

@@ -52,6 +52,21 @@ test_encode(void **state)
 	    "\"strategy\":\"OldestEmulationVersion\",\"renewTime\":"
 	    "\"2023-11-14T22:13:20.123456Z\"}}");
 	free(s);
+	/* Over a version: a PUT, the server's pingTime kept. */
+	strcpy(c.rv, "42");
+	c.ping_us = T0 + 5000000;
+	s = lease_cand_encode_create("ns", &c);
+	assert_string_equal(s,
+	    "{\"apiVersion\":\"coordination.k8s.io/v1beta1\",\"kind\":"
+	    "\"LeaseCandidate\",\"metadata\":{\"name\":\"pod-a\","
+	    "\"namespace\":\"ns\",\"resourceVersion\":\"42\"},\"spec\":"
+	    "{\"leaseName\":\"lead\",\"binaryVersion\":\"1.0.0\","
+	    "\"emulationVersion\":\"1.0.0\",\"strategy\":"
+	    "\"OldestEmulationVersion\",\"renewTime\":"
+	    "\"2023-11-14T22:13:20.123456Z\",\"pingTime\":"
+	    "\"2023-11-14T22:13:25.123456Z\"}}");
+	free(s);
+	c.rv[0] = '\0';
 	/* No emulationVersion: left out, not "". */
 	c.emulation_version[0] = '\0';
 	s = lease_cand_encode_create("ns", &c);
