@@ -261,7 +261,7 @@ lease_cand_version_ok(const char *s)
 			break;
 		s++;
 	}
-	return parts >= 2 && parts <= 3 &&
+	return parts == 3 &&
 	    (*s == '\0' || *s == '-' || *s == '+');
 }
 

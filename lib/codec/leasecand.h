@@ -82,7 +82,11 @@ int	lease_cand_version_cmp(const char *a, const char *b);
 int	lease_cand_pick(const struct lease_cand *c, size_t n,
 	    const char *skip, int64_t not_before_us);
 
-/* Whether s is a version the API server takes: digits '.' digits ... */
+/*
+ * Whether s is a version the API server takes: semver, MAJOR.MINOR.PATCH
+ * in digits, maybe followed by -pre or +build (kube-apiserver refuses
+ * "1.0" with "must be a valid semantic version").
+ */
 int	lease_cand_version_ok(const char *s);
 
 #endif /* LEASECAND_H */

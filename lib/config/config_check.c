@@ -671,17 +671,17 @@ check_coordinated(const struct config *c, struct config_errs *e)
 	if (c->binary_version[0] == '\0')
 		config_errs_add(e, ORIGIN(c, CONFIG_COORDINATED),
 		    "candidacy.coordinated needs candidacy.binary_version, "
-		    "the version of this binary as MAJOR.MINOR[.PATCH] "
+		    "the version of this binary as MAJOR.MINOR.PATCH "
 		    "(e.g. 1.4.0)");
 	else if (!lease_cand_version_ok(c->binary_version))
 		config_errs_add(e, ORIGIN(c, CONFIG_BINARY_VERSION),
-		    "candidacy.binary_version \"%s\" is not MAJOR.MINOR"
-		    "[.PATCH] (digits, no leading v)", c->binary_version);
+		    "candidacy.binary_version \"%s\" is not semver, "
+		    "MAJOR.MINOR.PATCH (digits, no leading v)", c->binary_version);
 	if (c->emulation_version[0] != '\0' &&
 	    !lease_cand_version_ok(c->emulation_version))
 		config_errs_add(e, ORIGIN(c, CONFIG_EMULATION_VERSION),
-		    "candidacy.emulation_version \"%s\" is not MAJOR.MINOR"
-		    "[.PATCH] (digits, no leading v)", c->emulation_version);
+		    "candidacy.emulation_version \"%s\" is not semver, "
+		    "MAJOR.MINOR.PATCH (digits, no leading v)", c->emulation_version);
 	else if (c->emulation_version[0] != '\0' &&
 	    lease_cand_version_ok(c->binary_version) &&
 	    lease_cand_version_cmp(c->emulation_version,

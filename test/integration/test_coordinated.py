@@ -42,7 +42,7 @@ def assign(cluster, who):
 
 
 def test_coordinated_falls_back_when_not_served(cluster):
-    a = cluster.start("cf-a", args=coordinated("1.0"))
+    a = cluster.start("cf-a", args=coordinated("1.0.0"))
     wait_until(a.is_leader, JITTER * RP + SLACK + 2.0, what="a leads")
     body = a.leader()
     assert body["coordinated"] is False, body
@@ -56,16 +56,16 @@ def test_coordinated_falls_back_when_not_served(cluster):
 def test_coordinated_assignment(cluster):
     api = cluster.api
     api.enable_candidates()
-    a = cluster.start("cc-a", args=coordinated("1.0"))
-    b = cluster.start("cc-b", args=coordinated("1.1", "--emulation-version",
-                                                  "1.0"))
+    a = cluster.start("cc-a", args=coordinated("1.0.0"))
+    b = cluster.start("cc-b", args=coordinated("1.1.0", "--emulation-version",
+                                                  "1.0.0"))
     chk = cluster.checker()
     wait_until(lambda: set(api.candidates(NS)) == {"cc-a", "cc-b"}, 3.0,
                what="both candidates")
     spec = api.candidates(NS)["cc-b"]["spec"]
     assert spec["leaseName"] == cluster.lock
-    assert spec["binaryVersion"] == "1.1"
-    assert spec["emulationVersion"] == "1.0"
+    assert spec["binaryVersion"] == "1.1.0"
+    assert spec["emulationVersion"] == "1.0.0"
     assert spec["strategy"] == "OldestEmulationVersion"
     assert spec["renewTime"]
     wait_until(lambda: a.leader()["coordinated"] is True, 3.0,
@@ -110,9 +110,9 @@ def test_coordinated_assignment(cluster):
 def test_handover_auto_to_the_candidate_the_controller_picks(cluster):
     api = cluster.api
     api.enable_candidates()
-    a = cluster.start("ha-a", args=coordinated("1.0", "--handover", "auto"))
-    c = cluster.start("ha-c", args=coordinated("1.1", "--handover", "auto"))
-    b = cluster.start("ha-b", args=coordinated("1.0", "--handover", "auto"))
+    a = cluster.start("ha-a", args=coordinated("1.0.0", "--handover", "auto"))
+    c = cluster.start("ha-c", args=coordinated("1.1.0", "--handover", "auto"))
+    b = cluster.start("ha-b", args=coordinated("1.0.0", "--handover", "auto"))
     chk = cluster.checker()
     wait_until(lambda: len(api.candidates(NS)) == 3, 3.0,
                what="three candidates")

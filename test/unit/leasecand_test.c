@@ -129,8 +129,9 @@ test_versions(void **state)
 	assert_true(lease_cand_version_cmp("1.9", "1.10") < 0);
 	assert_true(lease_cand_version_cmp("v1.2.3", "1.2.3") == 0);
 	assert_true(lease_cand_version_cmp("2.0", "1.99.99") > 0);
-	assert_true(lease_cand_version_ok("1.0"));
 	assert_true(lease_cand_version_ok("1.36.3"));
+	assert_true(lease_cand_version_ok("1.36.3-rc.1"));
+	assert_false(lease_cand_version_ok("1.0"));	/* not semver */
 	assert_false(lease_cand_version_ok("1"));
 	assert_false(lease_cand_version_ok("v1.0"));
 	assert_false(lease_cand_version_ok("1.0x"));
