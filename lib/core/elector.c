@@ -47,14 +47,6 @@ observe(struct elector *e, const struct lease *rec, uint64_t now_ms,
 	 * second, or an answer with renewTime missing, F23).  Waiting longer
 	 * than client-go would is safe.
 	 */
-	/*
-	 * Coordinated: whether the record before this one named us and was
-	 * live, which tells an assignment from a renew of our identity.
-	 */
-	if (strcmp(rec->rv, e->observed.rv) != 0 || !e->have_observed)
-		e->prior_self_live = !e->have_observed ||
-		    (elector_is_self(e, &e->observed) &&
-		    now_ms < elector_expires_ms(e));
 	if (!e->have_observed || !lease_same_record(&e->observed, rec) ||
 	    strcmp(e->observed.rv, rec->rv) != 0)
 		e->observed_ms = now_ms;
@@ -158,22 +150,16 @@ handed_to_us(const struct elector *e, const struct lease *rec)
 
 /*
  * Whether rec is a lease assigned to us in coordinated mode (elector.h):
- * it names us, was not written by this process, and follows a record
- * that did not name us or had expired.  The version is remembered, so
- * that reading the same record again still counts it as assigned.
+ * it names us, was not written by this process, and its renewTime is not
+ * the one a leaderd's mark (LEASE_RENEWED) says it wrote: the controller
+ * rewrote it.
  */
 static int
-assigned_to_us(struct elector *e, const struct lease *rec)
+assigned_to_us(const struct elector *e, const struct lease *rec)
 {
-	if (!e->coordinated || !elector_is_self(e, rec) || e->ours ||
-	    elector_sent_by_us(e, rec))
-		return 0;
-	if (e->assigned_rv[0] != '\0' && strcmp(rec->rv, e->assigned_rv) == 0)
-		return 1;
-	if (e->prior_self_live)
-		return 0;
-	snprintf(e->assigned_rv, sizeof(e->assigned_rv), "%s", rec->rv);
-	return 1;
+	return e->coordinated && elector_is_self(e, rec) && !e->ours &&
+	    !elector_sent_by_us(e, rec) && rec->renew_us != 0 &&
+	    rec->mark_us != rec->renew_us;
 }
 
 /* The identity our own record prefers over us (preferredHolder), or NULL. */
@@ -681,7 +667,6 @@ on_coordinated(struct elector *e, const struct elector_input *in)
 	if (e->conf.for_life || e->coordinated == (in->candidate != 0))
 		return;
 	e->coordinated = in->candidate != 0;
-	e->assigned_rv[0] = '\0';
 	if (e->inflight == ELECTOR_DO_NOTHING &&
 	    (e->state == ELECTOR_FOLLOWER || e->state == ELECTOR_CANDIDATE))
 		schedule(e, ELECTOR_DO_GET, in->now_ms);

@@ -214,11 +214,6 @@ struct elector {
 						   write due renews it as ours */
 	uint64_t		 create_after_ms; /* a deleted lease's holder may
 						   lead until then: no create */
-	int			 prior_self_live; /* the record observed before
-						   the last one named us and was
-						   live then */
-	char			 assigned_rv[LEASE_RV_MAX]; /* the version of a
-						   record assigned to us */
 };
 
 /*
@@ -298,12 +293,12 @@ int	elector_init(struct elector *e, const struct elector_config *conf,
  * election controller writes the holder.  A record naming e that this
  * process did not write is taken, by a renew over its version (a new
  * term: acquireTime = renewTime = now, leaseTransitions + 1, leadership
- * counted from the renew's send time), when it is an assignment: the
- * record observed just before it named someone else or no one, or had
- * expired.  A record naming e that follows a live one naming e (a
- * second process under e's identity renewing), or the first record e
- * reads, is waited out as any foreign record.  Not taken while passive
- * or cooling down.  A lease handed to e (above) is taken as ever.  The
+ * counted from the renew's send time), when it is an assignment: its
+ * renewTime is not the one its LEASE_RENEWED mark names (every write of
+ * a coordinated elector carries the mark; the controller rewrites
+ * renewTime and keeps annotations).  A record naming e with a matching
+ * mark (a second process under e's identity renewing) is waited out as
+ * any foreign record.  Not taken while passive or cooling down.  A lease handed to e (above) is taken as ever.  The
  * leader renews and hands over on preferredHolder as without.
  * COORDINATED: in->candidate 0 ends coordinated mode (the LeaseCandidate
  * API is not served): e reads the lease at once and competes as usual;

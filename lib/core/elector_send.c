@@ -295,6 +295,14 @@ make_record(struct elector *e, const struct elector_input *in,
 	}
 }
 
+/* Coordinated: every write carries its renewTime as our mark. */
+static void
+mark_record(const struct elector *e, struct lease *rec)
+{
+	if (e->coordinated)
+		rec->mark_us = rec->renew_us;
+}
+
 void
 elector_send_due(struct elector *e, const struct elector_input *in,
     struct elector_action *act)
@@ -303,8 +311,10 @@ elector_send_due(struct elector *e, const struct elector_input *in,
 	struct elector_send *s;
 
 	act->kind = e->next_kind;
-	if (act->kind != ELECTOR_DO_GET)
+	if (act->kind != ELECTOR_DO_GET) {
 		make_record(e, in, &act->record);
+		mark_record(e, &act->record);
+	}
 	e->handed = 0;
 	if (act->kind == ELECTOR_DO_UPDATE && !e->next_release &&
 	    !e->have_observed)

@@ -865,11 +865,10 @@ test_preferred_holder(void **state)
 
 /*
  * Coordinated (elector.h): never a create, a takeover of a free or an
- * expired lease; a record the controller assigns to us (after one naming
- * another) is taken by a renew over its version, a new term counted from
- * that renew's send time; the first record read, or one that follows a
- * live one naming us (a second process with our identity), is not;
- * COORDINATED off competes again at once.
+ * expired lease; a record the controller assigns to us (its renewTime not
+ * our mark's) is taken by a renew over its version, a new term counted
+ * from that renew's send time, marked; one a leaderd of our identity
+ * renewed (marked) is not; COORDINATED off competes again at once.
  */
 static void
 test_coordinated(void **state)
@@ -921,6 +920,8 @@ test_coordinated(void **state)
 	assert_int_equal(act.record.duration_s, 15);
 	assert_int_equal(act.record.acquire_us, WALL0 + 40100 * 1000LL);
 	assert_int_equal(act.record.renew_us, act.record.acquire_us);
+	/* Marked as a write of ours (LEASE_RENEWED). */
+	assert_int_equal(act.record.mark_us, act.record.renew_us);
 	mine = act.record;
 	strcpy(mine.rv, "201");
 	feed(&e, ELECTOR_IN_WRITTEN, 40150, &mine, &act);
@@ -933,21 +934,27 @@ test_coordinated(void **state)
 	assert_int_equal(act.record.transitions, 4);
 
 	/*
-	 * A second process under our identity: its first read finds our
-	 * renew, its next ones our renews again; never taken.
+	 * A second process under our identity: our renews carry their mark;
+	 * never taken.
 	 */
 	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
 	feed(&e, ELECTOR_IN_TICK, 0, NULL, &act);
 	feed(&e, ELECTOR_IN_GOT, 10, &mine, &act);
 	assert_int_equal(act.kind, NOTHING);
 	mine.renew_us += 2 * US;
+	mine.mark_us = mine.renew_us;
 	strcpy(mine.rv, "202");
 	feed(&e, ELECTOR_IN_WATCHED, 2000, &mine, &act);
 	assert_int_equal(act.kind, NOTHING);
 	assert_int_equal(e.state, ELECTOR_FOLLOWER);
-	/* Once it expired, the controller's write naming us is taken. */
+	/*
+	 * The controller rewrites renewTime (the mark kept): an assignment,
+	 * taken.
+	 */
 	feed(&e, ELECTOR_IN_TICK, 30000, NULL, &act);
 	assert_int_equal(act.kind, GET);
+	rec = mine;
+	rec.duration_s = 5;
 	rec.renew_us = WALL0 + 30000 * 1000LL;
 	strcpy(rec.rv, "300");
 	feed(&e, ELECTOR_IN_GOT, 30010, &rec, &act);
@@ -956,6 +963,7 @@ test_coordinated(void **state)
 	feed(&e, ELECTOR_IN_CONFLICT, 30020, NULL, &act);
 	assert_int_equal(act.kind, GET);
 	mine.renew_us = WALL0 + 30015 * 1000LL;
+	mine.mark_us = mine.renew_us;
 	strcpy(mine.rv, "301");
 	feed(&e, ELECTOR_IN_GOT, 30030, &mine, &act);
 	assert_int_equal(act.kind, NOTHING);

@@ -2,7 +2,8 @@
  * leasecand_test.c -- the LeaseCandidate codec: the exact bytes of a
  * create and a renew (as client-go's NewCandidate writes them), decoding
  * an object and a list as kube-apiserver v1.36 returns them, the version
- * order and the OldestEmulationVersion pick.
+ * order and the OldestEmulationVersion pick; and the mark a coordinated
+ * elector leaves on the Lease.
  */
 
 #include <setjmp.h>
@@ -15,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "codec/lease.h"
 #include "codec/leasecand.h"
 
 #define T0	1700000000123456LL	/* 2023-11-14T22:13:20.123456Z */
@@ -159,6 +161,48 @@ test_versions(void **state)
 	assert_int_equal(lease_cand_pick(c, 1, "a", 0), -1);
 }
 
+/*
+ * The coordinated write's mark on the Lease (lease.h, LEASE_RENEWED):
+ * written as a MicroTime annotation, read back, removed when unset, and
+ * a foreign annotation's value that does not parse reads as none.
+ */
+static void
+test_lease_mark(void **state)
+{
+	static const char base[] = "{\"kind\":\"Lease\",\"apiVersion\":"
+	    "\"coordination.k8s.io/v1\",\"metadata\":{\"name\":\"l\","
+	    "\"resourceVersion\":\"5\",\"annotations\":{\"x\":\"y\"}},"
+	    "\"spec\":{}}";
+	struct lease	 rec, back;
+	char		*s, *t, err[128];
+
+	(void)state;
+	memset(&rec, 0, sizeof(rec));
+	strcpy(rec.holder, "pod-a");
+	rec.duration_s = 15;
+	rec.acquire_us = rec.renew_us = rec.mark_us = T0;
+	s = lease_encode_update(base, sizeof(base) - 1, &rec, err,
+	    sizeof(err));
+	assert_non_null(s);
+	assert_non_null(strstr(s, "\"annotations\":{\"x\":\"y\","
+	    "\"leaderd.io/renewed\":\"2023-11-14T22:13:20.123456Z\"}"));
+	assert_int_equal(lease_decode(s, strlen(s), &back, err, sizeof(err)),
+	    0);
+	assert_int_equal(back.mark_us, T0);
+	assert_int_equal(back.renew_us, T0);
+	rec.mark_us = 0;
+	t = lease_encode_update(s, strlen(s), &rec, err, sizeof(err));
+	assert_null(strstr(t, "leaderd.io/renewed"));
+	assert_non_null(strstr(t, "\"annotations\":{\"x\":\"y\"}"));
+	free(s);
+	free(t);
+	s = "{\"metadata\":{\"annotations\":{\"leaderd.io/renewed\":"
+	    "\"soon\"}}}";
+	assert_int_equal(lease_decode(s, strlen(s), &back, err, sizeof(err)),
+	    0);
+	assert_int_equal(back.mark_us, 0);
+}
+
 int
 main(void)
 {
@@ -166,6 +210,7 @@ main(void)
 		cmocka_unit_test(test_encode),
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_lease_mark),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
