@@ -18,7 +18,8 @@ from test_interop import Sampler, check_no_overlap
 
 CAND_RULE = {"apiGroups": ["coordination.k8s.io"],
              "resources": ["leasecandidates"],
-             "verbs": ["get", "list", "create", "update", "delete"]}
+             "verbs": ["get", "list", "watch", "create", "update",
+                       "delete"]}
 
 
 class CoordGo(E.GoElector):
@@ -65,10 +66,11 @@ def test_rolling_upgrade_keeps_the_old_version(cle_cluster, deploy_role):
     parts = old + new
     sampler = Sampler(parts)
     try:
+        # One second apart: the controller breaks a tie of versions by
+        # creationTimestamp, whole seconds; equal ones flip its choice.
         for p in parts:
-            p.start()
-        for p in parts:
-            p.wait_up()
+            p.start().wait_up()
+            time.sleep(1.1)
         sampler.start()
         t0 = time.monotonic()
         E.wait_for(lambda: len(leader_of(parts)) == 1, 40, interval=0.1,
