@@ -39,7 +39,8 @@ enum {
 	OPT_LOG_LEVEL, OPT_LOG_FORMAT, OPT_CLUSTER_CREDS, OPT_VERSION,
 	OPT_WATCH, OPT_GRACE, OPT_RESTART, OPT_PROBES, OPT_LOCK_TYPE,
 	OPT_COOLDOWN, OPT_SHUTDOWN_TIMEOUT, OPT_COMPAT, OPT_APP_PROBE,
-	OPT_REQUIRE_CLIENT
+	OPT_REQUIRE_CLIENT, OPT_COORDINATED, OPT_BINARY_VERSION,
+	OPT_EMULATION_VERSION, OPT_CLE_STRATEGY, OPT_HANDOVER
 };
 
 static const struct option longopts[] = {
@@ -74,6 +75,12 @@ static const struct option longopts[] = {
 	{ "compat",		required_argument, NULL, OPT_COMPAT },
 	{ "app-probe",		required_argument, NULL, OPT_APP_PROBE },
 	{ "require-client",	optional_argument, NULL, OPT_REQUIRE_CLIENT },
+	{ "coordinated",	optional_argument, NULL, OPT_COORDINATED },
+	{ "binary-version",	required_argument, NULL, OPT_BINARY_VERSION },
+	{ "emulation-version",	required_argument, NULL,
+	    OPT_EMULATION_VERSION },
+	{ "coordinated-strategy", required_argument, NULL, OPT_CLE_STRATEGY },
+	{ "handover",		required_argument, NULL, OPT_HANDOVER },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -108,6 +115,13 @@ static const struct {
 	{ OPT_APP_PROBE,	"candidacy.probe.url",	"--app-probe" },
 	{ OPT_REQUIRE_CLIENT,	"candidacy.require_client",
 	    "--require-client" },
+	{ OPT_COORDINATED,	"candidacy.coordinated", "--coordinated" },
+	{ OPT_BINARY_VERSION,	"candidacy.binary_version",
+	    "--binary-version" },
+	{ OPT_EMULATION_VERSION, "candidacy.emulation_version",
+	    "--emulation-version" },
+	{ OPT_CLE_STRATEGY,	"candidacy.strategy", "--coordinated-strategy" },
+	{ OPT_HANDOVER,		"handover",		"--handover" },
 };
 
 static void __attribute__((noreturn))
@@ -166,6 +180,19 @@ usage(int status)
 	    "  --require-client[=BOOL]     a candidate only while a local "
 	    "client holds\n"
 	    "                              a /leader/watch or /sse stream\n"
+	    "  --coordinated[=BOOL]        coordinated election: keep a "
+	    "LeaseCandidate, the\n"
+	    "                              API server's controller picks "
+	    "the leader\n"
+	    "  --binary-version V          its binaryVersion "
+	    "(candidacy.binary_version)\n"
+	    "  --emulation-version V       its emulationVersion (default "
+	    "binary version)\n"
+	    "  --coordinated-strategy S    its strategy (default "
+	    "OldestEmulationVersion)\n"
+	    "  --handover MODE             on SIGTERM: none (release) or auto "
+	    "(hand to a\n"
+	    "                              live candidate)\n"
 	    "  --use-cluster-credentials   accepted; in-cluster is the "
 	    "default\n"
 	    "  --compat PEER               classic: the leader-elector "

@@ -472,8 +472,10 @@ kube_request(struct kube *k, const char *method, char *url, const char *body,
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, ct);
 	curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, k->fresh ? 1L : 0L);
 	if (body == NULL) {
+		/* A DELETE has no body either. */
 		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
-		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST,
+		    strcmp(method, "GET") == 0 ? NULL : method);
 	} else {
 		curl_easy_setopt(e, CURLOPT_POST, 1L);
 		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,

@@ -200,3 +200,46 @@ kube_slice_update(struct kube *k, const char *ns, const char *name,
 	return kube_request(k, "PUT", slice_url(k, ns, name), body,
 	    timeout_ms, cb, arg);
 }
+
+/*
+ * The LeaseCandidates of coordinated election (coordination.k8s.io/
+ * v1beta1), ns/name, or the collection (name NULL).
+ */
+static char *
+cand_url(struct kube *k, const char *ns, const char *name)
+{
+	return object_url(k, "/apis/coordination.k8s.io/v1beta1",
+	    "leasecandidates", ns, name);
+}
+
+int
+kube_cand_list(struct kube *k, const char *ns, uint64_t timeout_ms,
+    kube_done_cb cb, void *arg)
+{
+	return kube_request(k, "GET", cand_url(k, ns, NULL), NULL,
+	    timeout_ms, cb, arg);
+}
+
+int
+kube_cand_create(struct kube *k, const char *ns, const char *body,
+    uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return kube_request(k, "POST", cand_url(k, ns, NULL), body,
+	    timeout_ms, cb, arg);
+}
+
+int
+kube_cand_update(struct kube *k, const char *ns, const char *name,
+    const char *body, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return kube_request(k, "PUT", cand_url(k, ns, name), body,
+	    timeout_ms, cb, arg);
+}
+
+int
+kube_cand_delete(struct kube *k, const char *ns, const char *name,
+    uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return kube_request(k, "DELETE", cand_url(k, ns, name), NULL,
+	    timeout_ms, cb, arg);
+}

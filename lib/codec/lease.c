@@ -184,7 +184,7 @@ int
 lease_decode(const char *buf, size_t len, struct lease *out, char *err,
     size_t errlen)
 {
-	json_t *root, *meta, *spec;
+	json_t *root, *meta, *spec, *ann, *v;
 	json_error_t jerr;
 	struct lease l;
 	int rc = -1;
@@ -223,6 +223,15 @@ lease_decode(const char *buf, size_t len, struct lease *out, char *err,
 	    LEASE_HANDOVER, "metadata.annotations[" LEASE_HANDOVER "]",
 	    l.handover, sizeof(l.handover), err, errlen) == -1)
 		goto out;
+	/*
+	 * Our coordinated writes' mark: one that does not parse is nobody's
+	 * (it only ever tells a write of ours from the controller's).
+	 */
+	if (json_is_object(meta) &&
+	    json_is_object(ann = json_object_get(meta, "annotations")) &&
+	    json_is_string(v = json_object_get(ann, LEASE_RENEWED)) &&
+	    apitime_parse(json_string_value(v), &l.mark_us) == -1)
+		l.mark_us = 0;
 	spec = json_object_get(root, "spec");
 	if (json_is_object(spec) &&
 	    (codec_get_string(spec, "holderIdentity", "spec.holderIdentity",
@@ -381,9 +390,9 @@ lease_encode_create_owned(const char *ns, const char *name,
 	return codec_json_dump(root);
 }
 
-/* Set metadata.annotations[LEASE_HANDOVER] to who, or remove it. */
+/* Set metadata.annotations[key] to who, or remove it ("" or NULL). */
 static void
-set_handover(json_t *root, const char *who)
+set_annotation(json_t *root, const char *key, const char *who)
 {
 	json_t	*meta, *ann;
 
@@ -397,7 +406,7 @@ set_handover(json_t *root, const char *who)
 	ann = json_object_get(meta, "annotations");
 	if (who[0] == '\0') {
 		if (json_is_object(ann)) {
-			json_object_del(ann, LEASE_HANDOVER);
+			json_object_del(ann, key);
 			if (json_object_size(ann) == 0)
 				json_object_del(meta, "annotations");
 		}
@@ -407,7 +416,7 @@ set_handover(json_t *root, const char *who)
 		ann = json_object();
 		json_object_set_new(meta, "annotations", ann);
 	}
-	json_object_set_new(ann, LEASE_HANDOVER, codec_jstring(who));
+	json_object_set_new(ann, key, codec_jstring(who));
 }
 
 char *
@@ -416,6 +425,7 @@ lease_encode_update(const char *base, size_t baselen,
 {
 	json_t *root;
 	json_error_t jerr;
+	char mark[APITIME_MICRO_LEN];
 
 	codec_json_init();
 	if (errlen > 0)
@@ -441,7 +451,11 @@ lease_encode_update(const char *base, size_t baselen,
 	}
 	/* Replacing keeps the key's place, so only spec changes. */
 	json_object_set_new(root, "spec", encode_spec(rec));
-	set_handover(root, rec->handover);
+	set_annotation(root, LEASE_HANDOVER, rec->handover);
+	mark[0] = '\0';
+	if (rec->mark_us != 0)
+		apitime_format_micro(rec->mark_us, mark);
+	set_annotation(root, LEASE_RENEWED, mark);
 	return codec_json_dump(root);
 }
 

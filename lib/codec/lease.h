@@ -38,7 +38,19 @@ struct lease {
 	char	 handover[LEASE_HOLDER_MAX];	/* annotation LEASE_HANDOVER:
 					   the identity this record was
 					   handed to; "" = none */
+	int64_t	 mark_us;		/* annotation LEASE_RENEWED; 0 = none */
 };
+
+/*
+ * The annotation a coordinated leaderd writes beside each record: the
+ * record's own renewTime.  The coordinated election controller rewrites
+ * renewTime and keeps annotations, so a record naming us whose mark is
+ * not its renewTime was written by the controller (an assignment), and
+ * one whose mark is, by a leaderd (another process of our identity).
+ * Written only when set, removed otherwise.
+ */
+#define LEASE_RENEWED	"leaderd.io/renewed"
+
 
 /*
  * The annotation a directed handover writes beside its record: the
@@ -91,7 +103,8 @@ char	*lease_encode_create_owned(const char *ns, const char *name,
  * annotations) with its spec replaced by rec, as client-go's LeaseLock
  * does.  strategy and preferredHolder are written only when non-empty.
  * The annotation LEASE_HANDOVER is set to rec->handover when that is not
- * empty, and removed otherwise; no other metadata changes.
+ * empty, and removed otherwise; LEASE_RENEWED likewise to rec->mark_us
+ * as a MicroTime; no other metadata changes.
  * Returns a string the caller frees, or NULL with err filled when base
  * is not a Lease object.
  */

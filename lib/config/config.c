@@ -109,6 +109,15 @@ const struct config_keydef config_keys[CONFIG_NKEYS] = {
 	    NUM(client_grace_ms) },
 	{ "listen.metrics", CONFIG_LISTEN_METRICS, CONFIG_T_STR,
 	    STR(listen_metrics) },
+	{ "candidacy.coordinated", CONFIG_COORDINATED, CONFIG_T_BOOL,
+	    NUM(coordinated) },
+	{ "candidacy.binary_version", CONFIG_BINARY_VERSION, CONFIG_T_STR,
+	    STR(binary_version) },
+	{ "candidacy.emulation_version", CONFIG_EMULATION_VERSION,
+	    CONFIG_T_STR, STR(emulation_version) },
+	{ "candidacy.strategy", CONFIG_CLE_STRATEGY, CONFIG_T_STR,
+	    STR(cle_strategy) },
+	{ "handover", CONFIG_HANDOVER, CONFIG_T_STR, STR(handover) },
 	{ "shards.group", CONFIG_SHARDS_GROUP, CONFIG_T_STR,
 	    STR(shards_group) },
 	{ "shards.count", CONFIG_SHARDS_COUNT, CONFIG_T_INT,
@@ -260,6 +269,9 @@ config_defaults(struct config *c)
 	c->probe_timeout_ms = 1000;
 	c->probe_failures = 3;
 	c->probe_successes = 1;
+	snprintf(c->cle_strategy, sizeof(c->cle_strategy),
+	    "OldestEmulationVersion");
+	snprintf(c->handover, sizeof(c->handover), "none");
 }
 
 int

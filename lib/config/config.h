@@ -82,6 +82,11 @@ enum config_key {
 	CONFIG_REQUIRE_CLIENT,
 	CONFIG_CLIENT_GRACE,
 	CONFIG_LISTEN_METRICS,
+	CONFIG_COORDINATED,
+	CONFIG_BINARY_VERSION,
+	CONFIG_EMULATION_VERSION,
+	CONFIG_CLE_STRATEGY,
+	CONFIG_HANDOVER,
 	CONFIG_SHARDS_GROUP,
 	CONFIG_SHARDS_COUNT,
 	CONFIG_SHARDS_FORCE,
@@ -161,6 +166,12 @@ struct config {
 	int		 require_client;		/* candidate only with a
 							   client's stream */
 	uint64_t	 client_grace_ms;		/* default 0 */
+	int		 coordinated;			/* a LeaseCandidate; the
+							   controller assigns */
+	char		 binary_version[64];		/* its binaryVersion */
+	char		 emulation_version[64];		/* "" = binary_version */
+	char		 cle_strategy[128];		/* OldestEmulationVersion */
+	char		 handover[16];			/* on SIGTERM: none|auto */
 	char		 shards_group[CONFIG_STR_MAX];	/* "" = no shard group */
 	int		 shards_count;			/* 1..256; 0 = none */
 	int		 shards_force;			/* past the write limit */

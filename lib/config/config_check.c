@@ -16,6 +16,7 @@
 #include "base/duration.h"
 #include "base/netaddr.h"
 #include "codec/epslice.h"
+#include "codec/leasecand.h"
 #include "config/compat.h"
 #include "config/config.h"
 #include "config/config_int.h"
@@ -858,6 +859,71 @@ check_elections(const struct config *c, struct config_errs *e)
 	}
 }
 
+/*
+ * Coordinated election (candidacy.coordinated) and handover: a Lease
+ * lock, versions the API server takes, a strategy it knows, and an
+ * identity that can name a LeaseCandidate.
+ */
+static void
+check_coordinated(const struct config *c, struct config_errs *e)
+{
+	const char	*p, *slash;
+
+	if (strcmp(c->handover, "none") != 0 &&
+	    strcmp(c->handover, "auto") != 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_HANDOVER),
+		    "handover \"%s\" is not none or auto", c->handover);
+	if (!c->coordinated)
+		return;
+	if (strcmp(c->lock_type, "leases") != 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_COORDINATED),
+		    "candidacy.coordinated needs lock.type leases, not %s",
+		    c->lock_type);
+	if (c->compat[0] != '\0' && compat_for_life(c->compat))
+		config_errs_add(e, ORIGIN(c, CONFIG_COORDINATED),
+		    "candidacy.coordinated cannot be used with compat %s "
+		    "(a lease held for life)", c->compat);
+	if (c->binary_version[0] == '\0')
+		config_errs_add(e, ORIGIN(c, CONFIG_COORDINATED),
+		    "candidacy.coordinated needs candidacy.binary_version, "
+		    "the version of this binary as MAJOR.MINOR.PATCH "
+		    "(e.g. 1.4.0)");
+	else if (!lease_cand_version_ok(c->binary_version))
+		config_errs_add(e, ORIGIN(c, CONFIG_BINARY_VERSION),
+		    "candidacy.binary_version \"%s\" is not semver, "
+		    "MAJOR.MINOR.PATCH (digits, no leading v)", c->binary_version);
+	if (c->emulation_version[0] != '\0' &&
+	    !lease_cand_version_ok(c->emulation_version))
+		config_errs_add(e, ORIGIN(c, CONFIG_EMULATION_VERSION),
+		    "candidacy.emulation_version \"%s\" is not semver, "
+		    "MAJOR.MINOR.PATCH (digits, no leading v)", c->emulation_version);
+	else if (c->emulation_version[0] != '\0' &&
+	    lease_cand_version_ok(c->binary_version) &&
+	    lease_cand_version_cmp(c->emulation_version,
+	    c->binary_version) > 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_EMULATION_VERSION),
+		    "candidacy.emulation_version %s is newer than "
+		    "binary_version %s; it must not be", c->emulation_version,
+		    c->binary_version);
+	slash = strchr(c->cle_strategy, '/');
+	if (strcmp(c->cle_strategy, "OldestEmulationVersion") != 0 &&
+	    (slash == NULL || slash == c->cle_strategy || slash[1] == '\0' ||
+	    strchr(slash + 1, '/') != NULL))
+		config_errs_add(e, ORIGIN(c, CONFIG_CLE_STRATEGY),
+		    "candidacy.strategy \"%s\" is neither "
+		    "OldestEmulationVersion nor a qualified name "
+		    "(example.com/name)", c->cle_strategy);
+	for (p = c->identity; *p != '\0'; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+		    *p == '-' || *p == '.')) {
+			config_errs_add(e, ORIGIN(c, CONFIG_IDENTITY),
+			    "identity \"%s\" cannot name a LeaseCandidate "
+			    "(candidacy.coordinated): use lower-case letters, "
+			    "digits, '-' and '.' only", c->identity);
+			break;
+		}
+}
+
 int
 config_validate(const struct config *c, char *err, size_t errlen)
 {
@@ -875,6 +941,7 @@ config_validate(const struct config *c, char *err, size_t errlen)
 	check_candidacy(c, &e);
 	check_shards(c, &e);
 	check_elections(c, &e);
+	check_coordinated(c, &e);
 	if (c->shutdown_timeout_ms == 0)
 		config_errs_add(&e, ORIGIN(c, CONFIG_SHUTDOWN_TIMEOUT),
 		    "shutdown_timeout must be greater than zero (default 5s)");

@@ -148,6 +148,20 @@ handed_to_us(const struct elector *e, const struct lease *rec)
 	    !elector_sent_by_us(e, rec);
 }
 
+/*
+ * Whether rec is a lease assigned to us in coordinated mode (elector.h):
+ * it names us, was not written by this process, and its renewTime is not
+ * the one a leaderd's mark (LEASE_RENEWED) says it wrote: the controller
+ * rewrote it.
+ */
+static int
+assigned_to_us(const struct elector *e, const struct lease *rec)
+{
+	return e->coordinated && elector_is_self(e, rec) && !e->ours &&
+	    !elector_sent_by_us(e, rec) && rec->renew_us != 0 &&
+	    rec->mark_us != rec->renew_us;
+}
+
 /* The identity our own record prefers over us (preferredHolder), or NULL. */
 static const char *
 preferred_other(const struct elector *e)
@@ -231,15 +245,24 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 		schedule(e, ELECTOR_DO_UPDATE, now_ms);
 		return;
 	}
-	if (e->passive || now_ms < e->cooldown_until_ms) {
+	if (!e->passive && now_ms >= e->cooldown_until_ms &&
+	    assigned_to_us(e, &e->observed)) {
+		/* The controller chose us: renew it as a new term of ours. */
+		e->state = ELECTOR_CANDIDATE;
+		schedule(e, ELECTOR_DO_UPDATE, now_ms);
+		return;
+	}
+	if (e->passive || now_ms < e->cooldown_until_ms || e->coordinated) {
 		/*
-		 * Not a candidate, or cooling down after a step-down: follow,
+		 * Not a candidate, cooling down after a step-down, or
+		 * coordinated (the controller assigns the lease): follow,
 		 * read, never take.
 		 */
 		e->state = ELECTOR_FOLLOWER;
 		at = now_ms + (e->watching ? e->watch_poll_ms :
 		    elector_jitter(e));
-		if (!e->passive && at > e->cooldown_until_ms)
+		if (!e->passive && at > e->cooldown_until_ms &&
+		    now_ms < e->cooldown_until_ms)
 			at = e->cooldown_until_ms;
 		schedule(e, ELECTOR_DO_GET, at);
 		return;
@@ -349,8 +372,11 @@ on_notfound(struct elector *e, const struct elector_input *in,
 	lose(e, ELECTOR_CANDIDATE, "the lease was deleted", act);
 	e->state = ELECTOR_CANDIDATE;
 	e->stepdown = 0;
-	if (e->passive) {
-		/* Not a candidate: read again, never create. */
+	if (e->passive || e->coordinated) {
+		/*
+		 * Not a candidate, or coordinated (the controller creates
+		 * it): read again, never create.
+		 */
 		e->state = ELECTOR_FOLLOWER;
 		schedule(e, ELECTOR_DO_GET, in->now_ms + (e->watching ?
 		    e->watch_poll_ms : elector_jitter(e)));
@@ -632,6 +658,21 @@ on_candidacy(struct elector *e, const struct elector_input *in,
 }
 
 /*
+ * Coordinated election on or off (elector.h): off, a follower or a
+ * candidate reads the lease at once and competes as usual.
+ */
+static void
+on_coordinated(struct elector *e, const struct elector_input *in)
+{
+	if (e->conf.for_life || e->coordinated == (in->candidate != 0))
+		return;
+	e->coordinated = in->candidate != 0;
+	if (e->inflight == ELECTOR_DO_NOTHING &&
+	    (e->state == ELECTOR_FOLLOWER || e->state == ELECTOR_CANDIDATE))
+		schedule(e, ELECTOR_DO_GET, in->now_ms);
+}
+
+/*
  * The watch saw the Lease deleted, or its version expired: read it.  A
  * leader finds out at its next renew, but a leader for life never
  * writes, so it reads too.
@@ -717,6 +758,9 @@ elector_step(struct elector *e, const struct elector_input *in,
 		break;
 	case ELECTOR_IN_HANDOVER:
 		on_handover(e, in, act);
+		break;
+	case ELECTOR_IN_COORDINATED:
+		on_coordinated(e, in);
 		break;
 	}
 

@@ -78,7 +78,9 @@ enum elector_input_kind {
 				   deleted, or its version expired) */
 	ELECTOR_IN_CANDIDACY,	/* become a candidate, or stop being one
 				   (in.candidate) */
-	ELECTOR_IN_HANDOVER	/* hand the lease to in.to if leading */
+	ELECTOR_IN_HANDOVER,	/* hand the lease to in.to if leading */
+	ELECTOR_IN_COORDINATED	/* coordinated election on or off
+				   (in.candidate) */
 };
 
 enum elector_action_kind {
@@ -110,6 +112,9 @@ struct elector_config {
 	int		 for_life;		/* create only, hold for life
 						   (above); release_on_cancel
 						   is then ignored */
+	int		 coordinated;		/* never self-acquire: take
+						   only a lease assigned to us
+						   (below) */
 };
 
 /* lead_until_ms of a claim held for life: it has no end in time. */
@@ -125,7 +130,8 @@ struct elector_input {
 						   from now_ms */
 	uint64_t		 poll_ms;	/* WATCH_UP only: a follower's poll
 						   period while watching; > 0 */
-	int			 candidate;	/* CANDIDACY only: 1 on, 0 off */
+	int			 candidate;	/* CANDIDACY, COORDINATED only:
+						   1 on, 0 off */
 	const char		*to;		/* HANDOVER only: the successor */
 	uint64_t		 cooldown_ms;	/* CANDIDACY off only: after the
 						   release, no takeover this long */
@@ -173,6 +179,8 @@ struct elector {
 	uint64_t		 stop_until_ms;	/* STOPPING gives up at this time */
 	int			 passive;	/* not a candidate: never takes,
 						   creates or renews the lease */
+	int			 coordinated;	/* conf.coordinated, until the
+						   COORDINATED input */
 
 	/* Private to the elector. */
 	uint64_t		 observed_ms;	/* when observed last changed */
@@ -279,6 +287,26 @@ int	elector_init(struct elector *e, const struct elector_config *conf,
  * read by the leader on its own record, makes it hand over to that
  * identity at once, as HANDOVER does.  Every write keeps the record's
  * strategy and preferredHolder.
+ *
+ * Coordinated (conf.coordinated, KEP-4355): e never creates the lease,
+ * never takes over a free or expired one: the API server's coordinated
+ * election controller writes the holder.  A record naming e that this
+ * process did not write is taken, by a renew over its version (a new
+ * term: acquireTime = renewTime = now, leaseTransitions + 1, leadership
+ * counted from the renew's send time), when it is an assignment: its
+ * renewTime is not the one its LEASE_RENEWED mark names (every write of
+ * a coordinated elector carries the mark; the controller rewrites
+ * renewTime and keeps annotations).  A record naming e with a matching
+ * mark (a second process under e's identity renewing) is waited out as
+ * any foreign record.  Not taken while passive or cooling down.  A lease handed to e (above) is taken as ever.  The
+ * leader renews and hands over on preferredHolder as without.
+ * COORDINATED: in->candidate 0 ends coordinated mode (the LeaseCandidate
+ * API is not served): e reads the lease at once and competes as usual;
+ * 1 starts it again.
+ *
+ * A handover to the record's preferredHolder clears preferredHolder, as
+ * the controller does when it assigns the lease: client-go's coordinated
+ * elector never renews a lease that names one.
  *
  * CANDIDACY: in->candidate 0 makes e passive, a follower that reads the
  * lease but never takes it over, creates it or renews it; if e leads it

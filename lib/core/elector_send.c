@@ -82,6 +82,7 @@ elector_init(struct elector *e, const struct elector_config *conf,
 		return -1;
 	}
 	e->conf = *conf;
+	e->coordinated = conf->coordinated && !conf->for_life;
 	/* For life, nothing is ever written after the create. */
 	if (e->conf.for_life)
 		e->conf.release_on_cancel = 0;
@@ -251,6 +252,13 @@ make_record(struct elector *e, const struct elector_input *in,
 		    MS_PER_S);
 		rec->acquire_us = rec->renew_us = wall_us;
 		rec->transitions = e->observed.transitions + 1;
+		/*
+		 * The preferred holder is served: clear it, as the controller
+		 * does when it assigns (client-go's coordinated elector does
+		 * not renew a lease that names one).
+		 */
+		if (strcmp(rec->preferred, e->handover_to) == 0)
+			rec->preferred[0] = '\0';
 		return;
 	}
 	if (e->next_release) {
@@ -287,6 +295,14 @@ make_record(struct elector *e, const struct elector_input *in,
 	}
 }
 
+/* Coordinated: every write carries its renewTime as our mark. */
+static void
+mark_record(const struct elector *e, struct lease *rec)
+{
+	if (e->coordinated)
+		rec->mark_us = rec->renew_us;
+}
+
 void
 elector_send_due(struct elector *e, const struct elector_input *in,
     struct elector_action *act)
@@ -295,8 +311,10 @@ elector_send_due(struct elector *e, const struct elector_input *in,
 	struct elector_send *s;
 
 	act->kind = e->next_kind;
-	if (act->kind != ELECTOR_DO_GET)
+	if (act->kind != ELECTOR_DO_GET) {
 		make_record(e, in, &act->record);
+		mark_record(e, &act->record);
+	}
 	e->handed = 0;
 	if (act->kind == ELECTOR_DO_UPDATE && !e->next_release &&
 	    !e->have_observed)

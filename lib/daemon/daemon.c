@@ -141,9 +141,16 @@ daemon_step(struct election *e, enum elector_input_kind kind,
 			e->req = ELECTOR_DO_NOTHING;
 			e->st.req_deadline_ms = 0;
 			ev_timer_stop(d->loop, &e->wake);
-			/* The loop ends once every election has stopped. */
-			if (all_stopped(d))
-				ev_break(d->loop, EVBREAK_ALL);
+			/*
+			 * The loop ends once every election has stopped, and
+			 * the LeaseCandidate's delete, if one is under way.
+			 */
+			if (all_stopped(d)) {
+				if (d->stopping && daemon_cand_busy(d))
+					d->exit_wait = 1;
+				else
+					ev_break(d->loop, EVBREAK_ALL);
+			}
 			return;
 		}
 		if (act.kind == ELECTOR_DO_NOTHING ||
@@ -260,12 +267,38 @@ signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	stop_daemon(d, w->signum == SIGTERM ? "SIGTERM" : "SIGINT");
 }
 
+/*
+ * handover: auto, for the first election: hand the lease to the live
+ * candidate the controller would pick (coordinated), and the STOP that
+ * follows sends it; else the STOP releases as usual.
+ */
+static void
+stop_handover(struct election *e)
+{
+	struct daemon	*d = e->d;
+	const char	*to;
+
+	if (e->idx != 0 || strcmp(d->conf->handover, "auto") != 0 ||
+	    !elector_is_leader(&e->el, clock_mono_ms()))
+		return;
+	if ((to = d->auto_to[0] != '\0' ? d->auto_to : NULL) == NULL) {
+		log_info("lease %s: handover auto: no live candidate known; "
+		    "releasing", e->lock);
+		return;
+	}
+	log_info("lease %s: handover auto: handing the lease to %s", e->lock,
+	    to);
+	snprintf(e->handover_to, sizeof(e->handover_to), "%s", to);
+	daemon_step(e, ELECTOR_IN_HANDOVER, NULL);
+}
+
 /* The actions are stopped (command gone, label standby): release. */
 static void
 actions_stopped_cb(void *arg)
 {
 	struct election	*e = arg;
 
+	stop_handover(e);
 	daemon_step(e, ELECTOR_IN_STOP, NULL);
 }
 
@@ -310,12 +343,20 @@ stop_daemon(struct daemon *d, const char *why)
 	ev_timer_init(&d->hard_stop, hard_stop_cb, t, 0.);
 	d->hard_stop.data = d;
 	ev_timer_start(d->loop, &d->hard_stop);
+	/* The successor is chosen before our candidate goes. */
+	d->auto_to[0] = '\0';
+	if (daemon_cand_pick(d) != NULL)
+		snprintf(d->auto_to, sizeof(d->auto_to), "%s",
+		    daemon_cand_pick(d));
+	daemon_cand_stop(d, d->stop_until_ms);
 	for (i = 0; i < d->nel; i++) {
 		if (d->el[i].act != NULL)
 			actions_shutdown(d->el[i].act, actions_stopped_cb,
 			    &d->el[i]);
-		else
+		else {
+			stop_handover(&d->el[i]);
 			daemon_step(&d->el[i], ELECTOR_IN_STOP, NULL);
+		}
 	}
 }
 
@@ -338,6 +379,7 @@ election_setup(struct election *e, const struct kube_creds *creds,
 	ec.release_on_cancel = c->release_on_cancel;
 	ec.cooldown_ms = c->step_down_cooldown_ms;
 	ec.for_life = e->idx == 0 && d->for_life;
+	ec.coordinated = e->idx == 0 && c->coordinated;
 	ec.seed = (uint64_t)clock_wall_us() ^ ((uint64_t)getpid() << 32) ^
 	    ((uint64_t)e->idx << 16);
 	if (elector_init(&e->el, &ec, clock_mono_ms(), err, sizeof(err)) == -1) {
@@ -415,6 +457,8 @@ daemon_setup(struct daemon *d, const struct config *c,
 	for (i = 0; i < d->nel; i++)
 		if (election_setup(&d->el[i], creds, ua) == -1)
 			return -1;
+	if (daemon_cand_setup(d, creds, ua) == -1)
+		return -1;
 	localapi_routes(&d->el[0].st, daemon_metrics_reply,
 	    daemon_release_reply, daemon_pause_reply, d);
 	for (i = 0; i < d->nel; i++) {
@@ -567,6 +611,7 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 		actions_free(e->act);
 	}
 	daemon_gate_free(&d);
+	daemon_cand_free(&d);
 	if (d.httpd != NULL)
 		httpd_free(d.httpd);
 	free(d.routes);

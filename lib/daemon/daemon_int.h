@@ -22,6 +22,7 @@
 #include "api/token.h"
 #include "api/watch.h"
 #include "codec/lease.h"
+#include "codec/leasecand.h"
 #include "config/config.h"
 #include "actions/appprobe.h"
 #include "core/elector.h"
@@ -36,6 +37,8 @@
  * (docs/operations.md "Watching the Lease").
  */
 #define WATCH_POLL_MS	60000
+
+#define DAEMON_CANDS	32	/* LeaseCandidates of our Lease remembered */
 
 struct daemon;
 
@@ -119,6 +122,21 @@ struct daemon {
 						   (compat nais, elector.h) */
 	ev_timer		 owner_retry;	/* for life: next pod read */
 	int			 owner_hint;	/* its 404's hint was logged */
+	/* Coordinated election (daemon_cand.c), of the first election. */
+	struct kube		*ck;		/* the candidate's client, or
+						   NULL */
+	ev_timer		 cand_timer;	/* its next list or retry */
+	int			 cand_on;	/* the candidate is kept */
+	int			 cand_req;	/* its request in flight */
+	uint64_t		 cand_renew_ms;	/* renew by then anyway */
+	struct lease_cand	 mine;		/* ours, as last read */
+	struct lease_cand	 cands[DAEMON_CANDS]; /* our Lease's, listed */
+	size_t			 ncands;
+	char			 cand_err[512];	/* last failure logged */
+	int			 exit_wait;	/* stopped: exit once the
+						   candidate is deleted */
+	char			 auto_to[LEASE_HOLDER_MAX]; /* handover: auto's
+						   pick at the signal, or "" */
 };
 
 #define RELEASE_NONE	0	/* no step-down asked, or answered */
@@ -191,5 +209,30 @@ void	daemon_metrics_reply(const struct http_request *req,
  */
 void	daemon_release_reply(const struct http_request *req,
 	    struct httpd_reply *reply, void *arg);
+
+/* daemon_cand.c */
+
+/*
+ * Coordinated election: create the LeaseCandidate and keep it (above the
+ * file).  Nothing without candidacy.coordinated.  Returns 0, or -1 logged.
+ */
+int	daemon_cand_setup(struct daemon *d, const struct kube_creds *creds,
+	    const char *ua);
+
+/*
+ * The candidate handover: auto hands to: of our Lease's live candidates
+ * (renewed within 5.5 minutes), never ours, the one the strategy picks
+ * (OldestEmulationVersion), else the freshest; NULL if none or not
+ * coordinated.
+ */
+const char *daemon_cand_pick(struct daemon *d);
+
+/* Stop keeping the candidate and delete it, bounded by until_ms. */
+void	daemon_cand_stop(struct daemon *d, uint64_t until_ms);
+
+/* Whether the delete is still in flight. */
+int	daemon_cand_busy(const struct daemon *d);
+
+void	daemon_cand_free(struct daemon *d);
 
 #endif /* DAEMON_INT_H */

@@ -140,6 +140,13 @@ leader_json(const struct localapi_state *d, uint64_t now_ms, struct buf *b)
 	buf_printf(b, ",\"candidate\":%s,\"candidate_reason\":",
 	    *candidate_reason(d, now_ms) == '\0' ? "true" : "false");
 	buf_json_str(b, candidate_reason(d, now_ms));
+	/* Coordinated election, when asked for (candidacy.coordinated). */
+	if (d->coordinated != LOCALAPI_COORD_NONE) {
+		buf_printf(b, ",\"coordinated\":%s,\"coordinated_reason\":",
+		    d->coordinated == LOCALAPI_COORD_ON ? "true" : "false");
+		buf_json_str(b, d->coordinated_reason != NULL ?
+		    d->coordinated_reason : "");
+	}
 	buf_printf(b, ",\"index\":%llu", (unsigned long long)d->index);
 	json_time(b, "changed_at", d->changed_us);
 	/* Which election this is: /leader/NAME's NAME. */

@@ -45,6 +45,8 @@ struct localapi_state {
 						   leads (nais: its result) */
 	char			 peer_result[LEASE_HOLDER_MAX]; /* its holder */
 	int64_t			 peer_result_us; /* wall clock it changed */
+	int			 coordinated;	/* LOCALAPI_COORD_* */
+	const char		*coordinated_reason; /* why 0 (static) */
 	struct httpd_route	 routes[LOCALAPI_ROUTES]; /* localapi_routes */
 	const char		*election;	/* its name (borrowed), carried
 						   in /leader's body */
@@ -57,6 +59,10 @@ struct localapi_state {
 						   NULL: this one alone */
 	size_t			 nall;		/* how many */
 };
+
+#define LOCALAPI_COORD_NONE	0	/* not asked for */
+#define LOCALAPI_COORD_OFF	1	/* asked for, not working (reason) */
+#define LOCALAPI_COORD_ON	2	/* the LeaseCandidate is kept */
 
 #define LOCALAPI_WAIT_MAX_MS	300000	/* longest blocking read (5m) */
 #define LOCALAPI_PING		": keep-alive\n\n"	/* stream comment */

@@ -119,7 +119,9 @@ def test_handover_refusals(cluster):
 def test_preferred_holder_moves_leadership(cluster):
     """A coordinated controller (or kubectl patch) sets strategy and
     preferredHolder on the Lease: the leader hands over to that holder
-    at once; the fields are kept by every write."""
+    at once; the strategy is kept by every write, the preferredHolder
+    cleared once served (as the controller clears it: client-go's
+    coordinated elector would not renew a lease naming one)."""
     a, b = pair(cluster, "pf-a", "pf-b")
     chk = cluster.checker()
 
@@ -129,7 +131,7 @@ def test_preferred_holder_moves_leadership(cluster):
     cluster.api.modify_lease("default", cluster.lock, prefer)
     wait_until(b.is_leader, JITTER * RP + SLACK, what="b leads")
     spec = cluster.lease()["spec"]
-    assert spec["preferredHolder"] == "pf-b"
+    assert "preferredHolder" not in spec, spec
     assert spec["strategy"] == "OldestEmulationVersion"
     time.sleep(3 * RP)
     assert b.is_leader()
@@ -181,4 +183,26 @@ def test_handover_and_sigterm_together(cluster):
     a.signal(signal.SIGTERM)
     assert a.wait(5.0) == 0
     wait_until(b.is_leader, JITTER * RP + SLACK, what="b leads")
+    chk.assert_s1()
+
+
+def test_handover_to_a_killed_successor(cluster):
+    """The successor dies between the choice and the handover: the lease
+    names it, nobody writes until it expires, then a live one takes it."""
+    a, b = pair(cluster, "hk-a", "hk-b")
+    c = cluster.start("hk-c")
+    wait_until(lambda: (c.leader() or {}).get("name") == "hk-a", 3.0,
+               what="c follows a")
+    chk = cluster.checker()
+    b.kill9()
+    st, body = post(a, "/leader/release?to=hk-b")
+    assert st == 200 and body["released"] is True, body
+    t0 = time.monotonic()
+    assert cluster.lease()["spec"]["holderIdentity"] == "hk-b"
+    n0 = len(cluster.api.history(ns="default", name=cluster.lock))
+    wait_until(lambda: a.is_leader() or c.is_leader(),
+               LD + JITTER * RP + SLACK, what="a leader after expiry")
+    later = cluster.api.history(ns="default", name=cluster.lock)[n0:]
+    assert later and later[0]["spec"]["holderIdentity"] in ("hk-a", "hk-c")
+    assert later[0]["t"] - t0 >= LD - 0.2, (later[0]["t"] - t0)
     chk.assert_s1()

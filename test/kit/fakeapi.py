@@ -76,6 +76,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 GROUP = "coordination.k8s.io"
 LEASE_API = GROUP + "/v1"
 LEASE_PREFIX = "/apis/coordination.k8s.io/v1/namespaces/"
+CAND_API = GROUP + "/v1beta1"
+CAND_PREFIX = "/apis/coordination.k8s.io/v1beta1/namespaces/"
 POD_PREFIX = "/api/v1/namespaces/"
 EVENT_PREFIXES = ("/api/v1/namespaces/", "/apis/events.k8s.io/v1/namespaces/")
 BODY_MAX = 3 * 1024 * 1024
@@ -1837,8 +1839,119 @@ class FakeAPI(_WatchMixin, _CoreObjects):
         self._leases[(ns, name)] = obj
         return obj
 
+    # -- LeaseCandidates (coordination.k8s.io/v1beta1) ------------------
+    #
+    # Served only once enable_candidates() is called: a default server
+    # answers 404 on them, as kube-apiserver does with the
+    # CoordinatedLeaderElection gate off.  No election controller: a test
+    # plays it (modify_lease naming a candidate, ping_candidate).
+
+    def enable_candidates(self):
+        with self._lock:
+            self._cands_on = True
+
+    def candidates(self, ns=None):
+        with self._lock:
+            return {n: copy.deepcopy(o) for (cns, n), o in
+                    getattr(self, "_cands", {}).items()
+                    if ns is None or cns == ns}
+
+    def ping_candidate(self, ns, name):
+        """Set spec.pingTime to now, as the controller asks for a renew."""
+        with self._lock:
+            o = self._cands[(ns, name)]
+            self._rv += 1
+            o["spec"]["pingTime"] = now_microtime()
+            o["metadata"]["resourceVersion"] = str(self._rv)
+            return copy.deepcopy(o)
+
+    def candidate_history(self):
+        with self._lock:
+            return list(getattr(self, "_cand_history", []))
+
+    def _cand_route(self, method, path, body):
+        parts = path[len(CAND_PREFIX):].split("/")
+        if not getattr(self, "_cands_on", False) or \
+                len(parts) not in (2, 3) or parts[1] != "leasecandidates":
+            return 404, status_body(404, "the server could not find the "
+                                    "requested resource", "NotFound", {}), {}
+        cands = self.__dict__.setdefault("_cands", {})
+        hist = self.__dict__.setdefault("_cand_history", [])
+        ns, name = parts[0], parts[2] if len(parts) == 3 else None
+
+        def nf(n):
+            return status_body(404, 'leasecandidates.coordination.k8s.io '
+                               '"%s" not found' % n, "NotFound",
+                               {"name": n, "group": GROUP,
+                                "kind": "leasecandidates"})
+        with self._lock:
+            if name is None and method == "GET":
+                return 200, {"kind": "LeaseCandidateList",
+                             "apiVersion": CAND_API,
+                             "metadata": {"resourceVersion": str(self._rv)},
+                             "items": [copy.deepcopy(o) for (n, _), o in
+                                       sorted(cands.items()) if n == ns]}, {}
+            if method in ("POST", "PUT"):
+                try:
+                    obj = json.loads(body)
+                except ValueError as e:
+                    return 400, bad_request(str(e)), {}
+                meta = obj.get("metadata") or {}
+                spec = obj.get("spec") or {}
+                n = meta.get("name") or ""
+                if not spec.get("leaseName") or \
+                        not spec.get("binaryVersion") or \
+                        not spec.get("strategy"):
+                    return 422, invalid(n, [("spec", "{}", "leaseName, binaryVersion and strategy are required")], kind="LeaseCandidate"), {}
+            if method == "POST" and name is None:
+                if (ns, n) in cands:
+                    return 409, status_body(
+                        409, 'leasecandidates.coordination.k8s.io "%s" '
+                        'already exists' % n, "AlreadyExists", {}), {}
+                self._rv += 1
+                meta = {"name": n, "namespace": ns,
+                        "uid": str(uuid.uuid4()),
+                        "resourceVersion": str(self._rv),
+                        "creationTimestamp": now_rfc3339()}
+                obj = {"kind": "LeaseCandidate", "apiVersion": CAND_API,
+                       "metadata": meta, "spec": spec}
+                cands[(ns, n)] = obj
+                hist.append((time.monotonic(), "POST", n,
+                             copy.deepcopy(spec)))
+                return 201, copy.deepcopy(obj), {}
+            if name is None:
+                return 405, status_body(405, "method not allowed"), {}
+            cur = cands.get((ns, name))
+            if cur is None:
+                return 404, nf(name), {}
+            if method == "GET":
+                return 200, copy.deepcopy(cur), {}
+            if method == "DELETE":
+                del cands[(ns, name)]
+                self._rv += 1
+                hist.append((time.monotonic(), "DELETE", name, None))
+                return 200, {"kind": "Status", "apiVersion": "v1",
+                             "status": "Success"}, {}
+            if method == "PUT":
+                if meta.get("resourceVersion") != \
+                        cur["metadata"]["resourceVersion"]:
+                    return 409, status_body(
+                        409, "the object has been modified", "Conflict",
+                        {}), {}
+                self._rv += 1
+                cur = copy.deepcopy(cur)
+                cur["spec"] = spec
+                cur["metadata"]["resourceVersion"] = str(self._rv)
+                cands[(ns, name)] = cur
+                hist.append((time.monotonic(), "PUT", name,
+                             copy.deepcopy(spec)))
+                return 200, copy.deepcopy(cur), {}
+            return 405, status_body(405, "method not allowed"), {}
+
     def _route(self, method, path, query, body, token, entry):
         """Returns (code, response object, extra headers)."""
+        if path.startswith(CAND_PREFIX):
+            return self._cand_route(method, path, body)
         if path.startswith(POD_PREFIX):
             parts = path[len(POD_PREFIX):].split("/")
             if len(parts) == 3 and parts[1] == "pods" and parts[0] and \

@@ -5,6 +5,11 @@
  * writes, server errors, process pauses, kills, graceful stops and
  * restarts (some reusing an identity), step-downs (a release followed
  * by a cooldown), and the lease deleted by hand.
+ * In one schedule in ten the electors are coordinated (conf.coordinated)
+ * and a controller, at random times, names a holder in a free or expired
+ * lease (a live node, a dead or restarting one, or an identity nobody
+ * has) or sets preferredHolder on a live one, as kube-apiserver's
+ * coordinated election controller writes them.
  * In half the schedules the electors also watch the store: every write
  * is delivered to each watcher in order after a random delay, while a
  * request is in flight it waits as daemon_api.c keeps it (the newest, fed
@@ -42,6 +47,8 @@
 static unsigned long	 step_downs;	/* ELECTOR_IN_STEP_DOWN fed */
 static unsigned long	 candidacy_offs; /* ELECTOR_IN_CANDIDACY off fed */
 static unsigned long	 handovers;	/* ELECTOR_IN_HANDOVER fed to leaders */
+static unsigned long	 assigned;	/* coordinated: holders named */
+static unsigned long	 assigned_taken; /* nodes leading on one */
 static unsigned long	 handed;	/* handovers written */
 static unsigned long	 handed_taken;	/* successors leading on a handover */
 static unsigned long	 passive_leaders; /* offs fed while leading */
@@ -140,6 +147,8 @@ struct world {
 	uint64_t	 first_lead_ms;
 	uint64_t	 seed;
 	uint64_t	 store_ms;	/* when the store was last written */
+	int		 coordinated;	/* the nodes are; a controller runs */
+	uint64_t	 ctl_at;	/* the controller's next look */
 };
 
 static const char *const identities[] = { "pod-a", "pod-b", "pod-c",
@@ -158,6 +167,7 @@ sim_config(struct world *w, int identity)
 	c.request_timeout_ms = 5000;
 	c.release_on_cancel = 1;
 	c.seed = rnd(&w->rng);
+	c.coordinated = w->coordinated;
 	return c;
 }
 
@@ -445,6 +455,8 @@ feed(struct world *w, int i, enum elector_input_kind kind,
 		handed++;
 	if ((act.events & ELECTOR_EV_LEADING) && was_handed)
 		handed_taken++;
+	else if ((act.events & ELECTOR_EV_LEADING) && w->coordinated)
+		assigned_taken++;
 	/*
 	 * A watched record becomes the body of the next PUT only if the
 	 * elector took it (daemon_api.c does the same): a write is decided on
@@ -538,6 +550,8 @@ next_time(struct world *w)
 	}
 	for (i = 0; i < w->nghosts; i++)
 		MIN(w->ghosts[i].apply_ms);
+	if (w->coordinated)
+		MIN(w->ctl_at);
 #undef MIN
 	return t;
 }
@@ -555,6 +569,43 @@ all_seen(const struct world *w)
 }
 
 /* Run everything due at w->now_ms. */
+/*
+ * The coordinated election controller: a free, expired or missing lease
+ * gets a holder (5 s, renewTime now, acquireTime as it was, the strategy,
+ * no preferredHolder); a live one now and then a preferredHolder.
+ */
+static void
+controller(struct world *w)
+{
+	int	 k = (int)between(&w->rng, 0, MAXN);
+	const char *who = k == MAXN ? "pod-nobody" : identities[k];
+	int	 expired;
+
+	w->ctl_at = w->now_ms + between(&w->rng, 200, 3000);
+	expired = !w->exists || w->store.holder[0] == '\0' ||
+	    w->now_ms >= w->store_ms + (uint64_t)w->store.duration_s * 1000;
+	if (expired) {
+		if (!w->exists)
+			memset(&w->store, 0, sizeof(w->store));
+		snprintf(w->store.holder, sizeof(w->store.holder), "%s", who);
+		w->store.duration_s = 5;
+		w->store.renew_us = 1700000000000000LL +
+		    (int64_t)w->now_ms * 1000;
+		w->store.preferred[0] = '\0';
+		assigned++;
+	} else if (chance(&w->rng, 300))
+		snprintf(w->store.preferred, sizeof(w->store.preferred), "%s",
+		    who);
+	else
+		return;
+	snprintf(w->store.strategy, sizeof(w->store.strategy),
+	    "OldestEmulationVersion");
+	snprintf(w->store.rv, sizeof(w->store.rv), "%u", ++w->version);
+	w->exists = 1;
+	w->store_ms = w->now_ms;
+	watch_publish(w);
+}
+
 static void
 run_due(struct world *w)
 {
@@ -586,6 +637,8 @@ run_due(struct world *w)
 	 */
 	if (w->deletes && w->exists && chance(&w->rng, 1) && all_seen(w))
 		w->exists = 0;
+	if (w->coordinated && w->ctl_at <= w->now_ms)
+		controller(w);
 	for (i = 0; i < w->n; i++) {
 		struct node *nd = &w->nodes[i];
 
@@ -726,6 +779,8 @@ run_schedule(uint64_t seed, uint64_t *led_ms, unsigned *transitions)
 	w.faults = seed % 10 != 0;
 	w.deletes = seed % 10 == 1;
 	w.watch = seed % 2 == 0;
+	w.coordinated = seed % 10 == 3;
+	w.ctl_at = between(&w.rng, 200, 3000);
 	w.last_leader = -1;
 	w.first_lead_ms = NEVER;
 	for (i = 0; i < w.n; i++)
@@ -781,6 +836,9 @@ main(int argc, char *argv[])
 	printf("elector_sim: %lu directed handovers asked of leaders, %lu "
 	    "written, %lu successors led on one\n", handovers, handed,
 	    handed_taken);
+	printf("elector_sim: coordinated: %lu holders named by the "
+	    "controller, %lu leaderships taken on one\n", assigned,
+	    assigned_taken);
 	printf("elector_sim: abandoned writes: %lu landed before the "
 	    "release, %lu refused after it, %lu never landed\n", abandoned[0],
 	    abandoned[1], abandoned[2]);
@@ -799,6 +857,11 @@ main(int argc, char *argv[])
 	if (n >= 1000 && (handed == 0 || handed_taken == 0)) {
 		fprintf(stderr, "elector_sim: no handover written in %" PRIu64
 		    " schedules\n", n);
+		return 1;
+	}
+	if (n >= 1000 && (assigned == 0 || assigned_taken == 0)) {
+		fprintf(stderr, "elector_sim: no coordinated assignment taken "
+		    "in %" PRIu64 " schedules\n", n);
 		return 1;
 	}
 	if (n >= 1000 && step_downs == 0) {

@@ -851,7 +851,9 @@ test_preferred_holder(void **state)
 	assert_int_equal(act.kind, UPDATE);
 	assert_string_equal(act.record.holder, "c");
 	assert_string_equal(act.record.handover, "c");
-	assert_string_equal(act.record.preferred, "c");
+	/* Served: cleared, as the controller clears it (client-go). */
+	assert_string_equal(act.record.preferred, "");
+	assert_string_equal(act.record.strategy, "OldestEmulationVersion");
 	/* Without a strategy, preferredHolder is only a hint: ignored. */
 	mine = lead_a(&e, &act);
 	strcpy(mine.preferred, "c");
@@ -859,6 +861,129 @@ test_preferred_holder(void **state)
 	strcpy(mine.rv, "30");
 	feed(&e, ELECTOR_IN_WATCHED, 500, &mine, &act);
 	assert_true(elector_is_leader(&e, 500));
+}
+
+/*
+ * Coordinated (elector.h): never a create, a takeover of a free or an
+ * expired lease; a record the controller assigns to us (its renewTime not
+ * our mark's) is taken by a renew over its version, a new term counted
+ * from that renew's send time, marked; one a leaderd of our identity
+ * renewed (marked) is not; COORDINATED off competes again at once.
+ */
+static void
+test_coordinated(void **state)
+{
+	struct elector		 e;
+	struct elector_config	 conf = test_config(1);
+	struct elector_input	 in = { 0 };
+	struct elector_action	 act;
+	struct lease		 rec, mine;
+	char			 err[128];
+
+	(void)state;
+	conf.coordinated = 1;
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
+	feed(&e, ELECTOR_IN_TICK, 0, NULL, &act);
+	assert_int_equal(act.kind, GET);
+	/* No lease: no create, read again. */
+	feed(&e, ELECTOR_IN_NOTFOUND, 10, NULL, &act);
+	assert_int_equal(act.kind, NOTHING);
+	assert_int_equal(e.state, ELECTOR_FOLLOWER);
+	assert_in_range(act.wake_ms, 2010, 4410);
+	/* A free lease: not taken. */
+	fixed_record(R_FREE, &rec);
+	feed(&e, ELECTOR_IN_TICK, act.wake_ms, NULL, &act);
+	feed(&e, ELECTOR_IN_GOT, 4500, &rec, &act);
+	assert_int_equal(act.kind, NOTHING);
+	/* Another's lease, expired long ago: not taken either. */
+	fixed_record(R_FOREIGN, &rec);
+	feed(&e, ELECTOR_IN_WATCHED, 4600, &rec, &act);
+	feed(&e, ELECTOR_IN_TICK, 40000, NULL, &act);
+	assert_int_equal(act.kind, GET);
+	feed(&e, ELECTOR_IN_GOT, 40010, &rec, &act);
+	assert_int_equal(act.kind, NOTHING);
+	assert_int_equal(e.state, ELECTOR_FOLLOWER);
+	/* The controller names us (duration 5, no acquireTime): taken. */
+	memset(&rec, 0, sizeof(rec));
+	strcpy(rec.holder, "a");
+	strcpy(rec.strategy, "OldestEmulationVersion");
+	rec.duration_s = 5;
+	rec.transitions = 3;
+	rec.renew_us = WALL0 + 40000 * 1000LL;
+	strcpy(rec.rv, "200");
+	feed(&e, ELECTOR_IN_WATCHED, 40100, &rec, &act);
+	assert_int_equal(act.kind, UPDATE);
+	assert_false(elector_is_leader(&e, 40100));
+	assert_string_equal(act.record.holder, "a");
+	assert_string_equal(act.record.strategy, "OldestEmulationVersion");
+	assert_int_equal(act.record.transitions, 4);
+	assert_int_equal(act.record.duration_s, 15);
+	assert_int_equal(act.record.acquire_us, WALL0 + 40100 * 1000LL);
+	assert_int_equal(act.record.renew_us, act.record.acquire_us);
+	/* Marked as a write of ours (LEASE_RENEWED). */
+	assert_int_equal(act.record.mark_us, act.record.renew_us);
+	mine = act.record;
+	strcpy(mine.rv, "201");
+	feed(&e, ELECTOR_IN_WRITTEN, 40150, &mine, &act);
+	assert_true(act.events & ELECTOR_EV_LEADING);
+	assert_true(elector_is_leader(&e, 40100 + 10000 - 1));
+	/* It renews as any leader. */
+	feed(&e, ELECTOR_IN_TICK, 42150, NULL, &act);
+	assert_int_equal(act.kind, UPDATE);
+	assert_int_equal(act.record.acquire_us, mine.acquire_us);
+	assert_int_equal(act.record.transitions, 4);
+
+	/*
+	 * A second process under our identity: our renews carry their mark;
+	 * never taken.
+	 */
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
+	feed(&e, ELECTOR_IN_TICK, 0, NULL, &act);
+	feed(&e, ELECTOR_IN_GOT, 10, &mine, &act);
+	assert_int_equal(act.kind, NOTHING);
+	mine.renew_us += 2 * US;
+	mine.mark_us = mine.renew_us;
+	strcpy(mine.rv, "202");
+	feed(&e, ELECTOR_IN_WATCHED, 2000, &mine, &act);
+	assert_int_equal(act.kind, NOTHING);
+	assert_int_equal(e.state, ELECTOR_FOLLOWER);
+	/*
+	 * The controller rewrites renewTime (the mark kept): an assignment,
+	 * taken.
+	 */
+	feed(&e, ELECTOR_IN_TICK, 30000, NULL, &act);
+	assert_int_equal(act.kind, GET);
+	rec = mine;
+	rec.duration_s = 5;
+	rec.renew_us = WALL0 + 30000 * 1000LL;
+	strcpy(rec.rv, "300");
+	feed(&e, ELECTOR_IN_GOT, 30010, &rec, &act);
+	assert_int_equal(act.kind, UPDATE);
+	/* A 409 (the other process won): its renew is waited out. */
+	feed(&e, ELECTOR_IN_CONFLICT, 30020, NULL, &act);
+	assert_int_equal(act.kind, GET);
+	mine.renew_us = WALL0 + 30015 * 1000LL;
+	mine.mark_us = mine.renew_us;
+	strcpy(mine.rv, "301");
+	feed(&e, ELECTOR_IN_GOT, 30030, &mine, &act);
+	assert_int_equal(act.kind, NOTHING);
+	assert_false(elector_is_leader(&e, 30030));
+
+	/* COORDINATED off: compete as usual, at once. */
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
+	feed(&e, ELECTOR_IN_TICK, 0, NULL, &act);
+	fixed_record(R_FREE, &rec);
+	feed(&e, ELECTOR_IN_GOT, 10, &rec, &act);
+	assert_int_equal(act.kind, NOTHING);
+	in.kind = ELECTOR_IN_COORDINATED;
+	in.now_ms = 20;
+	in.wall_us = WALL0 + 20000;
+	in.candidate = 0;
+	elector_step(&e, &in, &act);
+	assert_int_equal(act.kind, GET);
+	feed(&e, ELECTOR_IN_GOT, 30, &rec, &act);
+	assert_int_equal(act.kind, UPDATE);
+	assert_string_equal(act.record.holder, "a");
 }
 
 /* The records the elector writes, field by field (2.4, 2.6). */
@@ -1351,6 +1476,7 @@ main(void)
 		cmocka_unit_test(test_records),
 		cmocka_unit_test(test_handover),
 		cmocka_unit_test(test_preferred_holder),
+		cmocka_unit_test(test_coordinated),
 		cmocka_unit_test(test_same_second_cap),
 		cmocka_unit_test(test_jitter),
 		cmocka_unit_test(test_timing_rules),

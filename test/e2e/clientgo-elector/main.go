@@ -12,6 +12,12 @@
 // OnNewLeader reported.  After losing the lease it tries again at once.
 // SIGTERM/SIGINT: is_leader becomes false at once, the lease is released
 // if -release-on-cancel, exit 0.
+//
+// -coordinated: Coordinated Leader Election as kube-controller-manager
+// runs it: a LeaseCandidate from client-go's own NewCandidate (binary and
+// emulation versions from -binary-version and -emulation-version,
+// strategy OldestEmulationVersion) and LeaderElectionConfig.Coordinated,
+// so the elector never takes the Lease itself.
 package main
 
 import (
@@ -28,6 +34,7 @@ import (
 	"syscall"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -59,6 +66,9 @@ func main() {
 	rd := flag.Duration("renew-deadline", 10*time.Second, "renew deadline")
 	rp := flag.Duration("retry-period", 2*time.Second, "retry period")
 	release := flag.Bool("release-on-cancel", true, "release the lease on SIGTERM")
+	coordinated := flag.Bool("coordinated", false, "coordinated leader election (a LeaseCandidate)")
+	binVer := flag.String("binary-version", "1.0.0", "the LeaseCandidate's binaryVersion")
+	emuVer := flag.String("emulation-version", "", "its emulationVersion (default: -binary-version)")
 	flag.Parse()
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds | log.LUTC)
 	if *kubeconfig == "" || *name == "" {
@@ -111,6 +121,19 @@ func main() {
 		cancel()
 	}()
 
+	if *coordinated {
+		if *emuVer == "" {
+			*emuVer = *binVer
+		}
+		cand, _, err := leaderelection.NewCandidate(cs, *namespace, *id,
+			*name, *binVer, *emuVer, coordinationv1.OldestEmulationVersion)
+		if err != nil {
+			log.Fatalf("lease candidate: %v", err)
+		}
+		go cand.Run(ctx)
+		log.Printf("coordinated: LeaseCandidate %s/%s (binary %s, emulation %s)",
+			*namespace, *id, *binVer, *emuVer)
+	}
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: *name, Namespace: *namespace},
 		Client:     cs.CoordinationV1(),
@@ -123,6 +146,7 @@ func main() {
 		RetryPeriod:     *rp,
 		ReleaseOnCancel: *release,
 		Name:            *name,
+		Coordinated:     *coordinated,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(context.Context) {
 				st.set(func(s *state) {
