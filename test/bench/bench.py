@@ -5,6 +5,7 @@ noisy; the tests assert safety, this measures cost and speed).
     python3 test/bench/bench.py [--leaderd PATH] [--trials N]
         [--kill-trials N] [--idle S] [--backends fakeapi,kube-apiserver]
         [--only-candidacy] [--candidacy-trials N] [--candidacy-idle S]
+        [--only-coordinated] [--coordinated-trials N]
 
 With the default production timings (15s / 10s / 2s) it measures, for
 three instances against the test API server over TLS:
@@ -20,6 +21,10 @@ side, on the test API server and on the e2e suite's kube-apiserver
   - takeover after kill -9 of the leader, over --kill-trials;
   - API requests per minute of a watching and a polling leaderd follower
     and of a client-go follower;
+and, for coordinated election (--only-coordinated), on a kube-apiserver
+with CoordinatedLeaderElection on: the controller's write of
+spec.preferredHolder to the preferred candidate's is_leader, leaderd
+beside client-go's coordinated elector, over --coordinated-trials;
 and, for leadership that follows the application (--only-candidacy):
   - the application killed -9 until another elector leads, over
     --candidacy-trials: leaderd with --require-client, leaderd with an
@@ -501,6 +506,31 @@ def handover_figures(args, work):
             backend.stop()
 
 
+def coordinated_figures(args, work):
+    """Coordinated election: the controller's preferredHolder to the new
+    leader, leaderd beside client-go's coordinated elector, on a
+    kube-apiserver with CoordinatedLeaderElection on."""
+    timings = (15, 10, 2)
+    try:
+        backend = handover.KasBackend(work, flags=handover.CLE_FLAGS,
+                                      name="kasbox-cle")
+    except RuntimeError as e:
+        print("coordinated election: skipped: %s" % e)
+        return
+    try:
+        print("coordinated move at 15s/10s/2s, kube-apiserver with "
+              "CoordinatedLeaderElection (the controller's preferredHolder "
+              "-> the preferred candidate leads):")
+        for kind in ["leaderd"] + (["clientgo"] if handover.available(
+                "clientgo") else []):
+            ts = handover.coordinated_trials(backend, kind,
+                                             args.coordinated_trials,
+                                             timings, "kas")
+            print("  %-9s %s" % (kind, handover.fmt(ts)))
+    finally:
+        backend.stop()
+
+
 def candidacy_figures(args, work):
     """Leadership follows the application: the application's death to a
     new leader at 15s/10s/2s, leaderd client-bound, leaderd probing it,
@@ -646,6 +676,11 @@ def main():
     ap.add_argument("--candidacy-idle", type=float, default=60,
                     help="seconds of renews measured with and without a "
                     "probe")
+    ap.add_argument("--only-coordinated", action="store_true",
+                    help="measure the coordinated move on the "
+                    "controller's preferredHolder only")
+    ap.add_argument("--coordinated-trials", type=int, default=10,
+                    help="coordinated moves per elector kind")
     ap.add_argument("--never-wait", type=float, default=40,
                     help="seconds to wait for a new leader before saying "
                     "never (leaderd without gating)")
@@ -659,6 +694,9 @@ def main():
         if args.only_candidacy:
             candidacy_figures(args, work)
             return
+        if args.only_coordinated:
+            coordinated_figures(args, work)
+            return
         d, last = push_delivery(args, work)
         if d and last:
             print("/leader/watch: event delivered to 100 stream clients "
@@ -671,6 +709,7 @@ def main():
             return
         steady(args, work)
         handover_figures(args, work)
+        coordinated_figures(args, work)
         candidacy_figures(args, work)
 
 

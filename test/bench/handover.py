@@ -15,10 +15,12 @@ import queue
 import select
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 
 from harness import free_port  # test/kit, on the path
 
@@ -101,13 +103,16 @@ class KasBackend:
     name = "kube-apiserver"
     namespace = "default"
 
-    def __init__(self, work):
+    def __init__(self, work, flags=(), name="kasbox"):
         binary = os.path.join(E2E_BIN, "kasbox")
         if not os.access(binary, os.X_OK):
             raise RuntimeError("%s is not built (make e2e-bins)" % binary)
-        out = os.path.join(work, "kasbox")
-        self.log = open(os.path.join(work, "kasbox.log"), "wb")
-        self.p = subprocess.Popen([binary, "-out", out, "-users", "bench"],
+        out = os.path.join(work, name)
+        self.log = open(os.path.join(work, name + ".log"), "wb")
+        argv = [binary, "-out", out, "-users", "bench"]
+        for f in flags:
+            argv += ["-apiserver-flag", f]
+        self.p = subprocess.Popen(argv,
                                   stdout=subprocess.PIPE, stderr=self.log,
                                   stdin=subprocess.DEVNULL, text=True)
         lines = queue.Queue()
@@ -125,8 +130,41 @@ class KasBackend:
             except queue.Empty:
                 pass
         with open(os.path.join(out, "info.json")) as f:
-            self.admin = json.load(f)["users"]["admin"]["kubeconfig"]
+            self.info = json.load(f)
+        self.admin = self.info["users"]["admin"]["kubeconfig"]
         self.work = work
+
+    def watch_lease(self, name, pred):
+        """Watch the Lease as admin in a thread; returns an Event whose
+        .t is the monotonic time of the first record pred(obj) is true
+        of (set once).  Close it with .stop()."""
+        ctx = ssl.create_default_context(cafile=self.info["ca"])
+        req = urllib.request.Request(
+            "%s/apis/coordination.k8s.io/v1/namespaces/%s/leases?watch=1&"
+            "fieldSelector=metadata.name%%3D%s" % (
+                self.info["url"], self.namespace, name),
+            headers={"Authorization": "Bearer " +
+                     self.info["users"]["admin"]["token"]})
+        hit = threading.Event()
+        hit.t = None
+        r = urllib.request.urlopen(req, context=ctx, timeout=120)
+        hit.stop = r.close
+
+        def run():
+            try:
+                for line in r:
+                    t = time.monotonic()
+                    try:
+                        obj = json.loads(line)["object"]
+                    except (ValueError, KeyError):
+                        continue
+                    if hit.t is None and pred(obj):
+                        hit.t = t
+                        hit.set()
+            except (OSError, ValueError, AttributeError):
+                pass
+        threading.Thread(target=run, daemon=True).start()
+        return hit
 
     def kubeconfig(self, who):
         return self.admin, None
@@ -149,7 +187,7 @@ class Elector:
     """One leaderd or client-go elector process with a /leader endpoint."""
 
     def __init__(self, backend, kind, ident, lease, timings, watch=True,
-                 args=()):
+                 args=(), goargs=()):
         ld, rd, rp = timings
         self.kind = kind
         self.ident = ident
@@ -174,7 +212,7 @@ class Elector:
                     "-lease-duration", "%gs" % ld,
                     "-renew-deadline", "%gs" % rd,
                     "-retry-period", "%gs" % rp,
-                    "-release-on-cancel=true"]
+                    "-release-on-cancel=true"] + list(goargs)
         self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL,
                                   stdin=subprocess.DEVNULL)
@@ -415,4 +453,69 @@ def app_death_trials(backend, gating, n, timings, tag, never_after):
         for e in group:
             e.app.kill()
             e.stop()
+    return times
+
+
+# -- coordinated election: the controller's preferredHolder ---------------
+
+CLE_FLAGS = ("--feature-gates=CoordinatedLeaderElection=true",
+             "--runtime-config=coordination.k8s.io/v1beta1=true")
+
+
+def coordinated_trials(backend, kind, n, timings, tag):
+    """n moves of a coordinated Lease (KEP-4355) made by the API server's
+    election controller: the leader runs binary version 1.(n+1).0, a new
+    candidate with the next older version starts, and the controller
+    names it in spec.preferredHolder (strategy OldestEmulationVersion).
+    Each figure is the seconds from the watch event that shows that
+    preferredHolder (the controller's write) to the new candidate's
+    is_leader; the old leader then stops.  leaderd
+    hands the lease over with one write; client-go's coordinated elector
+    stops renewing and the controller assigns the lease once it has
+    expired."""
+    ld, rd, rp = timings
+    lease = "bench-%s-cle-%s" % (tag, kind)
+
+    def new(v):
+        ident = "%s-cle-%d" % (kind[:2], v)
+        ver = "1.%d.0" % v
+        if kind == "leaderd":
+            return Elector(backend, kind, ident, lease, timings,
+                           args=["--coordinated", "--binary-version", ver])
+        return Elector(backend, kind, ident, lease, timings,
+                       goargs=["-coordinated", "-binary-version", ver])
+
+    v = n + 1
+    old = new(v)
+    times = []
+    try:
+        if _wait(old.is_leader, 60, interval=0.05) is None:
+            print("    (the controller named no leader in 60 s)")
+            return times
+        for _ in range(n):
+            time.sleep(rp * 1.5)
+            v -= 1
+            ident = "%s-cle-%d" % (kind[:2], v)
+            hit = backend.watch_lease(lease, lambda o, ident=ident: (
+                o.get("spec") or {}).get("preferredHolder") == ident)
+            cand = new(v)
+            hit.wait(60)
+            hit.stop()
+            seen = hit.t
+            if seen is None:
+                print("    (the controller did not prefer %s in 60 s)"
+                      % cand.ident)
+                cand.stop()
+                break
+            took = _wait(cand.is_leader, ld + 3 * rp + 30, interval=0.001)
+            if took is None:
+                print("    (%s did not lead in %.0f s)"
+                      % (cand.ident, ld + 3 * rp + 30))
+                cand.stop()
+                break
+            times.append(time.monotonic() - seen)
+            old.stop()
+            old = cand
+    finally:
+        old.stop()
     return times
