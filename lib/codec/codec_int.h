@@ -31,6 +31,9 @@ char	*codec_json_dump(json_t *root);
  */
 json_t	*codec_jstring(const char *s);
 
+/* A MicroTime of us (wall clock, µs), or null for 0 (new reference). */
+json_t	*codec_jtime(int64_t us);
+
 /*
  * Copy the string obj.key into buf of size len; path names it in err
  * ("metadata.uid").  Absent or null leaves buf untouched.  A value that

@@ -25,7 +25,6 @@ static int	 get_int32(json_t *, const char *, const char *, int32_t *,
 		    char *, size_t);
 static int	 get_time(json_t *, const char *, const char *, int64_t *,
 		    char *, size_t);
-static json_t	*jtime(int64_t);
 static json_t	*encode_spec(const struct lease *);
 static int	 same_time(int64_t, int64_t);
 
@@ -288,8 +287,8 @@ codec_jstring(const char *s)
 }
 
 /* A MicroTime, or null for 0 (ref 4.3). */
-static json_t *
-jtime(int64_t us)
+json_t *
+codec_jtime(int64_t us)
 {
 	char buf[APITIME_MICRO_LEN];
 
@@ -309,8 +308,8 @@ encode_spec(const struct lease *rec)
 	json_object_set_new(spec, "holderIdentity", codec_jstring(rec->holder));
 	json_object_set_new(spec, "leaseDurationSeconds",
 	    json_integer(rec->duration_s));
-	json_object_set_new(spec, "acquireTime", jtime(rec->acquire_us));
-	json_object_set_new(spec, "renewTime", jtime(rec->renew_us));
+	json_object_set_new(spec, "acquireTime", codec_jtime(rec->acquire_us));
+	json_object_set_new(spec, "renewTime", codec_jtime(rec->renew_us));
 	json_object_set_new(spec, "leaseTransitions",
 	    json_integer(rec->transitions));
 	if (rec->strategy[0] != '\0')
@@ -385,7 +384,7 @@ lease_encode_create_owned(const char *ns, const char *name,
 	json_object_set_new(root, "metadata", meta);
 	spec = json_object();
 	json_object_set_new(spec, "holderIdentity", codec_jstring(rec->holder));
-	json_object_set_new(spec, "acquireTime", jtime(rec->acquire_us));
+	json_object_set_new(spec, "acquireTime", codec_jtime(rec->acquire_us));
 	json_object_set_new(root, "spec", spec);
 	return codec_json_dump(root);
 }

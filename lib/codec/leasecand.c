@@ -140,17 +140,6 @@ lease_cand_decode_list(const char *buf, size_t len, const char *lease_name,
 	return rc;
 }
 
-static json_t *
-jtime(int64_t us)
-{
-	char	 buf[APITIME_MICRO_LEN];
-
-	if (us == 0)
-		return json_null();
-	apitime_format_micro(us, buf);
-	return json_string(buf);
-}
-
 /* Set the spec fields the candidate owns, in client-go's order. */
 static void
 set_spec(json_t *spec, const struct lease_cand *c, int64_t renew_us,
@@ -165,7 +154,7 @@ set_spec(json_t *spec, const struct lease_cand *c, int64_t renew_us,
 		json_object_set_new(spec, "emulationVersion",
 		    codec_jstring(c->emulation_version));
 	json_object_set_new(spec, "strategy", codec_jstring(c->strategy));
-	json_object_set_new(spec, "renewTime", jtime(renew_us));
+	json_object_set_new(spec, "renewTime", codec_jtime(renew_us));
 }
 
 char *
@@ -188,7 +177,7 @@ lease_cand_encode_create(const char *ns, const struct lease_cand *c)
 	spec = json_object();
 	set_spec(spec, c, c->renew_us, 1);
 	if (c->rv[0] != '\0' && c->ping_us != 0)
-		json_object_set_new(spec, "pingTime", jtime(c->ping_us));
+		json_object_set_new(spec, "pingTime", codec_jtime(c->ping_us));
 	json_object_set_new(root, "spec", spec);
 	return codec_json_dump(root);
 }
