@@ -42,4 +42,12 @@ json_t	*codec_jtime(int64_t us);
 int	 codec_get_string(json_t *obj, const char *key, const char *path,
 	    char *buf, size_t len, char *err, size_t errlen);
 
+/*
+ * An optional RFC 3339 time obj.key into *out (wall clock, µs); absent
+ * or null reads as 0.  Anything else is an error: -1 with err naming
+ * path.
+ */
+int	 codec_get_time(json_t *obj, const char *key, const char *path,
+	    int64_t *out, char *err, size_t errlen);
+
 #endif /* CODEC_INT_H */

@@ -23,8 +23,6 @@
 static int	 check_object(json_t *, char *, size_t);
 static int	 get_int32(json_t *, const char *, const char *, int32_t *,
 		    char *, size_t);
-static int	 get_time(json_t *, const char *, const char *, int64_t *,
-		    char *, size_t);
 static json_t	*encode_spec(const struct lease *);
 static int	 same_time(int64_t, int64_t);
 
@@ -159,8 +157,8 @@ get_int32(json_t *obj, const char *key, const char *path, int32_t *out,
 }
 
 /* An optional RFC 3339 time; null reads as 0. */
-static int
-get_time(json_t *obj, const char *key, const char *path, int64_t *out,
+int
+codec_get_time(json_t *obj, const char *key, const char *path, int64_t *out,
     char *err, size_t errlen)
 {
 	json_t *v;
@@ -237,9 +235,9 @@ lease_decode(const char *buf, size_t len, struct lease *out, char *err,
 	    l.holder, sizeof(l.holder), err, errlen) == -1 ||
 	    get_int32(spec, "leaseDurationSeconds",
 	    "spec.leaseDurationSeconds", &l.duration_s, err, errlen) == -1 ||
-	    get_time(spec, "acquireTime", "spec.acquireTime", &l.acquire_us,
+	    codec_get_time(spec, "acquireTime", "spec.acquireTime", &l.acquire_us,
 	    err, errlen) == -1 ||
-	    get_time(spec, "renewTime", "spec.renewTime", &l.renew_us,
+	    codec_get_time(spec, "renewTime", "spec.renewTime", &l.renew_us,
 	    err, errlen) == -1 ||
 	    get_int32(spec, "leaseTransitions", "spec.leaseTransitions",
 	    &l.transitions, err, errlen) == -1 ||

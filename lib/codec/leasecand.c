@@ -15,22 +15,6 @@
 #include "codec/codec_int.h"
 #include "codec/leasecand.h"
 
-static int
-get_time(json_t *obj, const char *key, const char *path, int64_t *out,
-    char *err, size_t errlen)
-{
-	json_t	*v;
-
-	if ((v = json_object_get(obj, key)) == NULL || json_is_null(v))
-		return 0;
-	if (!json_is_string(v) ||
-	    apitime_parse(json_string_value(v), out) == -1) {
-		snprintf(err, errlen, "%s: not an RFC 3339 time", path);
-		return -1;
-	}
-	return 0;
-}
-
 /* One decoded item (root an object); kind checked when present. */
 static int
 decode_obj(json_t *root, struct lease_cand *out, char *err, size_t errlen)
@@ -55,7 +39,7 @@ decode_obj(json_t *root, struct lease_cand *out, char *err, size_t errlen)
 	    "metadata.name", c.name, sizeof(c.name), err, errlen) == -1 ||
 	    codec_get_string(meta, "resourceVersion",
 	    "metadata.resourceVersion", c.rv, sizeof(c.rv), err,
-	    errlen) == -1 || get_time(meta, "creationTimestamp",
+	    errlen) == -1 || codec_get_time(meta, "creationTimestamp",
 	    "metadata.creationTimestamp", &c.created_us, err, errlen) == -1))
 		return -1;
 	if (json_is_object(spec) && (codec_get_string(spec, "leaseName",
@@ -67,8 +51,8 @@ decode_obj(json_t *root, struct lease_cand *out, char *err, size_t errlen)
 	    sizeof(c.emulation_version), err, errlen) == -1 ||
 	    codec_get_string(spec, "strategy", "spec.strategy", c.strategy,
 	    sizeof(c.strategy), err, errlen) == -1 ||
-	    get_time(spec, "pingTime", "spec.pingTime", &c.ping_us, err,
-	    errlen) == -1 || get_time(spec, "renewTime", "spec.renewTime",
+	    codec_get_time(spec, "pingTime", "spec.pingTime", &c.ping_us, err,
+	    errlen) == -1 || codec_get_time(spec, "renewTime", "spec.renewTime",
 	    &c.renew_us, err, errlen) == -1))
 		return -1;
 	*out = c;
