@@ -491,6 +491,18 @@ config_finish(struct config *c, const char *sa_dir)
 		if (t > 0)
 			c->request_timeout_ms = t;
 	}
+	/*
+	 * A shard group's first election is its member Lease: lock.name is
+	 * GROUP-member-IDENTITY (check_shards refuses a lock.name given).
+	 */
+	if (config_shards_on(c) && !c->set[CONFIG_LOCK_NAME] &&
+	    c->shards_group[0] != '\0') {
+		/* Too long is refused by check_shards: cut, never used. */
+		snprintf(c->lock_name, sizeof(c->lock_name), "%.63s-member-%.*s",
+		    c->shards_group, (int)(sizeof(c->lock_name) - 9 -
+		    strnlen(c->shards_group, 63)), c->identity);
+		c->origin[CONFIG_LOCK_NAME] = c->origin[CONFIG_SHARDS_GROUP];
+	}
 	/* After POST /leader/release, one lease_duration by default. */
 	if (!c->set[CONFIG_STEP_DOWN_COOLDOWN])
 		c->step_down_cooldown_ms = c->lease_duration_ms;
