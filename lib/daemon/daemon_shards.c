@@ -49,7 +49,7 @@ struct member {
 	char		 rv[LEASE_RV_MAX];	/* the version seen */
 	uint64_t	 seen_ms;	/* when that version was first seen */
 	uint64_t	 dur_ms;	/* its leaseDurationSeconds */
-	int		 present;	/* in the last list */
+	unsigned	 gen;		/* the list it was last in */
 };
 
 struct shards {
@@ -71,6 +71,7 @@ struct shards {
 	ev_timer		 plan_timer;	/* the next plan */
 	struct member		*m;		/* SHARD_MEMBERS_MAX of them */
 	unsigned		 nm;
+	unsigned		 gen;		/* lists answered */
 	/* What GET /shards last reported, for its index. */
 	uint64_t		 index;
 	char			*seen;		/* the state's signature */
@@ -113,7 +114,7 @@ member_live(const struct shards *sh, const struct member *k, uint64_t now_ms)
 {
 	uint64_t	 dur = sh->d->conf->lease_duration_ms;
 
-	if (k->holder[0] == '\0' || !k->present)
+	if (k->holder[0] == '\0')
 		return 0;
 	if (k->dur_ms > dur)
 		dur = k->dur_ms;
@@ -344,7 +345,7 @@ arm_plan(struct shards *sh, uint64_t now_ms)
 		if (sh->m[i].dur_ms > dur)
 			dur = sh->m[i].dur_ms;
 		t = sh->m[i].seen_ms + dur;
-		if (sh->m[i].present && t > now_ms && t < at)
+		if (t > now_ms && t < at)
 			at = t;
 	}
 	ev_timer_stop(d->loop, &sh->plan_timer);
@@ -415,7 +416,7 @@ list_item(const char *name, const struct lease *rec, char *obj, void *arg)
 			memset(k, 0, sizeof(*k));
 			snprintf(k->name, sizeof(k->name), "%s", name);
 		}
-		k->present = 1;
+		k->gen = sh->gen;
 		/* A list from the cache may be older than one seen. */
 		if (k->rv[0] != '\0' && !watch_rv_newer(rec->rv, k->rv))
 			return;
@@ -455,19 +456,23 @@ list_done_cb(const struct kube_result *res, void *arg)
 	was_member = self_member(sh, clock_mono_ms());
 	ok = res->outcome == KUBE_OK;
 	if (ok) {
-		for (i = 0; i < sh->nm; i++)
-			sh->m[i].present = 0;
+		/*
+		 * Not a flag cleared first: feeding a shard's record answers
+		 * blocking reads, which must see the members as they were.
+		 */
+		sh->gen++;
 		if (lease_list_decode(res->body, res->len, list_item, sh, rv,
 		    sizeof(rv), err, sizeof(err)) == -1) {
 			log_warnx("shard group %s: the list of its Leases: %s",
 			    sh->group, err);
 			ok = 0;
 		}
-		/* Leases deleted, or gone from the list: forgotten. */
-		for (i = k = 0; i < sh->nm; i++)
-			if (sh->m[i].present)
+		/* Leases deleted, or gone from a whole list: forgotten. */
+		for (i = k = 0; ok && i < sh->nm; i++)
+			if (sh->m[i].gen == sh->gen)
 				sh->m[k++] = sh->m[i];
-		sh->nm = k;
+		if (ok)
+			sh->nm = k;
 	} else {
 		if (res->status == 401)
 			kube_token_stale(sh->list);
