@@ -304,7 +304,10 @@ check_lock(const struct config *c, struct config_errs *e)
 
 
 	s = c->lock_name;
-	if (*s == '\0')
+	/* A shard group's member Lease: check_shards says what is wrong. */
+	if (config_shards_on(c) && !c->set[CONFIG_LOCK_NAME])
+		;
+	else if (*s == '\0')
 		config_errs_add(e, ORIGIN(c, CONFIG_LOCK_NAME), "lock.name is "
 		    "required (the name of the Lease to compete for); set "
 		    "lock.name in the file or --election");
