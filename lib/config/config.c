@@ -115,6 +115,8 @@ const struct config_keydef config_keys[CONFIG_NKEYS] = {
 	    NUM(shards_count) },
 	{ "shards.force", CONFIG_SHARDS_FORCE, CONFIG_T_BOOL,
 	    NUM(shards_force) },
+	{ "shards.on_change", CONFIG_SHARDS_ON_CHANGE, CONFIG_T_STR,
+	    STR(shards_on_change) },
 };
 
 int
@@ -253,6 +255,8 @@ config_defaults(struct config *c)
 	snprintf(c->log_format, sizeof(c->log_format), "text");
 	c->run_grace_ms = 10000;
 	snprintf(c->run_restart, sizeof(c->run_restart), "never");
+	snprintf(c->shards_on_change, sizeof(c->shards_on_change),
+	    "restart");
 	snprintf(c->label_key, sizeof(c->label_key), "leaderd.io/role");
 	c->ep_slice = 1;
 	c->shutdown_timeout_ms = 5000;

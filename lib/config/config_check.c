@@ -718,6 +718,12 @@ check_shards(const struct config *c, struct config_errs *e)
 		return;
 	}
 	n = (unsigned)c->shards_count;
+	if (strcmp(c->shards_on_change, "restart") != 0 &&
+	    strcmp(c->shards_on_change, "sighup") != 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_SHARDS_ON_CHANGE),
+		    "shards.on_change \"%s\" is not restart or sighup (what "
+		    "run mode does to the command when its shards change)",
+		    c->shards_on_change);
 	/*
 	 * The group is the whole of the daemon's work: its first election
 	 * is the member Lease, in lock.namespace; nothing else fits beside.

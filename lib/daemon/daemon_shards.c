@@ -214,6 +214,35 @@ shards_json(const struct shards *sh, uint64_t now_ms, struct buf *b)
 }
 
 /*
+ * Run mode: the command's LEADERD_SHARDS, the shards owned now; a change
+ * restarts it or sends it SIGHUP (shards.on_change).
+ */
+static void
+run_var(struct shards *sh, uint64_t now_ms)
+{
+	struct daemon	*d = sh->d;
+	struct buf	 b = { 0 };
+	char		*var;
+	size_t		 len;
+	unsigned	 s;
+	int		 first = 1;
+
+	/* Stopping: the command is stopped anyway, not restarted. */
+	if (d->cmd == NULL || d->el[0].act == NULL || d->stopping)
+		return;
+	buf_printf(&b, "LEADERD_SHARDS=");
+	for (s = 0; s < sh->n; s++)
+		if (owned(sh, s, now_ms)) {
+			buf_printf(&b, "%s%u", first ? "" : ",", s);
+			first = 0;
+		}
+	var = buf_steal(&b, &len);
+	actions_set_var(d->el[0].act, var,
+	    strcmp(d->conf->shards_on_change, "sighup") == 0);
+	free(var);
+}
+
+/*
  * Whether what /shards says changed since it was last noted: then bump
  * the index, send the event to the streams and wake the blocking reads.
  */
@@ -237,6 +266,7 @@ report(struct shards *sh, uint64_t now_ms)
 	free(sh->seen);
 	sh->seen = sig;
 	sh->index++;
+	run_var(sh, now_ms);
 	if (d->httpd == NULL)
 		return;
 	buf_add(&b, "data: ", 6);
@@ -595,6 +625,9 @@ daemon_shards_setup(struct daemon *d, const struct kube_creds *creds,
 		return -1;
 	}
 	kube_set_observer(sh->list, daemon_api_observe_cb, d);
+	/* Run mode: the command starts owning nothing. */
+	if (d->cmd != NULL && d->el[0].act != NULL)
+		actions_set_var(d->el[0].act, "LEADERD_SHARDS=", 0);
 	return 0;
 }
 

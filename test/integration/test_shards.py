@@ -224,3 +224,75 @@ def test_api_outage_no_two_owners(api, group):
     finally:
         api.clear_fault(f)
     wait_until(lambda: balanced(insts, n), BALANCE + LD, what="rebalance")
+
+
+CHILD = r'''
+import os, signal, sys, time
+out = sys.argv[1]
+def note(tag):
+    with open(out, "a") as f:
+        f.write("%d %s %s\n" % (os.getpid(), tag,
+                                os.environ.get("LEADERD_SHARDS", "-")))
+signal.signal(signal.SIGHUP, lambda *a: note("hup"))
+signal.signal(signal.SIGTERM, lambda *a: (note("term"), sys.exit(0)))
+note("start")
+while True:
+    time.sleep(0.05)
+'''
+
+
+def notes(path):
+    try:
+        with open(path) as f:
+            return [ln.split(" ", 2) for ln in f.read().splitlines()]
+    except OSError:
+        return []
+
+
+@pytest.mark.parametrize("on_change", ["restart", "sighup"])
+def test_run_mode_leaderd_shards(api, tmp_path, request, on_change):
+    """run: the command gets LEADERD_SHARDS; a change restarts it (the
+    new one's variable is the shards owned) or sends it SIGHUP (the same
+    process, which reads /shards again)."""
+    import sys
+    n, g = 8, group_of(request)
+    insts, chk = [], ShardChecker([])
+    try:
+        for k in range(2):
+            out = str(tmp_path / ("child-%d" % k))
+            inst = Leaderd(api, str(tmp_path), "r%d" % k, "unused",
+                           args=["run", "--grace", "800ms", "--",
+                                 sys.executable, "-c", CHILD, out])
+            member_config(inst, g, n,
+                          extra="  on_change: %s\n" % on_change)
+            inst.out = out
+            insts.append(inst.start())
+            chk.add(inst)
+        chk.start()
+        wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+        for inst in insts:
+            want = ",".join(str(s) for s in shards(inst)["owned"])
+            if on_change == "restart":
+                # The command running now started with the shards owned.
+                def settled():
+                    ns = notes(inst.out)
+                    return ns and ns[-1][1] == "start" and \
+                        ns[-1][2] == want
+                wait_until(settled, 5.0, what="%s's command restarted "
+                           "with LEADERD_SHARDS=%s" % (inst.name, want))
+            else:
+                wait_until(lambda: any(x[1] == "hup"
+                                       for x in notes(inst.out)),
+                           5.0, what="a SIGHUP")
+                ns = notes(inst.out)
+                pids = {x[0] for x in ns}
+                assert len(pids) == 1, ns
+                assert ns[0][1] == "start" and ns[0][2] == "", ns
+    finally:
+        chk.stop()
+        rcs = [i.cleanup(grace=6.0) for i in insts]
+    chk.assert_safe()
+    assert all(rc in (None, 0) for rc in rcs), rcs
+    # The command was stopped before leaderd exited.
+    for inst in insts:
+        assert notes(inst.out)[-1][1] == "term", notes(inst.out)
