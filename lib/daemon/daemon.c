@@ -269,8 +269,14 @@ static void
 actions_stopped_cb(void *arg)
 {
 	struct election	*e = arg;
+	struct daemon	*d = e->d;
+	int		 i;
 
 	daemon_step(e, ELECTOR_IN_STOP, NULL);
+	/* Run mode in a shard group: the shards once the command is gone. */
+	if (d->sh != NULL && e->idx == 0)
+		for (i = 1; i < d->nel; i++)
+			daemon_step(&d->el[i], ELECTOR_IN_STOP, NULL);
 }
 
 /* The command ended leaderd (run.restart never): stop as on SIGTERM. */
@@ -319,6 +325,8 @@ stop_daemon(struct daemon *d, const char *why)
 		if (d->el[i].act != NULL)
 			actions_shutdown(d->el[i].act, actions_stopped_cb,
 			    &d->el[i]);
+		else if (d->sh != NULL && i > 0 && d->el[0].act != NULL)
+			continue;	/* after the command (actions_stopped_cb) */
 		else
 			daemon_step(&d->el[i], ELECTOR_IN_STOP, NULL);
 	}

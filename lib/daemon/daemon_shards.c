@@ -746,8 +746,11 @@ reply_shards(const struct http_request *req, struct httpd_reply *reply,
 		reply->body = buf_steal(&b, &reply->len);
 		return;
 	}
-	/* What the body says is of now: note a change first. */
-	report(sh, reply->now_ms);
+	/*
+	 * No report() here (httpd is in the middle of its work): a change
+	 * by time alone is noted by the plan timer, armed at each claim's
+	 * end, which bumps the index and wakes this read.
+	 */
 	if (blocking && index == sh->index && !reply->wait_over &&
 	    wait_ms > 0) {
 		reply->mode = HTTPD_REPLY_WAIT;
@@ -772,7 +775,6 @@ reply_shards_watch(const struct http_request *req, struct httpd_reply *reply,
 	struct buf	 b = { 0 };
 
 	(void)req;
-	report(sh, reply->now_ms);
 	reply->status = 200;
 	reply->content_type = "text/event-stream";
 	reply->mode = HTTPD_REPLY_STREAM;
