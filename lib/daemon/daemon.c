@@ -565,7 +565,8 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 	ev_signal_start(d.loop, &d.sighup);
 
 	if (daemon_setup(&d, c, creds) == 0) {
-		for (i = 0; i < d.nel; i++) {
+		/* A shard group's shards: one line (daemon_shards_start). */
+		for (i = 0; i < (d.sh != NULL ? 1 : d.nel); i++) {
 			e = &d.el[i];
 			log_info("leaderd %s: identity %s, lease %s, "
 			    "lease_duration %llums, renew_deadline %llums, "
