@@ -306,3 +306,22 @@ def test_run_mode_leaderd_shards(api, tmp_path, request, on_change):
     # The command was stopped before leaderd exited.
     for inst in insts:
         assert notes(inst.out)[-1][1] == "term", notes(inst.out)
+
+
+def test_pause_releases_every_shard(api, group):
+    """POST /leader/pause: the member leaves the group (its member Lease
+    and every shard released); resume: it joins again."""
+    n = 8
+    insts = group(2, n)
+    wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    a, b = insts
+    st, _, _ = a.request("/leader/pause", method="POST")
+    assert st == 200
+    v = wait_until(lambda: balanced([b], n), BALANCE,
+                   what="the other to own every shard")
+    assert v[b.name]["members"] == [b.identity]
+    d = shards(a)
+    assert d["owned"] == [] and d["is_member"] is False
+    st, _, _ = a.request("/leader/resume", method="POST")
+    assert st == 200
+    wait_until(lambda: balanced(insts, n), BALANCE, what="rebalance")
