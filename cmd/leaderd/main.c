@@ -379,12 +379,6 @@ start(struct config *conf, int check, int verbose, int run, char **cmd)
 		printf("configuration OK\n");
 		return 0;
 	}
-	/* Checked above; the daemon does not run a shard group yet. */
-	if (config_shards_on(conf))
-		config_fail("leaderd: shards: shard groups are not yet run by "
-		    "this build; `leaderd -n` checks the configuration, and "
-		    "leaderd runs without the shards key");
-
 	if (log_level_parse(conf->log_level, &level) == -1)
 		level = LOG_LEVEL_INFO;
 	if (log_format_parse(conf->log_format, &format) == -1)

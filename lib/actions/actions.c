@@ -3,6 +3,7 @@
  * leader's endpoints, driven by the claim the daemon reports (actions.h).
  */
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ struct actions {
 	void			(*done_cb)(void *); /* of actions_shutdown */
 	void			*done_arg;	/* for done_cb */
 	char			 env[3][2 * CONFIG_STR_MAX + 32]; /* vars */
+	char			*var;		/* actions_set_var's, or NULL */
 };
 
 static void
@@ -123,7 +125,7 @@ quit_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 static void
 start_command(struct actions *a)
 {
-	char	*env[4], err[256];
+	char	*env[5], err[256];
 
 	if (a->child == NULL || a->shutting || a->held || !a->leading ||
 	    child_active(a->child) || ev_is_active(&a->restart))
@@ -140,7 +142,8 @@ start_command(struct actions *a)
 	env[0] = a->env[0];
 	env[1] = a->env[1];
 	env[2] = a->env[2];
-	env[3] = NULL;
+	env[3] = a->var;
+	env[4] = NULL;
 	if (child_start(a->child, env, err, sizeof(err)) == -1) {
 		log_warnx("cannot start the command: %s", err);
 		ev_now_update(a->loop);
@@ -291,6 +294,27 @@ ep_result_cb(int ok, void *arg)
 	    "with code 1 without starting the command, as "
 	    "k8s-await-election does");
 	quit_later(a, 1);
+}
+
+void
+actions_set_var(struct actions *a, const char *var, int sighup)
+{
+	if (a->var != NULL && strcmp(a->var, var) == 0)
+		return;
+	free(a->var);
+	a->var = xstrdup(var);
+	if (a->child == NULL || !child_active(a->child) || a->shutting)
+		return;
+	if (sighup) {
+		log_info("%s: sending SIGHUP to the command (pid %ld)", var,
+		    (long)child_pid(a->child));
+		kill(child_pid(a->child), SIGHUP);
+		return;
+	}
+	/* Its exit, stopped while leading, starts it again (exit_cb). */
+	log_info("%s: restarting the command (pid %ld)", var,
+	    (long)child_pid(a->child));
+	child_stop(a->child);
 }
 
 struct actions *
@@ -519,5 +543,6 @@ actions_free(struct actions *a)
 	label_free(a->label);
 	endpoints_free(a->ep[0]);
 	endpoints_free(a->ep[1]);
+	free(a->var);
 	free(a);
 }

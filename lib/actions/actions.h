@@ -99,6 +99,15 @@ int		 actions_exit_code(const struct actions *a);
 void		 actions_set_observer(struct actions *a, kube_observe_cb cb,
 		    void *arg);
 
+/*
+ * Run mode in a shard group: var ("LEADERD_SHARDS=0,5,9", copied) goes
+ * into the command's environment from its next start.  When it differs
+ * from the last one, a running command is sent SIGHUP (sighup 1) or
+ * stopped (SIGTERM, grace, SIGKILL) and started again with it.
+ */
+void		 actions_set_var(struct actions *a, const char *var,
+		    int sighup);
+
 /* Stop everything at once (SIGKILL to a command still running), free a. */
 void		 actions_free(struct actions *a);
 

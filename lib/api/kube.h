@@ -119,6 +119,23 @@ int	kube_lease_watch(struct kube *k, const char *ns, const char *name,
 	    kube_line_cb line_cb, kube_done_cb done_cb, void *arg);
 
 /*
+ * List the Leases of ns whose labels match selector (a label selector,
+ * "leaderd.io/shard-group=NAME"), from the API server's cache
+ * (resourceVersion=0: a shard group's view of its members need not be
+ * read from etcd).  The LeaseList is res->body.
+ */
+int	kube_lease_list(struct kube *k, const char *ns, const char *selector,
+	    uint64_t timeout_ms, kube_done_cb done_cb, void *arg);
+
+/*
+ * Delete the Lease ns/name if its resourceVersion is still rv (the
+ * DeleteOptions' precondition, so a Lease written since is kept).
+ */
+int	kube_lease_delete(struct kube *k, const char *ns, const char *name,
+	    const char *rv, uint64_t timeout_ms, kube_done_cb done_cb,
+	    void *arg);
+
+/*
  * The leader's EndpointSlice (actions.endpoints): POST body into the
  * discovery.k8s.io/v1 endpointslices of ns, or PUT it onto ns/name; same
  * rules as the Lease requests.

@@ -116,6 +116,44 @@ kube_lease_watch(struct kube *k, const char *ns, const char *name,
 	return rc;
 }
 
+int
+kube_lease_list(struct kube *k, const char *ns, const char *selector,
+    uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	char	*base, *esel, *url;
+
+	if ((base = lease_url(k, ns, NULL)) == NULL)
+		return -1;
+	if ((esel = curl_easy_escape(k->easy, selector, 0)) == NULL) {
+		free(base);
+		return -1;
+	}
+	xasprintf(&url, "%s?labelSelector=%s&resourceVersion=0", base, esel);
+	curl_free(esel);
+	free(base);
+	if (!k->busy)
+		k->verb = "list";
+	return kube_request(k, "GET", url, NULL, timeout_ms, cb, arg);
+}
+
+int
+kube_lease_delete(struct kube *k, const char *ns, const char *name,
+    const char *rv, uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	char	*body;
+	int	 rc;
+
+	/* rv is a resourceVersion the server gave: digits, no quoting. */
+	xasprintf(&body, "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\","
+	    "\"preconditions\":{\"resourceVersion\":\"%s\"}}", rv);
+	if (!k->busy)
+		k->verb = "delete";
+	rc = kube_request(k, "DELETE", lease_url(k, ns, name), body,
+	    timeout_ms, cb, arg);
+	free(body);
+	return rc;
+}
+
 /*
  * Pods: a JSON merge patch (RFC 7386) on pods/NAME, for the leader
  * label.  Its own function so the Content-Type stays with it.

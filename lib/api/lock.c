@@ -224,7 +224,10 @@ obj_request(struct lock *l, int i, enum lock_op what, uint64_t timeout_ms)
 			rv = kube_lease_create(l->k, l->ns, body, timeout_ms,
 			    kube_cb, l);
 		} else if (o->kind == OBJ_LEASE) {
-			body = lease_encode_create(l->ns, l->name, &l->rec);
+			body = l->labels != NULL ?
+			    lease_encode_create_labeled(l->ns, l->name,
+			    &l->rec, l->labels) :
+			    lease_encode_create(l->ns, l->name, &l->rec);
 			rv = kube_lease_create(l->k, l->ns, body, timeout_ms,
 			    kube_cb, l);
 		} else {
@@ -570,4 +573,10 @@ lock_free(struct lock *l)
 	free(l->identity);
 	free(l->event_next);
 	free(l);
+}
+
+void
+lock_set_labels(struct lock *l, const char *const *labels)
+{
+	l->labels = labels;
 }

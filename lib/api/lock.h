@@ -116,6 +116,13 @@ const char *lock_type(const struct lock *l);
 /* What the lock needs from RBAC, for the error logged on a 403. */
 const char *lock_rbac(const struct lock *l);
 
+/*
+ * Labels the create of a Lease carries (a NULL-ended list of key, value
+ * pairs, borrowed: it must outlive l), as a shard group's Leases carry
+ * leaderd.io/shard-group.  Updates keep whatever labels the object has.
+ */
+void	lock_set_labels(struct lock *l, const char *const *labels);
+
 /* Abort the running operation, if any; its done_cb does not run. */
 void	lock_cancel(struct lock *l);
 

@@ -63,6 +63,8 @@ struct lock {
 	int		 for_life;	/* create only (lock_owner_get) */
 	struct lease_owner owner;	/* the Lease's owner; uid "" unread */
 	kube_done_cb	 owner_cb;	/* lock_owner_get's callback */
+	const char *const *labels;	/* a create's labels (borrowed),
+					   or NULL */
 };
 
 /* The kind of object o as the API names it: "Lease", "Endpoints", ... */

@@ -364,6 +364,89 @@ lease_encode_create(const char *ns, const char *name,
 }
 
 char *
+lease_encode_create_labeled(const char *ns, const char *name,
+    const struct lease *rec, const char *const *labels)
+{
+	json_t *root, *meta, *lab;
+
+	root = lease_skeleton(ns, name, &meta);
+	if (labels != NULL && labels[0] != NULL) {
+		lab = json_object();
+		for (; labels[0] != NULL && labels[1] != NULL; labels += 2)
+			json_object_set_new(lab, labels[0],
+			    codec_jstring(labels[1]));
+		json_object_set_new(meta, "labels", lab);
+	}
+	json_object_set_new(root, "metadata", meta);
+	json_object_set_new(root, "spec", encode_spec(rec));
+	return codec_json_dump(root);
+}
+
+int
+lease_list_decode(const char *buf, size_t len,
+    void (*item_cb)(const char *, const struct lease *, char *, void *),
+    void *arg, char *rv, size_t rvlen, char *err, size_t errlen)
+{
+	json_t		*root, *items, *item, *meta;
+	json_error_t	 jerr;
+	struct lease	 rec;
+	char		 name[LEASE_HOLDER_MAX], *obj;
+	size_t		 i;
+	int		 rc = -1;
+
+	codec_json_init();
+	if (errlen > 0)
+		err[0] = '\0';
+	if (rvlen > 0)
+		rv[0] = '\0';
+	if (memchr(buf, '\0', len) != NULL) {
+		snprintf(err, errlen, "body contains a NUL byte");
+		return -1;
+	}
+	if ((root = json_loadb(buf, len, JSON_REJECT_DUPLICATES,
+	    &jerr)) == NULL) {
+		snprintf(err, errlen, "not JSON: %s at line %d column %d",
+		    jerr.text, jerr.line, jerr.column);
+		return -1;
+	}
+	meta = json_object_get(root, "metadata");
+	if (json_is_object(meta) && codec_get_string(meta, "resourceVersion",
+	    "metadata.resourceVersion", rv, rvlen, err, errlen) == -1)
+		goto out;
+	items = json_object_get(root, "items");
+	if (items != NULL && !json_is_null(items) && !json_is_array(items)) {
+		snprintf(err, errlen, "items: not an array");
+		goto out;
+	}
+	json_array_foreach(items, i, item) {
+		if (!json_is_object(item)) {
+			snprintf(err, errlen, "items[%zu]: not an object", i);
+			goto out;
+		}
+		name[0] = '\0';
+		meta = json_object_get(item, "metadata");
+		if (json_is_object(meta) && codec_get_string(meta, "name",
+		    "metadata.name", name, sizeof(name), err, errlen) == -1)
+			goto out;
+		/* A list's items carry no kind: a PUT's body needs one. */
+		json_object_set_new(item, "apiVersion",
+		    json_string(LEASE_API_VERSION));
+		json_object_set_new(item, "kind", json_string("Lease"));
+		json_incref(item);
+		obj = codec_json_dump(item);
+		if (lease_decode(obj, strlen(obj), &rec, err, errlen) == -1) {
+			free(obj);
+			goto out;
+		}
+		item_cb(name, &rec, obj, arg);
+	}
+	rc = 0;
+ out:
+	json_decref(root);
+	return rc;
+}
+
+char *
 lease_encode_create_owned(const char *ns, const char *name,
     const struct lease *rec, const struct lease_owner *owner)
 {

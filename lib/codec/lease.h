@@ -77,6 +77,26 @@ int	lease_decode(const char *buf, size_t len, struct lease *out,
 char	*lease_encode_create(const char *ns, const char *name,
 	    const struct lease *rec);
 
+/*
+ * The same with metadata.labels: labels is a NULL-ended list of key,
+ * value pairs (a shard group's leaderd.io/shard-group), or NULL.
+ */
+char	*lease_encode_create_labeled(const char *ns, const char *name,
+	    const struct lease *rec, const char *const *labels);
+
+/*
+ * Decode a LeaseList (the answer to a list of a namespace's Leases):
+ * item_cb(name, rec, object, arg) for each item, object the item as
+ * JSON with its kind and apiVersion restored (the body a PUT can go
+ * over; item_cb takes it and frees it).  The list's resourceVersion goes
+ * to rv.  An item that is not a valid Lease is an error: -1 with err,
+ * after the items before it were given.
+ */
+int	lease_list_decode(const char *buf, size_t len,
+	    void (*item_cb)(const char *name, const struct lease *rec,
+	    char *object, void *arg), void *arg, char *rv, size_t rvlen,
+	    char *err, size_t errlen);
+
 /* The object a Lease created for life is owned by (ownerReferences). */
 struct lease_owner {
 	char	 api_version[16];		/* "v1" */

@@ -124,6 +124,8 @@ const struct config_keydef config_keys[CONFIG_NKEYS] = {
 	    NUM(shards_count) },
 	{ "shards.force", CONFIG_SHARDS_FORCE, CONFIG_T_BOOL,
 	    NUM(shards_force) },
+	{ "shards.on_change", CONFIG_SHARDS_ON_CHANGE, CONFIG_T_STR,
+	    STR(shards_on_change) },
 };
 
 int
@@ -262,6 +264,8 @@ config_defaults(struct config *c)
 	snprintf(c->log_format, sizeof(c->log_format), "text");
 	c->run_grace_ms = 10000;
 	snprintf(c->run_restart, sizeof(c->run_restart), "never");
+	snprintf(c->shards_on_change, sizeof(c->shards_on_change),
+	    "restart");
 	snprintf(c->label_key, sizeof(c->label_key), "leaderd.io/role");
 	c->ep_slice = 1;
 	c->shutdown_timeout_ms = 5000;
@@ -502,6 +506,18 @@ config_finish(struct config *c, const char *sa_dir)
 			t = c->renew_deadline_ms / 2;
 		if (t > 0)
 			c->request_timeout_ms = t;
+	}
+	/*
+	 * A shard group's first election is its member Lease: lock.name is
+	 * GROUP-member-IDENTITY (check_shards refuses a lock.name given).
+	 */
+	if (config_shards_on(c) && !c->set[CONFIG_LOCK_NAME] &&
+	    c->shards_group[0] != '\0') {
+		/* Too long is refused by check_shards: cut, never used. */
+		snprintf(c->lock_name, sizeof(c->lock_name), "%.63s-member-%.*s",
+		    c->shards_group, (int)(sizeof(c->lock_name) - 9 -
+		    strnlen(c->shards_group, 63)), c->identity);
+		c->origin[CONFIG_LOCK_NAME] = c->origin[CONFIG_SHARDS_GROUP];
 	}
 	/* After POST /leader/release, one lease_duration by default. */
 	if (!c->set[CONFIG_STEP_DOWN_COOLDOWN])

@@ -90,6 +90,7 @@ enum config_key {
 	CONFIG_SHARDS_GROUP,
 	CONFIG_SHARDS_COUNT,
 	CONFIG_SHARDS_FORCE,
+	CONFIG_SHARDS_ON_CHANGE,
 	CONFIG_NKEYS
 };
 
@@ -175,6 +176,8 @@ struct config {
 	char		 shards_group[CONFIG_STR_MAX];	/* "" = no shard group */
 	int		 shards_count;			/* 1..256; 0 = none */
 	int		 shards_force;			/* past the write limit */
+	char		 shards_on_change[16];		/* run mode: restart|
+							   sighup */
 	struct config_origin origin[CONFIG_NKEYS];	/* where each value came from */
 	int		 set[CONFIG_NKEYS];		/* value given explicitly */
 	int		 nelections;			/* items of elections: */

@@ -305,7 +305,10 @@ check_lock(const struct config *c, struct config_errs *e)
 
 
 	s = c->lock_name;
-	if (*s == '\0')
+	/* A shard group's member Lease: check_shards says what is wrong. */
+	if (config_shards_on(c) && !c->set[CONFIG_LOCK_NAME])
+		;
+	else if (*s == '\0')
 		config_errs_add(e, ORIGIN(c, CONFIG_LOCK_NAME), "lock.name is "
 		    "required (the name of the Lease to compete for); set "
 		    "lock.name in the file or --election");
@@ -716,6 +719,57 @@ check_shards(const struct config *c, struct config_errs *e)
 		return;
 	}
 	n = (unsigned)c->shards_count;
+	if (strcmp(c->shards_on_change, "restart") != 0 &&
+	    strcmp(c->shards_on_change, "sighup") != 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_SHARDS_ON_CHANGE),
+		    "shards.on_change \"%s\" is not restart or sighup (what "
+		    "run mode does to the command when its shards change)",
+		    c->shards_on_change);
+	/*
+	 * The group is the whole of the daemon's work: its first election
+	 * is the member Lease, in lock.namespace; nothing else fits beside.
+	 */
+	if (c->set[CONFIG_LOCK_NAME])
+		config_errs_add(e, ORIGIN(c, CONFIG_LOCK_NAME), "lock.name "
+		    "cannot be given with shards: a shard group's first "
+		    "election is its member Lease %s-member-IDENTITY; remove "
+		    "lock.name (and --election), or run the other election "
+		    "in a leaderd of its own", g);
+	if (c->nelections > 0)
+		config_errs_add(e, &c->elections[0].at, "elections: cannot be "
+		    "given with shards: a leaderd runs one shard group and "
+		    "nothing beside it; remove elections: or run them in a "
+		    "leaderd of their own");
+	if (strcmp(c->lock_type, "leases") != 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_LOCK_TYPE), "lock.type %s "
+		    "cannot be used with shards: a shard group's locks are "
+		    "Leases; remove lock.type or set it to leases",
+		    c->lock_type);
+	if (c->compat[0] != '\0')
+		config_errs_add(e, ORIGIN(c, CONFIG_COMPAT), "compat %s "
+		    "cannot be used with shards: the peer sidecars have no "
+		    "shard groups; remove compat (or --compat)", c->compat);
+	if (c->label_enabled)
+		config_errs_add(e, ORIGIN(c, CONFIG_LABEL_ENABLED),
+		    "actions.label cannot be used with shards: a pod owns "
+		    "several shards, not one leadership; remove "
+		    "actions.label and read GET /shards");
+	if (c->ep_service[0] != '\0')
+		config_errs_add(e, ORIGIN(c, CONFIG_EP_SERVICE),
+		    "actions.endpoints cannot be used with shards: there is "
+		    "no one leader to point a Service at; remove "
+		    "actions.endpoints");
+	if (c->coordinated)
+		config_errs_add(e, ORIGIN(c, CONFIG_COORDINATED),
+		    "candidacy.coordinated cannot be used with shards: the "
+		    "shards are balanced by the group's planner, not by the "
+		    "API server's election controller; remove "
+		    "candidacy.coordinated (and --coordinated)");
+	if (strcmp(c->handover, "auto") == 0)
+		config_errs_add(e, ORIGIN(c, CONFIG_HANDOVER),
+		    "handover: auto cannot be used with shards: on SIGTERM "
+		    "each shard is released and the planner of the members "
+		    "left takes it at once; remove handover");
 	len = strlen(g) + strlen("-member-") + strlen(c->identity);
 	if (c->identity[0] != '\0' && !dns_subdomain(c->identity))
 		config_errs_add(e, ORIGIN(c, CONFIG_IDENTITY), "identity \"%s\" "

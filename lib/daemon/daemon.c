@@ -131,6 +131,7 @@ daemon_step(struct election *e, enum elector_input_kind kind,
 		daemon_log_events(e, act.events);
 		notify_local(e);
 		sync_actions(e);
+		daemon_shards_changed(d);
 		if (e->el.state == ELECTOR_STOPPED) {
 			if (d->stopping && !e->released &&
 			    in.now_ms >= e->el.stop_until_ms)
@@ -142,10 +143,11 @@ daemon_step(struct election *e, enum elector_input_kind kind,
 			e->st.req_deadline_ms = 0;
 			ev_timer_stop(d->loop, &e->wake);
 			/*
-			 * The loop ends once every election has stopped, and
-			 * the LeaseCandidate's delete, if one is under way.
+			 * The loop ends once every election has stopped, after
+			 * a group's member Lease is deleted and the
+			 * LeaseCandidate's delete, if one is under way.
 			 */
-			if (all_stopped(d)) {
+			if (all_stopped(d) && !daemon_shards_stopped(d)) {
 				if (d->stopping && daemon_cand_busy(d))
 					d->exit_wait = 1;
 				else
@@ -297,9 +299,15 @@ static void
 actions_stopped_cb(void *arg)
 {
 	struct election	*e = arg;
+	struct daemon	*d = e->d;
+	int		 i;
 
 	stop_handover(e);
 	daemon_step(e, ELECTOR_IN_STOP, NULL);
+	/* Run mode in a shard group: the shards once the command is gone. */
+	if (d->sh != NULL && e->idx == 0)
+		for (i = 1; i < d->nel; i++)
+			daemon_step(&d->el[i], ELECTOR_IN_STOP, NULL);
 }
 
 /* The command ended leaderd (run.restart never): stop as on SIGTERM. */
@@ -334,6 +342,7 @@ stop_daemon(struct daemon *d, const char *why)
 		    (ms = actions_shutdown_ms(d->el[i].act)) > act_ms)
 			act_ms = ms;
 	}
+	daemon_shards_stopping(d);
 	log_info("%s: stopping", why);
 	/* One budget for all: the elections stop side by side. */
 	budget = config_shutdown_ms(d->conf, act_ms);
@@ -353,6 +362,8 @@ stop_daemon(struct daemon *d, const char *why)
 		if (d->el[i].act != NULL)
 			actions_shutdown(d->el[i].act, actions_stopped_cb,
 			    &d->el[i]);
+		else if (d->sh != NULL && i > 0 && d->el[0].act != NULL)
+			continue;	/* after the command (actions_stopped_cb) */
 		else {
 			stop_handover(&d->el[i]);
 			daemon_step(&d->el[i], ELECTOR_IN_STOP, NULL);
@@ -397,8 +408,13 @@ election_setup(struct election *e, const struct kube_creds *creds,
 		log_warnx("%s", err);
 		return -1;
 	}
-	/* Only a Lease can be watched: the legacy locks are polled. */
-	if (c->watch && strcmp(c->lock_type, "leases") == 0) {
+	if (d->sh != NULL)
+		daemon_shards_labels(e);
+	/*
+	 * Only a Lease can be watched: the legacy locks are polled.  A shard
+	 * group's Leases are followed by the group's list instead.
+	 */
+	if (c->watch && strcmp(c->lock_type, "leases") == 0 && d->sh == NULL) {
 		struct watch_cbs	 cbs = { daemon_watch_record_cb,
 					    daemon_watch_reread_cb,
 					    daemon_watch_health_cb };
@@ -432,8 +448,8 @@ static int
 daemon_setup(struct daemon *d, const struct config *c,
     const struct kube_creds *creds)
 {
-	struct localapi_state	*sts[CONFIG_ELECTIONS_MAX + 1];
-	void			*args[CONFIG_ELECTIONS_MAX + 1];
+	struct localapi_state	**sts;
+	void			**args;
 	char			 err[512], ua[64];
 	int			 i;
 
@@ -459,8 +475,12 @@ daemon_setup(struct daemon *d, const struct config *c,
 			return -1;
 	if (daemon_cand_setup(d, creds, ua) == -1)
 		return -1;
+	if (d->sh != NULL && daemon_shards_setup(d, creds, ua) == -1)
+		return -1;
 	localapi_routes(&d->el[0].st, daemon_metrics_reply,
 	    daemon_release_reply, daemon_pause_reply, d);
+	sts = xcalloc((size_t)d->nel, sizeof(*sts));
+	args = xcalloc((size_t)d->nel, sizeof(*args));
 	for (i = 0; i < d->nel; i++) {
 		sts[i] = &d->el[i].st;
 		args[i] = &d->el[i];
@@ -471,6 +491,9 @@ daemon_setup(struct daemon *d, const struct config *c,
 			d->el[0].st.routes[i].arg = &d->el[0];
 	d->routes = localapi_routes_elections(sts, (size_t)d->nel,
 	    daemon_release_reply, args);
+	free(args);
+	d->sts = sts;	/* the states keep pointing at it (GET /leaders) */
+	d->routes = daemon_shards_routes(d, d->routes);
 	d->httpd = httpd_new(d->loop, d->routes);
 	httpd_set_max_streams(d->httpd, c->listen_max_streams);
 	if (c->listen_http[0] != '\0' &&
@@ -513,13 +536,17 @@ election_init(struct daemon *d, int i)
 		e->conf = d->conf;
 	else {
 		e->own = xmalloc(sizeof(*e->own));
-		config_election(d->conf, i, e->own);
+		if (d->sh != NULL)
+			daemon_shards_conf(d, i, e->own);
+		else
+			config_election(d->conf, i, e->own);
 		e->conf = e->own;
 	}
 	c = e->conf;
 	e->st.conf = c;
 	e->st.el = &e->el;
-	e->st.election = config_election_name(d->conf, i);
+	e->st.election = d->sh != NULL ? c->lock_name :
+	    config_election_name(d->conf, i);
 	e->st.channel = i == 0 ? 0 : LOCALAPI_ELECTION_CHANNEL + i;
 	metrics_init(&e->metrics, e->st.election, LEADERD_VERSION);
 	/* Leases keep the log lines they always had: "lease ns/name". */
@@ -560,6 +587,8 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 	d.cmd = cmd;
 	d.conf = c;
 	d.nel = 1 + c->nelections;
+	daemon_shards_init(&d);
+	d.ngate = d.sh != NULL ? 1 : d.nel;
 	d.el = xcalloc((size_t)d.nel, sizeof(*d.el));
 	signal(SIGPIPE, SIG_IGN);
 	d.loop = ev_default_loop(EVFLAG_AUTO);
@@ -578,7 +607,8 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 	ev_signal_start(d.loop, &d.sighup);
 
 	if (daemon_setup(&d, c, creds) == 0) {
-		for (i = 0; i < d.nel; i++) {
+		/* A shard group's shards: one line (daemon_shards_start). */
+		for (i = 0; i < (d.sh != NULL ? 1 : d.nel); i++) {
 			e = &d.el[i];
 			log_info("leaderd %s: identity %s, lease %s, "
 			    "lease_duration %llums, renew_deadline %llums, "
@@ -593,7 +623,10 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 		/* For life, the Lease's owner is read first (nais's setup). */
 		if (d.for_life)
 			daemon_owner_read(&d);
-		else
+		else if (d.sh != NULL) {
+			daemon_step(&d.el[0], ELECTOR_IN_TICK, NULL);
+			daemon_shards_start(&d);
+		} else
 			for (i = 0; i < d.nel && !d.stopping; i++)
 				daemon_step(&d.el[i], ELECTOR_IN_TICK, NULL);
 		ev_run(d.loop, 0);
@@ -615,6 +648,8 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 	if (d.httpd != NULL)
 		httpd_free(d.httpd);
 	free(d.routes);
+	free(d.sts);
+	daemon_shards_free(&d);
 	for (i = 0; i < d.nel; i++)
 		election_free(&d.el[i]);
 	free(d.el);

@@ -94,13 +94,17 @@ apply(struct daemon *d)
 			feed(e, 0);
 		}
 	}
-	/* The others follow the verdict at once: they have no command. */
-	for (i = 1; i < d->nel; i++) {
+	/*
+	 * The others follow the verdict at once: they have no command.  A
+	 * shard group's shards follow the planner, which reads the verdict.
+	 */
+	for (i = 1; i < d->ngate; i++) {
 		if (r == GATE_OK && !d->el[i].cand)
 			feed(&d->el[i], 1);
 		else if (r != GATE_OK && d->el[i].cand)
 			feed(&d->el[i], 0);
 	}
+	daemon_shards_changed(d);
 	/* Push a changed candidate_reason to the local API's clients. */
 	if (changed)
 		for (i = 0; i < d->nel; i++)
@@ -188,7 +192,7 @@ daemon_gate_setup(struct daemon *d)
 			d->el[i].st.not_candidate = gate_reason_text(d->reason);
 		log_info("lease %s: not a candidate yet: %s", d->el[0].lock,
 		    gate_reason_text(d->reason));
-		for (i = 0; i < d->nel; i++)
+		for (i = 0; i < d->ngate; i++)
 			feed(&d->el[i], 0);
 	}
 	return 0;

@@ -8,10 +8,13 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/xmalloc.h"
 #include "codec/http_parse.h"
 #include "config/config.h"
 #include "core/elector.h"
@@ -79,12 +82,16 @@ daemon_metrics_reply(const struct http_request *req,
 {
 	struct daemon		*d = arg;
 	struct metrics_gauges	 g;
-	struct metrics_election	 els[CONFIG_ELECTIONS_MAX + 1];
+	struct metrics_election	*els;
 	const struct election	*e;
+	struct buf		 b = { 0 };
 	uint64_t		 now_ms = clock_mono_ms();
+	char			*body;
+	size_t			 len;
 	int			 i;
 
 	(void)req;
+	els = xcalloc((size_t)d->nel, sizeof(*els));
 	for (i = 0; i < d->nel; i++) {
 		e = &d->el[i];
 		gauges(e, now_ms, &g);
@@ -101,6 +108,16 @@ daemon_metrics_reply(const struct http_request *req,
 	reply->content_type = METRICS_CONTENT_TYPE;
 	reply->body = metrics_render_elections(&d->el[0].metrics, &g, els,
 	    (size_t)d->nel, &reply->len);
+	free(els);
+	if (d->sh != NULL) {
+		/* The group's own gauges after the elections' series. */
+		body = reply->body;
+		buf_add(&b, body, reply->len);
+		free(body);
+		daemon_shards_metrics(d, now_ms, &b);
+		reply->body = buf_steal(&b, &len);
+		reply->len = len;
+	}
 }
 
 /* The answer to a step-down, once settled or out of time. */

@@ -41,6 +41,11 @@
 #define DAEMON_CANDS	32	/* LeaseCandidates of our Lease remembered */
 
 struct daemon;
+struct shards;
+struct buf;
+
+/* GET /shards/watch's broadcast (httpd_stream_send_on). */
+#define DAEMON_SHARDS_CHANNEL	8
 
 /*
  * One election: its elector, its lock and watch, what the local API
@@ -137,6 +142,11 @@ struct daemon {
 						   candidate is deleted */
 	char			 auto_to[LEASE_HOLDER_MAX]; /* handover: auto's
 						   pick at the signal, or "" */
+	struct shards		*sh;		/* the shard group, or NULL */
+	struct localapi_state	**sts;		/* every election's, for the
+						   local API's table */
+	int			 ngate;		/* elections the gate drives:
+						   all but a group's shards */
 };
 
 #define RELEASE_NONE	0	/* no step-down asked, or answered */
@@ -234,5 +244,48 @@ void	daemon_cand_stop(struct daemon *d, uint64_t until_ms);
 int	daemon_cand_busy(const struct daemon *d);
 
 void	daemon_cand_free(struct daemon *d);
+/* daemon_shards.c: a shard group (docs/shards.md) */
+
+/*
+ * With shards: in d->conf, set up d->sh and d->nel (the member Lease,
+ * then the N shards).  Returns 0; nothing to do without shards.
+ */
+int	daemon_shards_init(struct daemon *d);
+
+/* Shard election i's configuration (i from 1), in out. */
+void	daemon_shards_conf(struct daemon *d, int i, struct config *out);
+
+/* The labels election e's creates carry (its lock is set up). */
+void	daemon_shards_labels(struct election *e);
+
+/* The group's list client.  Returns 0, or -1 logged. */
+int	daemon_shards_setup(struct daemon *d, const struct kube_creds *creds,
+	    const char *ua);
+
+/* Start: the shards not candidates until planned, the first list. */
+void	daemon_shards_start(struct daemon *d);
+
+/* A group election stepped: plan again, from the loop. */
+void	daemon_shards_changed(struct daemon *d);
+
+/* The daemon is stopping: no more lists or plans. */
+void	daemon_shards_stopping(struct daemon *d);
+
+/*
+ * Every election has stopped: delete the member Lease we released.
+ * Returns 1 when the delete is under way (it ends the loop when
+ * answered), 0 when the loop may end now.
+ */
+int	daemon_shards_stopped(struct daemon *d);
+
+void	daemon_shards_free(struct daemon *d);
+
+/* The route table t (httpd_new's) with /shards and /shards/watch. */
+struct httpd_route *daemon_shards_routes(struct daemon *d,
+	    struct httpd_route *t);
+
+/* The group's gauges for GET /metrics, appended to b. */
+void	daemon_shards_metrics(const struct daemon *d, uint64_t now_ms,
+	    struct buf *b);
 
 #endif /* DAEMON_INT_H */

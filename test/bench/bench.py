@@ -5,7 +5,7 @@ noisy; the tests assert safety, this measures cost and speed).
     python3 test/bench/bench.py [--leaderd PATH] [--trials N]
         [--kill-trials N] [--idle S] [--backends fakeapi,kube-apiserver]
         [--only-candidacy] [--candidacy-trials N] [--candidacy-idle S]
-        [--only-coordinated] [--coordinated-trials N]
+        [--only-coordinated] [--coordinated-trials N] [--only-shards]
 
 With the default production timings (15s / 10s / 2s) it measures, for
 three instances against the test API server over TLS:
@@ -34,7 +34,11 @@ and, for leadership that follows the application (--only-candidacy):
     --never-wait seconds: it never hands over);
   - the renew interval of a leader (p50, p99, max over
     --candidacy-idle seconds) without a probe, with a probe every 1 s,
-    and with a probe of an application that stopped answering.
+    and with a probe of an application that stopped answering;
+and, for shard groups (--only-shards, test/bench/shards.py): the time to
+balance after a member joins, leaves by SIGTERM and is killed, at 16 and
+64 shards over 3 and 8 members, the shards moved against the minimum,
+and the group's API requests per second.
 """
 
 import argparse
@@ -55,6 +59,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "kit"))
 from fakeapi import FakeAPI  # noqa: E402
 from harness import Leaderd, wait_until  # noqa: E402
 import handover  # noqa: E402
+import shards  # noqa: E402
 
 
 def proc_status(pid, key):
@@ -681,6 +686,10 @@ def main():
                     "controller's preferredHolder only")
     ap.add_argument("--coordinated-trials", type=int, default=10,
                     help="coordinated moves per elector kind")
+    ap.add_argument("--only-shards", action="store_true",
+                    help="measure shard groups only: time to balance "
+                    "and shards moved on a join, a SIGTERM and a kill -9, "
+                    "the group's API requests per second")
     ap.add_argument("--never-wait", type=float, default=40,
                     help="seconds to wait for a new leader before saying "
                     "never (leaderd without gating)")
@@ -697,6 +706,9 @@ def main():
         if args.only_coordinated:
             coordinated_figures(args, work)
             return
+        if args.only_shards:
+            shards.shard_figures(args, work)
+            return
         d, last = push_delivery(args, work)
         if d and last:
             print("/leader/watch: event delivered to 100 stream clients "
@@ -711,6 +723,7 @@ def main():
         handover_figures(args, work)
         coordinated_figures(args, work)
         candidacy_figures(args, work)
+        shards.shard_figures(args, work)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ log:
   level: info
   format: text
 """
+SHARDS_GOOD = GOOD.replace("  name: my-app\n", "")
 
 
 def run(bin_, args, env=None, timeout=10):
@@ -259,26 +260,33 @@ def test_version_and_help(leaderd_bin):
     assert "--config" in out + err and "--election" in out + err
 
 
-def test_shards_checked_by_n_and_refused_at_run(leaderd_bin, tmp_path):
-    # -n validates and prints the group and its write rate; a run refuses
-    # it (exit 2) until the daemon runs shard groups.
+def test_shards_checked_by_n_lock_name_refused(leaderd_bin, tmp_path):
+    # -n validates and prints the group and its write rate; the member
+    # Lease is the first election, so a lock.name beside shards is
+    # refused (exit 2, where it was given, and the fix).
     cfg = tmp_path / "shards.yaml"
-    cfg.write_text(GOOD + "shards:\n  group: workers\n  count: 8\n")
+    cfg.write_text(SHARDS_GOOD + "shards:\n  group: workers\n  count: 8\n")
     rc, out, err = run(leaderd_bin, ["-n", "-v", "-f", str(cfg)])
     assert rc == 0, (out, err)
     assert "shards:\n  group: workers" in out, out
     assert "Leases workers-0 .. workers-7, member Lease " \
         "workers-member-me" in out, out
+    assert "lock leases/default/workers-member-me" in out, out
     # 8 shards and 8 members renewing every 500ms: 32 writes/s.
     assert "32.0 with 8 (limit 50)" in out, out
+    text = GOOD + "shards:\n  group: workers\n  count: 8\n"
+    cfg.write_text(text)
     rc, out, err = run(leaderd_bin, ["-f", str(cfg)], timeout=10)
     assert rc == 2, (rc, out, err)
-    assert "shard groups are not yet run by this build" in err, err
+    line, _ = line_of(text, "name: my-app")
+    assert "%s:%d:9: lock.name cannot be given with shards" % (cfg, line) \
+        in err, err
+    assert "remove lock.name" in err, err
 
 
 def test_shards_rate_refused_unless_forced(leaderd_bin, tmp_path):
     cfg = tmp_path / "shards.yaml"
-    text = GOOD + "shards:\n  group: workers\n  count: 64\n"
+    text = SHARDS_GOOD + "shards:\n  group: workers\n  count: 64\n"
     cfg.write_text(text)
     rc, out, err = run(leaderd_bin, ["-n", "-f", str(cfg)])
     assert rc == 2, (out, err)

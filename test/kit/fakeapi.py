@@ -1985,8 +1985,15 @@ class FakeAPI(_WatchMixin, _CoreObjects):
         with self._lock:
             if name is None:
                 if method == "GET":     # a watch went to _serve_watch
+                    q = urllib.parse.parse_qs(query, keep_blank_values=True)
+                    try:
+                        lsel = _parse_selector(
+                            (q.get("labelSelector") or [""])[0], None)
+                    except ValueError as e:
+                        return 400, bad_request(str(e)), {}
                     items = [copy.deepcopy(o) for (n, _), o in
-                             sorted(self._leases.items()) if n == ns]
+                             sorted(self._leases.items()) if n == ns
+                             and _selected(o, [], lsel)]
                     for o in items:
                         o.pop("kind", None)
                         o.pop("apiVersion", None)
@@ -2005,9 +2012,26 @@ class FakeAPI(_WatchMixin, _CoreObjects):
             if method == "PUT":
                 return self._update(ns, name, body, token, entry, manager)
             if method == "DELETE":
-                obj = self._leases.pop((ns, name), None)
+                obj = self._leases.get((ns, name))
                 if obj is None:
                     return 404, not_found(name), {}
+                # DeleteOptions.preconditions.resourceVersion, as the
+                # real server checks it.
+                try:
+                    opts = json.loads(body) if body else {}
+                except (ValueError, TypeError):
+                    opts = {}
+                want = ((opts or {}).get("preconditions") or {}).get(
+                    "resourceVersion")
+                if want and want != obj["metadata"]["resourceVersion"]:
+                    return 409, conflict(name, "the ResourceVersion in the "
+                                         "precondition (%s) does not match "
+                                         "the ResourceVersion in record (%s)"
+                                         ". The object might have been "
+                                         "modified" % (want, obj["metadata"]
+                                                       ["resourceVersion"])
+                                         ), {}
+                del self._leases[(ns, name)]
                 self._rv += 1
                 self._record("DELETE", ns, name, token, entry["t_recv"], obj,
                              False, entry.get("fault") == "apply_then_close")

@@ -898,6 +898,108 @@ test_watch_event(void **state)
 	}
 }
 
+/* A create with labels carries them in metadata.labels. */
+static void
+test_encode_create_labeled(void **state)
+{
+	const char	*labels[] = { "leaderd.io/shard-group", "work",
+			    "leaderd.io/shard-member", "true", NULL };
+	struct lease	 rec, back;
+	char		*body, err[256];
+
+	(void)state;
+	memset(&rec, 0, sizeof(rec));
+	snprintf(rec.holder, sizeof(rec.holder), "pod-a");
+	rec.duration_s = 15;
+	body = lease_encode_create_labeled("ns", "work-member-pod-a", &rec,
+	    labels);
+	assert_non_null(strstr(body, "\"labels\":{\"leaderd.io/shard-group\":"
+	    "\"work\",\"leaderd.io/shard-member\":\"true\"}"));
+	assert_non_null(strstr(body, "\"name\":\"work-member-pod-a\""));
+	assert_int_equal(lease_decode(body, strlen(body), &back, err,
+	    sizeof(err)), 0);
+	assert_string_equal(back.holder, "pod-a");
+	free(body);
+	/* No labels: the plain create's bytes. */
+	body = lease_encode_create_labeled("ns", "x", &rec, NULL);
+	assert_null(strstr(body, "labels"));
+	free(body);
+}
+
+struct list_seen {
+	char	 names[4][LEASE_HOLDER_MAX];
+	char	 holders[4][LEASE_HOLDER_MAX];
+	int	 n;
+};
+
+static void
+list_cb(const char *name, const struct lease *rec, char *obj, void *arg)
+{
+	struct list_seen	*ls = arg;
+	struct lease		 again;
+	char			 err[256];
+
+	assert_true(ls->n < 4);
+	snprintf(ls->names[ls->n], sizeof(ls->names[0]), "%s", name);
+	snprintf(ls->holders[ls->n], sizeof(ls->holders[0]), "%s",
+	    rec->holder);
+	ls->n++;
+	/* The object is a Lease a PUT can go over: kind restored. */
+	assert_non_null(strstr(obj, "\"kind\":\"Lease\""));
+	assert_int_equal(lease_decode(obj, strlen(obj), &again, err,
+	    sizeof(err)), 0);
+	assert_string_equal(again.rv, rec->rv);
+	free(obj);
+}
+
+/* A LeaseList: each item by name, its record and object; the list's rv. */
+static void
+test_list_decode(void **state)
+{
+	const char	*ok = "{\"kind\":\"LeaseList\",\"apiVersion\":"
+	    "\"coordination.k8s.io/v1\",\"metadata\":{\"resourceVersion\":"
+	    "\"42\"},\"items\":[{\"metadata\":{\"name\":\"work-0\","
+	    "\"resourceVersion\":\"40\",\"uid\":\"u0\"},\"spec\":{"
+	    "\"holderIdentity\":\"pod-a\",\"leaseDurationSeconds\":15}},"
+	    "{\"metadata\":{\"name\":\"work-member-pod-b\","
+	    "\"resourceVersion\":\"41\"},\"spec\":{}}]}";
+	const char	*empty = "{\"kind\":\"LeaseList\",\"metadata\":{"
+	    "\"resourceVersion\":\"7\"},\"items\":null}";
+	const char	*bad[] = {
+		"not json",
+		"{\"items\":{}}",
+		"{\"items\":[1]}",
+		"{\"items\":[{\"metadata\":{\"name\":\"a\"},\"spec\":{"
+		    "\"leaseDurationSeconds\":\"x\"}}]}",
+	};
+	struct list_seen	 ls;
+	char			 rv[32], err[256];
+	size_t			 i;
+
+	(void)state;
+	memset(&ls, 0, sizeof(ls));
+	assert_int_equal(lease_list_decode(ok, strlen(ok), list_cb, &ls, rv,
+	    sizeof(rv), err, sizeof(err)), 0);
+	assert_string_equal(rv, "42");
+	assert_int_equal(ls.n, 2);
+	assert_string_equal(ls.names[0], "work-0");
+	assert_string_equal(ls.holders[0], "pod-a");
+	assert_string_equal(ls.names[1], "work-member-pod-b");
+	assert_string_equal(ls.holders[1], "");
+	memset(&ls, 0, sizeof(ls));
+	assert_int_equal(lease_list_decode(empty, strlen(empty), list_cb, &ls,
+	    rv, sizeof(rv), err, sizeof(err)), 0);
+	assert_int_equal(ls.n, 0);
+	assert_string_equal(rv, "7");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&ls, 0, sizeof(ls));
+		assert_int_equal(lease_list_decode(bad[i], strlen(bad[i]),
+		    list_cb, &ls, rv, sizeof(rv), err, sizeof(err)), -1);
+		assert_true(err[0] != '\0');
+		assert_int_equal(ls.n, 0);
+	}
+}
+
 int
 main(void)
 {
@@ -919,6 +1021,8 @@ main(void)
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_watch_event),
 		cmocka_unit_test(test_fencing_token),
+		cmocka_unit_test(test_encode_create_labeled),
+		cmocka_unit_test(test_list_decode),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

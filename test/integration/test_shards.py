@@ -1,0 +1,327 @@
+"""Shard groups (shards: {group, count}): several leaderd split N shard
+Leases evenly, each shard owned by one member at a time.
+
+Every test samples every instance's GET /shards with a ShardChecker and
+asserts that no shard is ever reported owned by two instances at once;
+each one then checks a change of membership: the initial balance (every
+member floor(N/M)..ceil(N/M)), a SIGTERM (its shards released, its member
+Lease deleted), a kill -9 (its shards taken once they expire), a member
+added (only the newcomer gains: nothing moves between the others), a
+member paused past the lease (it reports nothing owned on resume), and
+the API server failing for longer than the lease."""
+
+import json
+import signal
+import socket
+import time
+
+import pytest
+
+from harness import (LEASE_DURATION as LD, RETRY_PERIOD as RP, Leaderd,
+                     read_http_response, wait_until)
+from shardkit import ShardChecker, member_config, quota_ok, shards, views_of
+
+# Balance is reached in a few list periods after membership settles; a
+# member's departure by expiry needs its lease_duration first.
+BALANCE = 10 * RP + 2 * LD + 5.0
+LABEL_GROUP = "leaderd.io/shard-group"
+
+
+def group_of(request):
+    return "g%d" % (abs(hash(request.node.name)) % 100000)
+
+
+def member(api, tmp_path, name, group, count, **kw):
+    inst = Leaderd(api, str(tmp_path), name, "unused", **kw)
+    return member_config(inst, group, count)
+
+
+@pytest.fixture
+def group(api, tmp_path, request):
+    """start(n, count) -> members started; all stopped at the end, each
+    having to exit 0 on SIGTERM; the checker's verdict asserted."""
+    made, chk = [], ShardChecker([])
+    g = group_of(request)
+
+    def start(n, count, prefix="m"):
+        out = []
+        for _ in range(n):
+            inst = member(api, tmp_path, "%s%d" % (prefix, len(made)), g,
+                          count)
+            made.append(inst)
+            out.append(inst.start())
+            chk.add(inst)
+        return out
+    start.name = g
+    start.checker = chk
+    start.made = made
+    chk.start()
+    yield start
+    chk.stop()
+    bad = [i.name for i in made if i.cleanup(grace=6.0) not in (None, 0)]
+    chk.assert_safe()
+    assert not bad, "did not exit 0 on SIGTERM: %s" % bad
+
+
+def balanced(insts, n):
+    v = views_of([i for i in insts if i.alive()])
+    return quota_ok(v, n) and v
+
+
+def test_initial_balance_and_api(api, group):
+    n = 24
+    insts = group(4, n)
+    v = wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    a = insts[0]
+    d = v[a.name]
+    assert d["group"] == group.name and d["count"] == n
+    assert d["is_member"] is True and d["identity"] == a.identity
+    assert sorted(d["members"]) == sorted(i.identity for i in insts)
+    # Each shard Lease names its owner, carries the group's label, and
+    # the fencing token is its transitions and uid (as /leader's).
+    for i in insts:
+        for s in v[i.name]["owned"]:
+            obj = api.get_lease("default", "%s-%d" % (group.name, s))
+            assert obj["spec"]["holderIdentity"] == i.identity
+            assert obj["metadata"]["labels"][LABEL_GROUP] == group.name
+            tok = v[i.name]["fencing_tokens"][str(s)]
+            assert tok == "%010d-%s" % (obj["spec"].get(
+                "leaseTransitions", 0), obj["metadata"]["uid"])
+    m = api.get_lease("default", "%s-member-%s" % (group.name, a.identity))
+    assert m["spec"]["holderIdentity"] == a.identity
+    assert m["metadata"]["labels"] == {LABEL_GROUP: group.name,
+                                       "leaderd.io/shard-member": "true"}
+    # A blocking read with the current index waits; a stale one answers.
+    st, hdrs, body = a.request("/shards")
+    idx = int(hdrs["x-leaderd-index"])
+    assert json.loads(body)["index"] == idx
+    t0 = time.monotonic()
+    st, hdrs, _ = a.request("/shards?wait=1s&index=%d" % idx, timeout=3)
+    assert st == 200 and time.monotonic() - t0 >= 0.9
+    st, _, _ = a.request("/shards?wait=1s&index=%d" % (idx - 1), timeout=3)
+    assert st == 200
+    st, _, body = a.request("/shards?wait=xx&index=1")
+    assert st == 400 and b"wait" in body
+    # The stream starts with the state now.
+    s = socket.create_connection(("127.0.0.1", a.port), timeout=3)
+    s.sendall(b"GET /shards/watch HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    buf = b""
+    while b"\n\n" not in buf.partition(b"\r\n\r\n")[2]:
+        buf += s.recv(65536)
+    s.close()
+    ev = buf.partition(b"\r\n\r\n")[2].split(b"\n\n")[0]
+    assert ev.startswith(b"data: ")
+    assert set(json.loads(ev[6:])) >= {"group", "count", "members", "owned",
+                                       "fencing_tokens", "index"}
+    assert b"text/event-stream" in buf
+    # Metrics: the group's gauges and each shard's master status.
+    _, _, met = a.request("/metrics")
+    met = met.decode()
+    owned_now = len(shards(a)["owned"])
+    assert 'leaderd_shards_owned{group="%s"} %d' % (group.name,
+                                                    owned_now) in met
+    assert 'leaderd_shard_members{group="%s"} 4' % group.name in met
+    s0 = d["owned"][0]
+    assert 'leader_election_master_status{name="%s-%d"} 1' % (
+        group.name, s0) in met
+
+
+def test_sigterm_releases_and_deletes_member(api, group):
+    n = 12
+    insts = group(3, n)
+    v = wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    gone = insts[1]
+    had = v[gone.name]["owned"]
+    gone.terminate()
+    assert gone.wait(5) == 0
+    # Its shards were released (holder "") before it exited, and its
+    # member Lease deleted.
+    for s in had:
+        rel = [h for h in api.history(ns="default", name="%s-%d" % (
+            group.name, s), token=gone.token)
+            if h["method"] == "PUT" and not h["spec"].get("holderIdentity")]
+        assert rel, "shard %d not released by %s" % (s, gone.name)
+    assert api.get_lease("default", "%s-member-%s" % (
+        group.name, gone.identity)) is None
+    rest = [insts[0], insts[2]]
+    v = wait_until(lambda: balanced(rest, n), BALANCE, what="rebalance")
+    assert sorted(v[insts[0].name]["members"]) == sorted(
+        i.identity for i in rest)
+
+
+def test_kill9_shards_taken_after_expiry(api, group):
+    n = 12
+    insts = group(3, n)
+    v = wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    dead = insts[2]
+    had = set(v[dead.name]["owned"])
+    dead.kill9()
+    rest = insts[:2]
+    v = wait_until(lambda: balanced(rest, n), BALANCE, what="rebalance")
+    taken = set(v[rest[0].name]["owned"]) | set(v[rest[1].name]["owned"])
+    assert had <= taken
+    # Nobody wrote over a dead member's shard before it expired: each
+    # takeover's send time is at least lease_duration after the dead
+    # one's last renew of it (fakeapi stamps both).
+    for s in had:
+        hist = api.history(ns="default", name="%s-%d" % (group.name, s))
+        last = max(h["t_recv"] for h in hist if h["token"] == dead.token)
+        later = [h for h in hist if h["t_recv"] > last]
+        assert later and later[0]["t_recv"] - last >= LD - 0.05, (s, later)
+
+
+def test_member_added_only_newcomer_gains(api, group):
+    n = 24
+    insts = group(3, n)
+    before = wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    new = group(1, n)[0]
+    allm = insts + [new]
+    after = wait_until(lambda: balanced(allm, n), BALANCE,
+                       what="rebalance with a fourth member")
+    moved = 0
+    for i in insts:
+        old, now = set(before[i.name]["owned"]), set(after[i.name]["owned"])
+        assert now <= old, "%s gained %r" % (i.name, now - old)
+        moved += len(old - now)
+    assert moved == len(after[new.name]["owned"]) == n // 4
+
+
+def test_paused_member_owns_nothing_on_resume(api, group):
+    n = 12
+    insts = group(3, n)
+    wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    p = insts[0]
+    assert shards(p)["owned"]
+    s = socket.create_connection(("127.0.0.1", p.port), timeout=10)
+    p.signal(signal.SIGSTOP)
+    try:
+        time.sleep(0.05)
+        s.sendall(b"GET /shards HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        rest = insts[1:]
+        wait_until(lambda: balanced(rest, n), BALANCE,
+                   what="the others to take the paused one's shards")
+    finally:
+        p.signal(signal.SIGCONT)
+    st, _, body, _ = read_http_response(s, timeout=5)
+    s.close()
+    assert st == 200
+    assert json.loads(body)["owned"] == [], body
+    wait_until(lambda: balanced(insts, n), BALANCE, what="rebalance")
+
+
+def test_api_outage_no_two_owners(api, group):
+    n = 12
+    insts = group(3, n)
+    wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    f = api.fault("status", status=500)
+    try:
+        # Past renew_deadline nobody may say it owns anything.
+        wait_until(lambda: all(shards(i) is not None and
+                               not shards(i)["owned"] for i in insts),
+                   LD + 2.0, what="every claim to lapse")
+        time.sleep(2 * LD)
+        assert all(not shards(i)["owned"] for i in insts)
+    finally:
+        api.clear_fault(f)
+    wait_until(lambda: balanced(insts, n), BALANCE + LD, what="rebalance")
+
+
+CHILD = r'''
+import os, signal, sys, time
+out = sys.argv[1]
+def note(tag):
+    with open(out, "a") as f:
+        f.write("%d %s %s\n" % (os.getpid(), tag,
+                                os.environ.get("LEADERD_SHARDS", "-")))
+signal.signal(signal.SIGHUP, lambda *a: note("hup"))
+signal.signal(signal.SIGTERM, lambda *a: (note("term"), sys.exit(0)))
+note("start")
+while True:
+    time.sleep(0.05)
+'''
+
+
+def notes(path):
+    try:
+        with open(path) as f:
+            return [ln.split(" ", 2) for ln in f.read().splitlines()]
+    except OSError:
+        return []
+
+
+@pytest.mark.parametrize("on_change", ["restart", "sighup"])
+def test_run_mode_leaderd_shards(api, tmp_path, request, on_change):
+    """run: the command gets LEADERD_SHARDS; a change restarts it (the
+    new one's variable is the shards owned) or sends it SIGHUP (the same
+    process, which reads /shards again).  The first member runs alone
+    until it owns every shard, then the second joins and takes half."""
+    import sys
+    n, g = 8, group_of(request)
+    insts, chk = [], ShardChecker([])
+    # SIGHUP's default action ends a process: ignore it until the
+    # command's own handler is in place (an ignored signal stays so
+    # across exec).
+    wrap = ["/bin/sh", "-c", 'trap "" HUP; exec "$0" "$@"',
+            sys.executable, "-c", CHILD]
+
+    def add(k):
+        out = str(tmp_path / ("child-%d" % k))
+        inst = Leaderd(api, str(tmp_path), "r%d" % k, "unused",
+                       args=["run", "--grace", "800ms", "--"] + wrap + [out])
+        member_config(inst, g, n, extra="  on_change: %s\n" % on_change)
+        inst.out = out
+        insts.append(inst.start())
+        chk.add(inst)
+    try:
+        chk.start()
+        add(0)
+        wait_until(lambda: balanced(insts, n), BALANCE, what="one owner")
+        time.sleep(0.5)
+        add(1)
+        wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+        for inst in insts:
+            want = ",".join(str(s) for s in shards(inst)["owned"])
+            if on_change == "restart":
+                # The command running now started with the shards owned.
+                def settled():
+                    ns = notes(inst.out)
+                    return ns and ns[-1][1] == "start" and \
+                        ns[-1][2] == want
+                wait_until(settled, 5.0, what="%s's command restarted "
+                           "with LEADERD_SHARDS=%s" % (inst.name, want))
+            else:
+                ns = notes(inst.out)
+                assert len({x[0] for x in ns}) == 1, ns
+                assert ns[0][1] == "start" and ns[0][2] == "", ns
+        if on_change == "sighup":
+            # The first one lost half its shards: told by SIGHUP.
+            wait_until(lambda: any(x[1] == "hup"
+                                   for x in notes(insts[0].out)),
+                       5.0, what="a SIGHUP")
+    finally:
+        chk.stop()
+        rcs = [i.cleanup(grace=6.0) for i in insts]
+    chk.assert_safe()
+    assert all(rc in (None, 0) for rc in rcs), rcs
+    # The command was stopped before leaderd exited.
+    for inst in insts:
+        assert notes(inst.out)[-1][1] == "term", notes(inst.out)
+
+
+def test_pause_releases_every_shard(api, group):
+    """POST /leader/pause: the member leaves the group (its member Lease
+    and every shard released); resume: it joins again."""
+    n = 8
+    insts = group(2, n)
+    wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    a, b = insts
+    st, _, _ = a.request("/leader/pause", method="POST")
+    assert st == 200
+    v = wait_until(lambda: balanced([b], n), BALANCE,
+                   what="the other to own every shard")
+    assert v[b.name]["members"] == [b.identity]
+    d = shards(a)
+    assert d["owned"] == [] and d["is_member"] is False
+    st, _, _ = a.request("/leader/resume", method="POST")
+    assert st == 200
+    wait_until(lambda: balanced(insts, n), BALANCE, what="rebalance")
