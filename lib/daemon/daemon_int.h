@@ -21,6 +21,7 @@
 #include "api/lock.h"
 #include "api/token.h"
 #include "api/watch.h"
+#include "base/fifo.h"
 #include "codec/lease.h"
 #include "config/config.h"
 #include "actions/appprobe.h"
@@ -36,6 +37,22 @@
  * (docs/operations.md "Watching the Lease").
  */
 #define WATCH_POLL_MS	60000
+
+/*
+ * The Events waiting for the shared Events client: enough for every
+ * election of a config to win and lose at once a few times over; past
+ * it the oldest is dropped (leaderd_events_dropped_total).
+ */
+#define DAEMON_EVENTS_MAX	32
+
+struct election;
+
+/* One Event waiting to be sent (daemon_api.c's queue). */
+struct daemon_event {
+	struct election		*e;		/* about its lock */
+	int64_t			 at_us;		/* wall clock when it happened */
+	char			 msg[CONFIG_STR_MAX + 160]; /* "<id> <what>" */
+};
 
 struct daemon;
 
@@ -119,6 +136,10 @@ struct daemon {
 						   (compat nais, elector.h) */
 	ev_timer		 owner_retry;	/* for life: next pod read */
 	int			 owner_hint;	/* its 404's hint was logged */
+	struct fifo		 evq;		/* Events waiting for events,
+						   over evq_slots */
+	struct daemon_event	 evq_slots[DAEMON_EVENTS_MAX];
+	int			 evq_warned;	/* a drop was logged */
 };
 
 #define RELEASE_NONE	0	/* no step-down asked, or answered */
