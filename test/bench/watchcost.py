@@ -5,8 +5,10 @@ against one watch per instance on the namespace's Leases with a label
 selector, on the e2e suite's kube-apiserver (kasbox).  Printed, never
 asserted.
 
-    E2E_BIN=/work/e2e-cache/bin python3 test/bench/watchcost.py \\
-        [--sizes 1,8,32] [--instances 3] [--seconds 30] [--retry 2]
+    python3 test/bench/watchcost.py [--sizes 1,8,32] [--instances 3] \\
+        [--seconds 30] [--retry 2]
+
+kasbox is build/e2e/bin/kasbox (make e2e-bins), or $E2E_BIN/kasbox.
 
 For each number of Leases N and each mode (none: no watch, the writes
 alone; per-lease: instances x N watches; selector: instances watches),
