@@ -209,7 +209,8 @@ UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child 
 	     metrics \
 	     proxy log sock legacy text netaddr lock epslice gate \
 	     compat_vapor appprobe ctlmsg \
-	     shard leasecand
+	     shard leasecand \
+	     fifo
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim \
 	     $(BUILD)/test/shard_sim
 unit_module_elector_sim = elector

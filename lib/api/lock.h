@@ -93,8 +93,10 @@ int	lock_owner_get(struct lock *l, const char *pod, uint64_t timeout_ms,
  * client of its own, idle), as client-go's RecordEvent does: about the
  * primary object (its kind, uid and resourceVersion as last seen) and,
  * for a MultiLock, then about the Lease too.  done_cb runs once per Event
- * sent, each bounded by timeout_ms.  Returns 0, or -1 if nothing could be
- * started (done_cb will not run).
+ * sent, each bounded by timeout_ms; the Lease's is under way before the
+ * first one's done_cb runs, so ev is idle (kube_busy) in a done_cb only
+ * once this lock has nothing more to send.  Returns 0, or -1 if nothing
+ * could be started (done_cb will not run).
  */
 int	lock_record_event(struct lock *l, struct kube *ev, const char *message,
 	    int64_t now_us, uint64_t timeout_ms, kube_done_cb done_cb,

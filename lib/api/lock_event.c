@@ -25,19 +25,26 @@ event_body(const struct lock *l, int i, const char *message, int64_t now_us)
 	    l->name, &o->last, l->identity, message, now_us);
 }
 
-/* An Event was answered: report it, then send the next one if any. */
+/*
+ * An Event was answered: send the next one if any, then report this
+ * one.  In that order, so that while the done callback runs the client
+ * is busy for as long as this lock has Events to send, and a caller that
+ * queues Events (kube_busy) does not start another in between.
+ */
 static void
 event_cb(const struct kube_result *res, void *arg)
 {
 	struct lock	*l = arg;
 	char		*body = l->event_next;
+	kube_done_cb	 done = l->event_done;
+	void		*done_arg = l->event_arg;
 
 	l->event_next = NULL;
-	l->event_done(res, l->event_arg);
 	if (body != NULL && kube_event_create(l->event_kube, l->ns, body,
 	    l->event_timeout_ms, event_cb, l) == -1)
 		l->event_done = NULL;
 	free(body);
+	done(res, done_arg);
 }
 
 int

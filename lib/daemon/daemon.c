@@ -470,6 +470,8 @@ daemon_setup(struct daemon *d, const struct config *c,
 		return -1;
 	}
 	kube_set_observer(d->events, daemon_api_observe_cb, d);
+	fifo_init(&d->evq, d->evq_slots, DAEMON_EVENTS_MAX,
+	    sizeof(d->evq_slots[0]));
 	for (i = 0; i < d->nel; i++)
 		if (election_setup(&d->el[i], creds, ua) == -1)
 			return -1;

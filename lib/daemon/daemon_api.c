@@ -68,6 +68,8 @@ api_ok(struct election *e, int slot)
 	}
 }
 
+static void	events_send(struct daemon *);
+
 static void
 event_done_cb(const struct kube_result *res, void *arg)
 {
@@ -77,30 +79,63 @@ event_done_cb(const struct kube_result *res, void *arg)
 		api_ok(e, 0);
 	else
 		api_error(e, 0, res);
+	events_send(e->d);
+}
+
+/*
+ * Send the queued Events, oldest first, one at a time on the shared
+ * client: the next when the last is answered (event_done_cb).  One that
+ * cannot be started is dropped, and the next one tried.
+ */
+static void
+events_send(struct daemon *d)
+{
+	struct daemon_event	 ev, *head;
+
+	while (!kube_busy(d->events) && (head = fifo_peek(&d->evq)) != NULL) {
+		/* Off the queue first: the send may answer at once. */
+		ev = *head;
+		fifo_pop(&d->evq);
+		if (lock_record_event(ev.e->lk, d->events, ev.msg, ev.at_us,
+		    ev.e->conf->request_timeout_ms, event_done_cb,
+		    ev.e) == 0)
+			return;
+		log_debug("lease %s: Event \"%s\" not sent", ev.e->lock,
+		    ev.msg);
+	}
 }
 
 /*
  * Record "<identity> became leader" or "... stopped leading" as a
  * Kubernetes Event on the lock, as client-go does (ref 3.2).  Events are
- * best effort: one at a time, dropped while one is in flight, never
- * waited for.
+ * best effort and never waited for, but one election's does not push
+ * out another's: they queue (DAEMON_EVENTS_MAX, the oldest dropped and
+ * counted when full) for the one Events client, stamped with the time
+ * they happened.
  */
 static void
 record_event(struct election *e, const char *what)
 {
-	char	 msg[CONFIG_STR_MAX + 32];
+	struct daemon		*d = e->d;
+	struct daemon_event	*ev;
+	int			 dropped;
 
 	/* nais/elector records none, and its Role grants no events. */
-	if (e->d->for_life)
+	if (d->for_life || d->events == NULL)
 		return;
-	if (e->d->events == NULL || kube_busy(e->d->events)) {
-		log_debug("lease %s: Event \"%s\" dropped", e->lock, what);
-		return;
+	ev = fifo_push(&d->evq, &dropped);
+	if (dropped) {
+		d->el[0].metrics.events_dropped++;
+		if (!d->evq_warned)
+			log_warnx("more than %d Events waiting to be sent; "
+			    "dropping the oldest (leaderd_events_dropped_"
+			    "total counts them)", DAEMON_EVENTS_MAX);
+		d->evq_warned = 1;
 	}
-	snprintf(msg, sizeof(msg), "%s %s", e->conf->identity, what);
-	if (lock_record_event(e->lk, e->d->events, msg, clock_wall_us(),
-	    e->conf->request_timeout_ms, event_done_cb, e) == -1)
-		log_debug("lease %s: Event \"%s\" not sent", e->lock, what);
+	ev->e = e;
+	ev->at_us = clock_wall_us();
+	snprintf(ev->msg, sizeof(ev->msg), "%s %s", e->conf->identity, what);
+	events_send(d);
 }
 
 static void	watched(struct election *, const struct lease *, char *);

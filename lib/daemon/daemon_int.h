@@ -21,6 +21,7 @@
 #include "api/lock.h"
 #include "api/token.h"
 #include "api/watch.h"
+#include "base/fifo.h"
 #include "codec/lease.h"
 #include "codec/leasecand.h"
 #include "config/config.h"
@@ -39,6 +40,21 @@
 #define WATCH_POLL_MS	60000
 
 #define DAEMON_CANDS	32	/* LeaseCandidates of our Lease remembered */
+/*
+ * The Events waiting for the shared Events client: enough for every
+ * election of a config to win and lose at once a few times over; past
+ * it the oldest is dropped (leaderd_events_dropped_total).
+ */
+#define DAEMON_EVENTS_MAX	32
+
+struct election;
+
+/* One Event waiting to be sent (daemon_api.c's queue). */
+struct daemon_event {
+	struct election		*e;		/* about its lock */
+	int64_t			 at_us;		/* wall clock when it happened */
+	char			 msg[CONFIG_STR_MAX + 160]; /* "<id> <what>" */
+};
 
 struct daemon;
 struct shards;
@@ -147,6 +163,10 @@ struct daemon {
 						   local API's table */
 	int			 ngate;		/* elections the gate drives:
 						   all but a group's shards */
+	struct fifo		 evq;		/* Events waiting for events,
+						   over evq_slots */
+	struct daemon_event	 evq_slots[DAEMON_EVENTS_MAX];
+	int			 evq_warned;	/* a drop was logged */
 };
 
 #define RELEASE_NONE	0	/* no step-down asked, or answered */

@@ -252,6 +252,11 @@ render(const struct metrics *m, const struct metrics_gauges *g,
 	head(&b, "leaderd_local_api_connections", "gauge",
 	    "Open connections to the local API, streams included.");
 	buf_printf(&b, "leaderd_local_api_connections %d\n", g->connections);
+	head(&b, "leaderd_events_dropped_total", "counter",
+	    "Kubernetes Events dropped unsent because too many were "
+	    "waiting.");
+	buf_printf(&b, "leaderd_events_dropped_total %llu\n",
+	    (unsigned long long)m->events_dropped);
 	head(&b, "leaderd_candidate", "gauge",
 	    "Whether this instance is a candidate for the lease now (1) or "
 	    "not (0); /leader's candidate_reason says why not.");

@@ -47,6 +47,7 @@ struct metrics {
 	double		 probe_sum;	/* seconds */
 	uint64_t	 elections_won;	/* compat nais: our creates answered */
 	uint64_t	 elections_lost; /* compat nais: creates refused 409 */
+	uint64_t	 events_dropped; /* Events dropped from a full queue */
 };
 
 /* What changes from moment to moment, given at each render. */

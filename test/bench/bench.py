@@ -6,6 +6,7 @@ noisy; the tests assert safety, this measures cost and speed).
         [--kill-trials N] [--idle S] [--backends fakeapi,kube-apiserver]
         [--only-candidacy] [--candidacy-trials N] [--candidacy-idle S]
         [--only-coordinated] [--coordinated-trials N] [--only-shards]
+        [--only-elections] [--elections-idle S]
 
 With the default production timings (15s / 10s / 2s) it measures, for
 three instances against the test API server over TLS:
@@ -39,6 +40,11 @@ and, for shard groups (--only-shards, test/bench/shards.py): the time to
 balance after a member joins, leaves by SIGTERM and is killed, at 16 and
 64 shards over 3 and 8 members, the shards moved against the minimum,
 and the group's API requests per second.
+and, for several elections (--only-elections), idle over
+--elections-idle seconds with every election led:
+  - VmRSS, RssAnon, Pss and CPU of one leaderd with 1, 4 and 16
+    elections, of 16 leaderd with one each, and of one client-go elector
+    process (one per election), in total and per election.
 """
 
 import argparse
@@ -337,6 +343,100 @@ def steady(args, work):
               "renews after the server closed the connections, beyond a "
               "kept-alive renew, over %d handshakes; includes the new "
               "connection and the watch request again)" % ipr[2:])
+
+
+def _with_elections(inst, lock, k):
+    """k elections in inst: the top-level lock and k - 1 elections:
+    items, on Leases LOCK-1 .. LOCK-(k-1)."""
+    if k < 2:
+        return
+    with open(inst.config_path, "a") as f:
+        f.write("elections:\n")
+        for j in range(1, k):
+            f.write("  - lock: {name: %s-%d}\n" % (lock, j))
+
+
+def oncpu_ms(pid):
+    """Time on CPU of all of pid's threads, from the scheduler's
+    nanosecond count (/proc/PID/task/*/schedstat), not the 10 ms ticks
+    of /proc/PID/stat, too coarse for a process idle most of a minute."""
+    ns = 0
+    for t in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, t)) as f:
+                ns += int(f.read().split()[0])
+        except OSError:
+            pass
+    return ns / 1e6
+
+
+def _footprint(pids, idle):
+    """Sum over pids of (VmRSS, RssAnon, Pss) in kB after the idle
+    period, and of the CPU used in it, ms per minute."""
+    cpu0 = [oncpu_ms(p) for p in pids]
+    t0 = time.monotonic()
+    time.sleep(idle)
+    dt = time.monotonic() - t0
+    cpu = sum(oncpu_ms(p) - c for p, c in zip(pids, cpu0)) * 60 / dt
+    m = [mem(p) for p in pids]
+    return [sum(x[i] for x in m) for i in range(3)], cpu
+
+
+def elections_figures(args, work):
+    """Idle cost per election: one leaderd leading 1, 4 and 16 elections,
+    16 leaderd leading one each, and (if built) one client-go elector
+    process per election; production timings, each alone on its Leases,
+    so every election renews."""
+    api = FakeAPI().start()
+    kw = dict(lease_duration=15, renew_deadline=10, retry_period=2,
+              request_timeout=5, log_level="info")
+    rows = []
+    try:
+        for k in (1, 4, 16):
+            lock = "bench-el%d" % k
+            inst = Leaderd(api, work, "el%d" % k, lock, **kw)
+            _with_elections(inst, lock, k)
+            inst.start()
+            wait_until(lambda: inst.get_json("/leaders")[0] == 200 and all(
+                v["is_leader"] for v in inst.get_json("/leaders")[1].values()
+            ), 15, what="%d elections led" % k)
+            m, cpu = _footprint([inst.pid], args.elections_idle)
+            rows.append(("1 leaderd, %d election%s" % (k, "s"[:k > 1]), k,
+                         1, m, cpu))
+            inst.cleanup()
+        insts = [Leaderd(api, work, "sep%d" % j, "bench-sep-%d" % j, **kw)
+                 for j in range(16)]
+        try:
+            for i in insts:
+                i.start()
+            wait_until(lambda: all(i.is_leader() for i in insts), 15,
+                       what="16 leaders")
+            m, cpu = _footprint([i.pid for i in insts], args.elections_idle)
+            rows.append(("16 leaderd, 1 election each", 16, 16, m, cpu))
+        finally:
+            for i in insts:
+                i.cleanup()
+        gop = clientgo_elector(api, work, "bench-cg", 0)
+        if gop is not None:
+            try:
+                time.sleep(5)
+                m, cpu = _footprint([gop.pid], args.elections_idle)
+                rows.append(("client-go elector, 1 process per election",
+                             1, 1, m, cpu))
+            finally:
+                gop.terminate()
+                gop.wait(10)
+    finally:
+        api.stop()
+    print("several elections, idle, 15s/10s/2s, each election led (renews "
+          "every 2 s), %.0f s:" % args.elections_idle)
+    print("| what | processes | VmRSS kB | RssAnon kB | Pss kB | CPU ms/min "
+          "| VmRSS kB per election | Pss kB per election | CPU ms/min per "
+          "election |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for what, k, n, m, cpu in rows:
+        print("| %s | %d | %d | %d | %d | %.1f | %.0f | %.0f | %.1f |" % (
+            what, n, m[0], m[1], m[2], cpu, m[0] / k, m[2] / k, cpu / k))
 
 
 def _push_reader(conn, port, sock, nclients):
@@ -671,6 +771,11 @@ def main():
                     help="measure the push API only")
     ap.add_argument("--only-steady", action="store_true",
                     help="measure the steady state (memory, CPU) only")
+    ap.add_argument("--only-elections", action="store_true",
+                    help="measure the idle cost per election (one leaderd "
+                    "with 1, 4, 16 elections, 16 leaderd, client-go) only")
+    ap.add_argument("--elections-idle", type=float, default=30,
+                    help="seconds idle per measurement of --only-elections")
     ap.add_argument("--only-candidacy", action="store_true",
                     help="measure the application's death to a new "
                     "leader and the renew interval with a probe only")
@@ -709,6 +814,9 @@ def main():
         if args.only_shards:
             shards.shard_figures(args, work)
             return
+        if args.only_elections:
+            elections_figures(args, work)
+            return
         d, last = push_delivery(args, work)
         if d and last:
             print("/leader/watch: event delivered to 100 stream clients "
@@ -724,6 +832,7 @@ def main():
         coordinated_figures(args, work)
         candidacy_figures(args, work)
         shards.shard_figures(args, work)
+        elections_figures(args, work)
 
 
 if __name__ == "__main__":

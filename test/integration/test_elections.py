@@ -224,3 +224,28 @@ def test_streams_and_metrics_carry_the_election(api, cluster):
     creates = [ln for ln in text.splitlines()
                if ln.startswith('leaderd_api_requests_total{verb="create"')]
     assert len(creates) == 1 and int(creates[0].split()[-1]) >= 3, creates
+
+
+def test_every_election_records_its_event(api, cluster):
+    """Three elections won at once each get their "became leader" Event,
+    though the one Events client sends one at a time: the Events API is
+    slowed so that all three wins come while the first is in flight."""
+    api.fault("delay", delay_ms=400,
+              path_prefix="/api/v1/namespaces/default/events")
+    (a,) = start(cluster, 1)
+    wait_until(lambda: each_one_leader([a], cluster.lock),
+               JITTER * RP + SLACK + 3.0, what="a leads all three")
+
+    def became():
+        return sorted(e["involvedObject"]["name"] for e in api.events()
+                      if e.get("message") == a.identity + " became leader")
+    want = sorted(leases(cluster.lock).values())
+    wait_until(lambda: became() == want, 3 * 0.4 + SLACK,
+               what="three became-leader Events")
+    for e in api.events():
+        assert e["involvedObject"]["kind"] == "Lease", e
+    time.sleep(0.5)
+    assert became() == want, "an Event twice"
+    st, _, body = a.request("/metrics")
+    assert st == 200
+    assert "\nleaderd_events_dropped_total 0\n" in body.decode()

@@ -687,6 +687,7 @@ test_multilock_holders_differ(void **state)
 }
 
 static int	 events_done;
+static int	 events_done_nreq;	/* requests when last reported */
 
 static void
 event_done(const struct kube_result *res, void *arg)
@@ -694,6 +695,7 @@ event_done(const struct kube_result *res, void *arg)
 	(void)res;
 	(void)arg;
 	events_done++;
+	events_done_nreq = nreq;
 }
 
 /* Check the Event of request i: about kind, at version rv. */
@@ -749,6 +751,9 @@ test_events(void **state)
 		check_event(j, c->kind, "90");
 		assert_int_equal(nreq, j + 1);
 		answer(j, KUBE_OK, 201, "{}");
+		/* A MultiLock's second Event is under way before the first
+		   is reported, so the client stays busy until both are. */
+		assert_int_equal(events_done_nreq, j + (c->multi ? 2 : 1));
 		if (c->multi) {
 			check_event(j + 1, "Lease", "91");
 			answer(j + 1, KUBE_OK, 201, "{}");

@@ -75,6 +75,7 @@ test_help_and_type(void **state)
 		"leaderd_api_request_duration_seconds",
 		"leaderd_lease_expires_in_seconds",
 		"leaderd_local_api_connections",
+		"leaderd_events_dropped_total",
 		"leaderd_build_info"
 	};
 	struct metrics	 m;
@@ -115,7 +116,9 @@ test_counters(void **state)
 	m.slowpath = 4;
 	m.transitions = 2;
 	m.renew_failures = 1;
+	m.events_dropped = 7;
 	s = render(&m, 1);
+	assert_true(sample(s, "leaderd_events_dropped_total") == 7);
 	assert_true(sample(s, "leaderd_api_requests_total{verb=\"get\","
 	    "code=\"200\"}") == 2);
 	assert_true(sample(s, "leaderd_api_requests_total{verb=\"update\","
