@@ -11,13 +11,16 @@ member paused past the lease (it reports nothing owned on resume), and
 the API server failing for longer than the lease."""
 
 import json
+import os
 import signal
 import socket
+import subprocess
 import time
 
 import pytest
 
 from harness import (LEASE_DURATION as LD, RETRY_PERIOD as RP, Leaderd,
+                     leaderd_binary,
                      read_http_response, wait_until)
 from shardkit import ShardChecker, member_config, quota_ok, shards, views_of
 
@@ -325,3 +328,23 @@ def test_pause_releases_every_shard(api, group):
     st, _, _ = a.request("/leader/resume", method="POST")
     assert st == 200
     wait_until(lambda: balanced(insts, n), BALANCE, what="rebalance")
+
+
+def test_write_rate_tables_match_leaderd():
+    """The write-rate table in README.md and docs/shards.md is what
+    test/bench/shards_table.sh prints from `leaderd -n` today (the one
+    home of the rate is config_shards_rate): a change of the rate or of
+    the limit that leaves the documents behind fails here."""
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..",
+                                        ".."))
+    p = subprocess.run(["sh", os.path.join(root, "test", "bench",
+                                           "shards_table.sh")],
+                       cwd=root, capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, LEADERD=leaderd_binary()))
+    assert p.returncode == 0, p.stderr
+    table = p.stdout
+    assert table.count("\n") == 14, table
+    for doc in ("README.md", os.path.join("docs", "shards.md")):
+        with open(os.path.join(root, doc)) as f:
+            assert table in f.read(), "%s's write-rate table differs " \
+                "from `sh test/bench/shards_table.sh`:\n%s" % (doc, table)
