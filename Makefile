@@ -314,6 +314,10 @@ integration: $(LEADERD_TARGET)
 #	test_election's test_json_logs_and_sighup_ignored
 #   the control client (daemon/ctl, cmd ctl, ctlmsg, http_response,
 #	sock's connects): test_ctl
+#   several elections, the Events queue (fifo): test_elections
+#   coordinated election (leasecand, daemon_cand): test_coordinated
+#   shard groups (shard, daemon_shards, the Lease list): test_shards'
+#	balance, SIGTERM and pause
 #   daemon, clock, buf, xmalloc: all of them.
 # Measured with test/kit/coverage.sh (gcc --coverage, lines of lib/*.c
 # run; 2026-12-03): this pass runs 88.4% of the lines where make check
@@ -372,6 +376,15 @@ SAN_INTEGRATION = \
 	test_ctl.py::test_release_moves_leadership \
 	test_ctl.py::test_wait_leader \
 	test_ctl.py::test_cannot_reach \
+	test_elections.py::test_sigterm_releases_every_election \
+	test_elections.py::test_streams_and_metrics_carry_the_election \
+	test_elections.py::test_every_election_records_its_event \
+	test_coordinated.py::test_coordinated_assignment \
+	test_coordinated.py::test_handover_auto_to_the_candidate_the_controller_picks \
+	test_coordinated.py::test_coordinated_falls_back_when_not_served \
+	test_shards.py::test_initial_balance_and_api \
+	test_shards.py::test_sigterm_releases_and_deletes_member \
+	test_shards.py::test_pause_releases_every_shard \
 	test_config.py
 integration-san: $(LEADERD_TARGET)
 	cd test/integration && LEADERD=$(LEADERD_BIN) \
