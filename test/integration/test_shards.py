@@ -308,6 +308,122 @@ def test_run_mode_leaderd_shards(api, tmp_path, request, on_change):
         assert notes(inst.out)[-1][1] == "term", notes(inst.out)
 
 
+# A command that works on its shards and says when, by CLOCK_MONOTONIC
+# (time.monotonic(), the fakeapi's clock too): "PID T work 0,5,9" when it
+# starts on a set, "PID T end" when it has stopped working.  Told to stop
+# (SIGTERM) or to re-read (SIGHUP), it first finishes the work under way
+# (DROP s, within run.grace), as a real one would.
+WORKER = r"""
+import json, os, signal, sys, time, urllib.request
+out, url = sys.argv[1], sys.argv[2]
+DROP = 0.3
+def note(what):
+    with open(out, "a") as f:
+        f.write("%d %.6f %s\n" % (os.getpid(), time.monotonic(), what))
+hup = []
+def term(*a):
+    time.sleep(DROP)
+    note("end")
+    os._exit(0)
+signal.signal(signal.SIGHUP, lambda *a: hup.append(1))
+signal.signal(signal.SIGTERM, term)
+note("work " + os.environ["LEADERD_SHARDS"])
+while True:
+    if hup:
+        del hup[:]
+        time.sleep(DROP)
+        with urllib.request.urlopen(url + "/shards", timeout=2) as r:
+            d = json.load(r)
+        note("work " + ",".join(str(s) for s in d["owned"]))
+    time.sleep(0.02)
+"""
+
+
+def work_intervals(path):
+    """(shard, start, end) of the worker's notes in path: a shard is
+    worked on from the note that names it until the process's next note
+    (end: infinity while it runs)."""
+    by_pid = {}
+    for ln in notes(path):
+        by_pid.setdefault(ln[0], []).append((float(ln[1]), ln[2]))
+    out = []
+    for evs in by_pid.values():
+        for i, (t, what) in enumerate(evs):
+            if not what.startswith("work"):
+                continue
+            end = evs[i + 1][0] if i + 1 < len(evs) else float("inf")
+            for s in what[4:].strip().split(","):
+                if s:
+                    out.append((int(s), t, end))
+    return out
+
+
+@pytest.mark.parametrize("on_change", ["restart", "sighup"])
+def test_run_mode_handover_after_command_let_go(api, tmp_path, request,
+                                                on_change):
+    """run: a shard moved to rebalance the group (a directed handover) is
+    written over to the receiver only once the giver's command no longer
+    works on it: restart, its old process has exited; sighup, run.grace
+    after the signal.  The first member owns every shard, the second
+    joins; at the moment each shard's new holder was written (the
+    request's arrival at the API server), no other member's command was
+    working on it."""
+    import sys
+    n, g = 8, group_of(request)
+    insts, chk = [], ShardChecker([])
+    wrap = ["/bin/sh", "-c", 'trap "" HUP; exec "$0" "$@"',
+            sys.executable, "-c", WORKER]
+
+    def add(k):
+        out = str(tmp_path / ("worker-%d" % k))
+        inst = Leaderd(api, str(tmp_path), "w%d" % k, "unused")
+        inst.args = ["run", "--grace", "800ms", "--"] + wrap + [
+            out, "http://127.0.0.1:%d" % inst.port]
+        member_config(inst, g, n, extra="  on_change: %s\n" % on_change)
+        inst.out = out
+        insts.append(inst.start())
+        chk.add(inst)
+    try:
+        chk.start()
+        add(0)
+        wait_until(lambda: balanced(insts, n), BALANCE, what="one owner")
+        add(1)
+        wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+        # Each command works on what its leaderd owns now.
+        for inst in insts:
+            want = set(shards(inst)["owned"])
+            wait_until(lambda: {s for s, _, e in work_intervals(inst.out)
+                                if e == float("inf")} == want, 5.0,
+                       what="%s's command on %s" % (inst.name, want))
+    finally:
+        chk.stop()
+        rcs = [i.cleanup(grace=6.0) for i in insts]
+    chk.assert_safe()
+    assert all(rc in (None, 0) for rc in rcs), rcs
+    work = {i.identity: work_intervals(i.out) for i in insts}
+    moved = []
+    for s in range(n):
+        prev = ""
+        for h in api.history(ns="default", name="%s-%d" % (g, s)):
+            holder = h["spec"].get("holderIdentity") or ""
+            if holder and holder != prev and prev:
+                moved.append((s, prev, holder, h["t_recv"]))
+            prev = holder
+    # The joiner's share moved from the first member to it.
+    assert len([m for m in moved if m[2] == insts[1].identity]) >= n // 2, \
+        moved
+    bad = []
+    for s, giver, to, t in moved:
+        for who, iv in work.items():
+            if who == to:
+                continue
+            bad += [(s, giver, to, who, round(e - t, 3))
+                    for x, b, e in iv if x == s and b <= t < e]
+    assert not bad, "shard written over to a new holder while another " \
+        "member's command still worked on it (shard, from, to, whose " \
+        "command, seconds it went on): %s" % bad
+
+
 def test_pause_releases_every_shard(api, group):
     """POST /leader/pause: the member leaves the group (its member Lease
     and every shard released); resume: it joins again."""
