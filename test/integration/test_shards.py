@@ -342,12 +342,18 @@ while True:
 def work_intervals(path):
     """(shard, start, end) of the worker's notes in path: a shard is
     worked on from the note that names it until the process's next note
-    (end: infinity while it runs)."""
-    by_pid = {}
+    (end: infinity while it runs; for a process killed before its "end"
+    note, the next process's first note, later than its real end)."""
+    by_pid, order = {}, []
     for ln in notes(path):
+        if ln[0] not in by_pid:
+            order.append(ln[0])
         by_pid.setdefault(ln[0], []).append((float(ln[1]), ln[2]))
     out = []
-    for evs in by_pid.values():
+    for k, pid in enumerate(order):
+        evs = by_pid[pid]
+        if evs[-1][1] != "end" and k + 1 < len(order):
+            evs.append((by_pid[order[k + 1]][0][0], "end"))
         for i, (t, what) in enumerate(evs):
             if not what.startswith("work"):
                 continue
@@ -367,7 +373,8 @@ def test_run_mode_handover_after_command_let_go(api, tmp_path, request,
     after the signal.  The first member owns every shard, the second
     joins; at the moment each shard's new holder was written (the
     request's arrival at the API server), no other member's command was
-    working on it."""
+    working on it (the worker takes DROP = 0.3 s to let go, within
+    run.grace)."""
     import sys
     n, g = 8, group_of(request)
     insts, chk = [], ShardChecker([])
@@ -377,7 +384,7 @@ def test_run_mode_handover_after_command_let_go(api, tmp_path, request,
     def add(k):
         out = str(tmp_path / ("worker-%d" % k))
         inst = Leaderd(api, str(tmp_path), "w%d" % k, "unused")
-        inst.args = ["run", "--grace", "800ms", "--"] + wrap + [
+        inst.args = ["run", "--grace", "1500ms", "--"] + wrap + [
             out, "http://127.0.0.1:%d" % inst.port]
         member_config(inst, g, n, extra="  on_change: %s\n" % on_change)
         inst.out = out
@@ -393,7 +400,7 @@ def test_run_mode_handover_after_command_let_go(api, tmp_path, request,
         for inst in insts:
             want = set(shards(inst)["owned"])
             wait_until(lambda: {s for s, _, e in work_intervals(inst.out)
-                                if e == float("inf")} == want, 5.0,
+                                if e == float("inf")} == want, 10.0,
                        what="%s's command on %s" % (inst.name, want))
     finally:
         chk.stop()
