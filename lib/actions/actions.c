@@ -336,7 +336,9 @@ actions_set_var(struct actions *a, const char *var, int sighup)
 	free(a->var);
 	a->var = xstrdup(var);
 	a->var_gen++;
-	if (a->child == NULL || !child_active(a->child) || a->shutting)
+	/* Held or shutting: it is being stopped, and taken at its exit. */
+	if (a->child == NULL || !child_active(a->child) || a->shutting ||
+	    a->held)
 		return;
 	if (sighup) {
 		log_info("%s: sending SIGHUP to the command (pid %ld)", var,
