@@ -8,7 +8,8 @@ member floor(N/M)..ceil(N/M)), a SIGTERM (its shards released, its member
 Lease deleted), a kill -9 (its shards taken once they expire), a member
 added (only the newcomer gains: nothing moves between the others), a
 member paused past the lease (it reports nothing owned on resume), and
-the API server failing for longer than the lease."""
+the API server failing for longer than the lease; in run mode, that a
+shard leaves the command before it is handed over or released."""
 
 import json
 import signal
