@@ -57,6 +57,13 @@ struct actions {
 	void			*done_arg;	/* for done_cb */
 	char			 env[3][2 * CONFIG_STR_MAX + 32]; /* vars */
 	char			*var;		/* actions_set_var's, or NULL */
+	unsigned		 var_gen;	/* changes of var */
+	unsigned		 cmd_gen;	/* the var_gen the running
+						   command has */
+	unsigned		 hup_gen;	/* the var_gen of the last SIGHUP */
+	ev_timer		 hup;		/* run.grace after that SIGHUP */
+	void			(*var_cb)(void *); /* var maybe taken */
+	void			*var_arg;	/* for var_cb */
 };
 
 static void
@@ -153,6 +160,8 @@ start_command(struct actions *a)
 		return;
 	}
 	a->started_ms = clock_mono_ms();
+	a->cmd_gen = a->var_gen;
+	ev_timer_stop(a->loop, &a->hup);
 	log_info("started the command (pid %ld, fencing token %s)",
 	    (long)child_pid(a->child), a->token);
 }
@@ -219,6 +228,26 @@ restart_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	start_command(a);
 }
 
+/* Tell the daemon that the var may have been taken (from the loop). */
+static void
+var_notify(struct actions *a)
+{
+	if (a->var_cb != NULL)
+		a->var_cb(a->var_arg);
+}
+
+/* run.grace since the SIGHUP: the command has the var it was told of. */
+static void
+hup_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct actions	*a = w->data;
+
+	(void)loop;
+	(void)revents;
+	a->cmd_gen = a->hup_gen;
+	var_notify(a);
+}
+
 static void
 command_exit_cb(int status, int stopped, void *arg)
 {
@@ -231,6 +260,9 @@ command_exit_cb(int status, int stopped, void *arg)
 	else
 		log_warnx("the command exited by itself with code %d after "
 		    "%llums", code, (unsigned long long)ran_ms);
+	/* No command has an old var now; the daemon may move a shard. */
+	ev_timer_stop(a->loop, &a->hup);
+	var_notify(a);
 	if (a->shutting) {
 		shutdown_check(a);
 		return;
@@ -303,18 +335,45 @@ actions_set_var(struct actions *a, const char *var, int sighup)
 		return;
 	free(a->var);
 	a->var = xstrdup(var);
-	if (a->child == NULL || !child_active(a->child) || a->shutting)
+	a->var_gen++;
+	/* Held or shutting: it is being stopped, and taken at its exit. */
+	if (a->child == NULL || !child_active(a->child) || a->shutting ||
+	    a->held)
 		return;
 	if (sighup) {
 		log_info("%s: sending SIGHUP to the command (pid %ld)", var,
 		    (long)child_pid(a->child));
 		kill(child_pid(a->child), SIGHUP);
+		/*
+		 * No answer comes from a signal: the command has run.grace
+		 * to take the value (from the latest SIGHUP).
+		 */
+		a->hup_gen = a->var_gen;
+		ev_timer_stop(a->loop, &a->hup);
+		ev_now_update(a->loop);
+		ev_timer_set(&a->hup, clock_timer_seconds(a->conf->run_grace_ms),
+		    0.);
+		ev_timer_start(a->loop, &a->hup);
 		return;
 	}
 	/* Its exit, stopped while leading, starts it again (exit_cb). */
 	log_info("%s: restarting the command (pid %ld)", var,
 	    (long)child_pid(a->child));
 	child_stop(a->child);
+}
+
+int
+actions_var_taken(const struct actions *a)
+{
+	return a->child == NULL || !child_active(a->child) ||
+	    a->cmd_gen == a->var_gen;
+}
+
+void
+actions_set_var_cb(struct actions *a, void (*cb)(void *), void *arg)
+{
+	a->var_cb = cb;
+	a->var_arg = arg;
 }
 
 struct actions *
@@ -340,6 +399,8 @@ actions_new(struct ev_loop *loop, struct curlev *cv,
 	a->claim.data = a;
 	ev_init(&a->restart, restart_cb);
 	a->restart.data = a;
+	ev_init(&a->hup, hup_cb);
+	a->hup.data = a;
 	if (c->label_enabled) {
 		if ((a->label = label_new(loop, cv, creds, token, user_agent,
 		    c, err, errlen)) == NULL) {
@@ -539,6 +600,7 @@ actions_free(struct actions *a)
 	ev_timer_stop(a->loop, &a->claim);
 	ev_timer_stop(a->loop, &a->restart);
 	ev_timer_stop(a->loop, &a->quit);
+	ev_timer_stop(a->loop, &a->hup);
 	child_free(a->child);
 	label_free(a->label);
 	endpoints_free(a->ep[0]);

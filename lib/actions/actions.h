@@ -108,6 +108,21 @@ void		 actions_set_observer(struct actions *a, kube_observe_cb cb,
 void		 actions_set_var(struct actions *a, const char *var,
 		    int sighup);
 
+/*
+ * Whether no command may still work with an earlier var than the last
+ * actions_set_var's: none runs, or the one running started with it, or
+ * (sighup) run.grace has passed since the SIGHUP that told it, the time
+ * a command has to take a new value (docs/shards.md "Run mode").
+ */
+int		 actions_var_taken(const struct actions *a);
+
+/*
+ * Call cb(arg) from the loop each time actions_var_taken may have become
+ * true: a command exited, or a SIGHUP's run.grace ran out.
+ */
+void		 actions_set_var_cb(struct actions *a, void (*cb)(void *),
+		    void *arg);
+
 /* Stop everything at once (SIGKILL to a command still running), free a. */
 void		 actions_free(struct actions *a);
 

@@ -198,7 +198,7 @@ child_start(struct child *c, char *const env[], char *err, size_t errlen)
 {
 	char		**envp;
 	size_t		 n = 0, m = 0, i;
-	sigset_t	 all;
+	sigset_t	 all, saved;
 	struct sigaction sa;
 	pid_t		 pid, parent;
 	int		 sig, fd, maxfd;
@@ -224,7 +224,17 @@ child_start(struct child *c, char *const env[], char *err, size_t errlen)
 	maxfd = (int)sysconf(_SC_OPEN_MAX);
 	if (maxfd < 0 || maxfd > 65536)
 		maxfd = 65536;
+	/*
+	 * A signal sent to the new group before the child has reset its
+	 * handlers would run leaderd's (libev's) handler there and be lost:
+	 * a SIGTERM right after a start then waits run.grace for SIGKILL.
+	 * Blocked across the fork, it stays pending until the child's
+	 * handlers are the defaults.
+	 */
+	sigfillset(&all);
+	(void)sigprocmask(SIG_SETMASK, &all, &saved);
 	if ((pid = fork()) == -1) {
+		(void)sigprocmask(SIG_SETMASK, &saved, NULL);
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		free(envp);
 		return -1;
@@ -245,12 +255,13 @@ child_start(struct child *c, char *const env[], char *err, size_t errlen)
 		if (syscall(SYS_close_range, 3, ~0U, 0) == -1)
 			for (fd = 3; fd < maxfd; fd++)
 				(void)close(fd);
-		sigemptyset(&all);
-		(void)sigprocmask(SIG_SETMASK, &all, NULL);
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = SIG_DFL;
 		for (sig = 1; sig < NSIG; sig++)
 			(void)sigaction(sig, &sa, NULL);
+		/* Now a pending SIGTERM ends the child, as it should. */
+		sigemptyset(&all);
+		(void)sigprocmask(SIG_SETMASK, &all, NULL);
 		execvpe(c->argv[0], c->argv, envp);
 		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
 			_exit(127);
@@ -258,6 +269,7 @@ child_start(struct child *c, char *const env[], char *err, size_t errlen)
 	}
 	/* Both sides set the group, so it exists before any kill(-pid). */
 	(void)setpgid(pid, pid);
+	(void)sigprocmask(SIG_SETMASK, &saved, NULL);
 	free(envp);
 	c->pid = pid;
 	c->state = CHILD_RUNNING;

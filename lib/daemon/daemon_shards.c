@@ -15,6 +15,13 @@
  * not inside the step) and at least every PLAN_MS, at the end of any of
  * our claims and at any member's expiry.  GET /shards and its stream
  * report the shards we own, each only while elector_is_leader says so.
+ *
+ * In run mode a shard we are to let go (handed over, or no longer
+ * wanted) is first taken from the command: it leaves /shards and
+ * LEADERD_SHARDS, the command is restarted or told (SIGHUP), and only
+ * once the actions layer says no command may still work on it
+ * (actions_var_taken) is the handover or release fed to its elector.
+ * Until then we keep holding and renewing it.
  */
 
 #include <stdint.h>
@@ -76,6 +83,8 @@ struct shards {
 	uint64_t		 index;
 	char			*seen;		/* the state's signature */
 	unsigned		 moves;		/* handovers sent */
+	unsigned char		*letgo;		/* run mode: held, being taken
+						   from the command first */
 };
 
 static void	plan_soon(struct shards *);
@@ -161,13 +170,20 @@ live_members(const struct shards *sh, uint64_t now_ms, const char **out)
 	return n;
 }
 
-/* Whether shard s is ours now, as /shards reports it. */
+/* Whether we hold shard s now (owned, or being let go). */
 static int
-owned(const struct shards *sh, unsigned s, uint64_t now_ms)
+held(const struct shards *sh, unsigned s, uint64_t now_ms)
 {
 	struct election	*e = shard_el(sh, s);
 
 	return !sh->d->stopping && elector_is_leader(&e->el, now_ms);
+}
+
+/* Whether shard s is ours now, as /shards reports it. */
+static int
+owned(const struct shards *sh, unsigned s, uint64_t now_ms)
+{
+	return held(sh, s, now_ms) && !sh->letgo[s];
 }
 
 /* The /shards body at now_ms (index included). */
@@ -194,6 +210,12 @@ shards_json(const struct shards *sh, uint64_t now_ms, struct buf *b)
 	buf_add(b, "],\"owned\":[", 11);
 	for (s = 0; s < sh->n; s++)
 		if (owned(sh, s, now_ms)) {
+			buf_printf(b, "%s%u", first ? "" : ",", s);
+			first = 0;
+		}
+	buf_printf(b, "],\"releasing\":[");
+	for (first = 1, s = 0; s < sh->n; s++)
+		if (held(sh, s, now_ms) && sh->letgo[s]) {
 			buf_printf(b, "%s%u", first ? "" : ",", s);
 			first = 0;
 		}
@@ -289,6 +311,40 @@ set_candidacy(struct election *e, int on)
 	daemon_step(e, ELECTOR_IN_CANDIDACY, NULL);
 }
 
+/*
+ * Run mode: mark the shards we hold and are to let go (v and p: this
+ * plan), out of /shards and LEADERD_SHARDS, and push the command's new
+ * value.  Returns whether no command may still work on any of them
+ * (always, outside run mode): only then may they be handed over or
+ * released.
+ */
+static int
+let_go(struct shards *sh, const struct shard_view *v,
+    const struct shard_plan *p, uint64_t now_ms)
+{
+	struct daemon	*d = sh->d;
+	unsigned	 s;
+	int		 go, changed = 0;
+
+	if (d->cmd == NULL || d->el[0].act == NULL)
+		return 1;
+	for (s = 0; s < sh->n; s++) {
+		go = v[s].mine && ((int)s == p->release || !p->want[s]);
+		if (go != sh->letgo[s]) {
+			if (go)
+				log_info("shard group %s: shard %u out of the "
+				    "command's shards before it is %s",
+				    sh->group, s, (int)s == p->release ?
+				    "handed over" : "released");
+			sh->letgo[s] = (unsigned char)go;
+			changed = 1;
+		}
+	}
+	if (changed)
+		run_var(sh, now_ms);
+	return actions_var_taken(d->el[0].act);
+}
+
 /* Run the planner and feed each shard elector what it says. */
 static void
 plan(struct shards *sh)
@@ -302,7 +358,7 @@ plan(struct shards *sh)
 	const struct elector	*el;
 	uint64_t		 now_ms = clock_mono_ms();
 	unsigned		 nm, s;
-	int			 live, want;
+	int			 live, want, taken;
 
 	if (d->stopping)
 		return;
@@ -331,7 +387,16 @@ plan(struct shards *sh)
 	 */
 	if (!sh->listed)
 		p.release = -1;
-	if (p.release >= 0) {
+	for (s = 0; s < sh->n; s++) {
+		/* Paused, unhealthy, without a client: no shard at all. */
+		if (d->reason != GATE_OK)
+			p.want[s] = 0;
+		if (!sh->listed && !v[s].mine && !v[s].handed && !v[s].ours)
+			p.want[s] = 0;
+	}
+	/* Run mode: the command lets go of a shard before we do. */
+	taken = let_go(sh, v, &p, now_ms);
+	if (p.release >= 0 && taken) {
 		e = shard_el(sh, (unsigned)p.release);
 		log_info("shard group %s: handing shard %d over to %s (%u "
 		    "members, quota %u, holding %u)", sh->group, p.release,
@@ -345,11 +410,9 @@ plan(struct shards *sh)
 	for (s = 0; s < sh->n; s++) {
 		e = shard_el(sh, s);
 		want = p.want[s];
-		/* Paused, unhealthy, without a client: no shard at all. */
-		if (d->reason != GATE_OK)
-			want = 0;
-		if (!sh->listed && !v[s].mine && !v[s].handed && !v[s].ours)
-			want = 0;
+		/* Held until the command has let go (let_go). */
+		if (sh->letgo[s] && !taken)
+			want = 1;
 		if (want != e->cand && !d->stopping)
 			set_candidacy(e, want);
 	}
@@ -414,6 +477,13 @@ plan_soon(struct shards *sh)
 	ev_timer_stop(d->loop, &sh->plan_timer);
 	ev_timer_set(&sh->plan_timer, 0., 0.);
 	ev_timer_start(d->loop, &sh->plan_timer);
+}
+
+/* Run mode: the command may have let go of a shard; plan again. */
+static void
+var_taken_cb(void *arg)
+{
+	plan_soon(arg);
 }
 
 void
@@ -584,6 +654,7 @@ daemon_shards_init(struct daemon *d)
 	sh->mlabels[2] = LABEL_MEMBER;
 	sh->mlabels[3] = "true";
 	sh->m = xcalloc(SHARD_MEMBERS_MAX, sizeof(*sh->m));
+	sh->letgo = xcalloc(sh->n, 1);
 	ev_init(&sh->list_timer, list_timer_cb);
 	sh->list_timer.data = sh;
 	ev_init(&sh->plan_timer, plan_timer_cb);
@@ -626,8 +697,10 @@ daemon_shards_setup(struct daemon *d, const struct kube_creds *creds,
 	}
 	kube_set_observer(sh->list, daemon_api_observe_cb, d);
 	/* Run mode: the command starts owning nothing. */
-	if (d->cmd != NULL && d->el[0].act != NULL)
+	if (d->cmd != NULL && d->el[0].act != NULL) {
 		actions_set_var(d->el[0].act, "LEADERD_SHARDS=", 0);
+		actions_set_var_cb(d->el[0].act, var_taken_cb, sh);
+	}
 	return 0;
 }
 
@@ -719,6 +792,7 @@ daemon_shards_free(struct daemon *d)
 	if (sh->list != NULL)
 		kube_free(sh->list);
 	free(sh->m);
+	free(sh->letgo);
 	free(sh->seen);
 	free(sh);
 	d->sh = NULL;

@@ -8,7 +8,8 @@ member floor(N/M)..ceil(N/M)), a SIGTERM (its shards released, its member
 Lease deleted), a kill -9 (its shards taken once they expire), a member
 added (only the newcomer gains: nothing moves between the others), a
 member paused past the lease (it reports nothing owned on resume), and
-the API server failing for longer than the lease."""
+the API server failing for longer than the lease; in run mode, that a
+shard leaves the command before it is handed over or released."""
 
 import json
 import os
@@ -309,6 +310,151 @@ def test_run_mode_leaderd_shards(api, tmp_path, request, on_change):
     # The command was stopped before leaderd exited.
     for inst in insts:
         assert notes(inst.out)[-1][1] == "term", notes(inst.out)
+
+
+# A command that works on its shards and says when, by CLOCK_MONOTONIC
+# (time.monotonic(), the fakeapi's clock too): "PID T work 0,5,9" when it
+# starts on a set, "PID T end" when it has stopped working.  Told to stop
+# (SIGTERM) or to re-read (SIGHUP), it first finishes the work under way
+# (DROP s, within run.grace), as a real one would.  Under sighup it reads
+# /shards once its handler is in place: a SIGHUP sent before was ignored.
+WORKER = r"""
+import json, os, signal, sys, time, urllib.request
+out, url = sys.argv[1], sys.argv[2]
+DROP = 0.3
+def note(what):
+    with open(out, "a") as f:
+        f.write("%d %.6f %s\n" % (os.getpid(), time.monotonic(), what))
+hup = []
+def term(*a):
+    time.sleep(DROP)
+    note("end")
+    os._exit(0)
+signal.signal(signal.SIGHUP, lambda *a: hup.append(1))
+signal.signal(signal.SIGTERM, term)
+note("work " + os.environ["LEADERD_SHARDS"])
+if sys.argv[3] == "sighup":
+    hup.append(1)
+while True:
+    if hup:
+        del hup[:]
+        time.sleep(DROP)
+        with urllib.request.urlopen(url + "/shards", timeout=2) as r:
+            d = json.load(r)
+        note("work " + ",".join(str(s) for s in d["owned"]))
+    time.sleep(0.02)
+"""
+
+
+def work_intervals(path):
+    """(shard, start, end) of the worker's notes in path: a shard is
+    worked on from the note that names it until the process's next note
+    (end: infinity while it runs; for a process killed before its "end"
+    note, the next process's first note, later than its real end)."""
+    by_pid, order = {}, []
+    for ln in notes(path):
+        if ln[0] not in by_pid:
+            order.append(ln[0])
+        by_pid.setdefault(ln[0], []).append((float(ln[1]), ln[2]))
+    out = []
+    for k, pid in enumerate(order):
+        evs = by_pid[pid]
+        if evs[-1][1] != "end" and k + 1 < len(order):
+            evs.append((by_pid[order[k + 1]][0][0], "end"))
+        for i, (t, what) in enumerate(evs):
+            if not what.startswith("work"):
+                continue
+            end = evs[i + 1][0] if i + 1 < len(evs) else float("inf")
+            for s in what[4:].strip().split(","):
+                if s:
+                    out.append((int(s), t, end))
+    return out
+
+
+def working(inst, want):
+    """Wait until inst's worker works on the shards want, and on no other."""
+    wait_until(lambda: {s for s, _, e in work_intervals(inst.out)
+                        if e == float("inf")} == want, 10.0,
+               what="%s's command on %s" % (inst.name, sorted(want)))
+
+
+@pytest.mark.parametrize("on_change", ["restart", "sighup"])
+def test_run_mode_handover_after_command_let_go(api, tmp_path, request,
+                                                on_change):
+    """run: a shard moved to rebalance the group (a directed handover) is
+    written over to the receiver only once the giver's command no longer
+    works on it: restart, its old process has exited; sighup, run.grace
+    after the signal.  The same for a shard released because the member
+    is paused.  The first member owns every shard, the second joins, then
+    the first is paused.  At the moment of each write that gave a shard
+    up (a handover or a release) or claimed it (the request's arrival at
+    the API server), no command of another member than the new holder
+    was working on it (the worker takes DROP = 0.3 s to let go, within
+    run.grace)."""
+    import sys
+    n, g = 8, group_of(request)
+    insts, chk = [], ShardChecker([])
+    wrap = ["/bin/sh", "-c", 'trap "" HUP; exec "$0" "$@"',
+            sys.executable, "-c", WORKER]
+
+    def add(k):
+        out = str(tmp_path / ("worker-%d" % k))
+        inst = Leaderd(api, str(tmp_path), "w%d" % k, "unused")
+        inst.args = ["run", "--grace", "1500ms", "--"] + wrap + [
+            out, "http://127.0.0.1:%d" % inst.port, on_change]
+        member_config(inst, g, n, extra="  on_change: %s\n" % on_change)
+        inst.out = out
+        insts.append(inst.start())
+        chk.add(inst)
+    try:
+        chk.start()
+        add(0)
+        wait_until(lambda: balanced(insts, n), BALANCE, what="one owner")
+        working(insts[0], set(range(n)))
+        add(1)
+        wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+        for inst in insts:
+            working(inst, set(shards(inst)["owned"]))
+        # A pause: the first member's shards are released, after its
+        # command is gone.
+        a, b = insts
+        assert "releasing" in shards(a)
+        st, _, _ = a.request("/leader/pause", method="POST")
+        assert st == 200
+        wait_until(lambda: balanced([b], n), BALANCE,
+                   what="the other to own every shard")
+        working(b, set(range(n)))
+        assert notes(a.out)[-1][2] == "end", notes(a.out)
+    finally:
+        chk.stop()
+        rcs = [i.cleanup(grace=6.0) for i in insts]
+    chk.assert_safe()
+    assert all(rc in (None, 0) for rc in rcs), rcs
+    work = {i.identity: work_intervals(i.out) for i in insts}
+    # Each write that changed a shard's holder: (shard, from, to, time).
+    moves = []
+    for s in range(n):
+        prev = ""
+        for h in api.history(ns="default", name="%s-%d" % (g, s)):
+            holder = h["spec"].get("holderIdentity") or ""
+            if holder != prev:
+                moves.append((s, prev, holder, h["t_recv"]))
+            prev = holder
+    w0, w1 = (i.identity for i in insts)
+    # The joiner's share was handed over to it; the rest released at
+    # the pause and taken by it.
+    assert len([m for m in moves if m[1:3] == (w0, w1)]) >= n // 2, moves
+    assert len([m for m in moves if m[1:3] == (w0, "")]) >= n // 2, moves
+    bad = []
+    for s, giver, to, t in moves:
+        for who, iv in work.items():
+            if who == to:
+                continue
+            bad += [(s, giver, to, who, round(e - t, 3))
+                    for x, b, e in iv if x == s and b <= t < e]
+    assert not bad, "a shard given up or claimed while another member's " \
+        "command still worked on it (shard, from, to, whose command, " \
+        "seconds it went on): %s" % bad
 
 
 def test_pause_releases_every_shard(api, group):
