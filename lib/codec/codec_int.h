@@ -8,6 +8,7 @@
 #define CODEC_INT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 

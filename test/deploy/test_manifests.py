@@ -36,11 +36,12 @@ KUSTOMIZATIONS = [
     "deploy/leader-service",
     "deploy/leader-endpoints",
     "deploy/app-gated",
+    "deploy/coordinated",
     "deploy/shards",
 ]
 # The variants that keep the base's config file and unix socket.
 WITH_CONFIG = ["deploy", "deploy/base", "deploy/native-sidecar",
-               "deploy/app-gated", "deploy/shards",
+               "deploy/app-gated", "deploy/coordinated", "deploy/shards",
                "deploy/leader-service", "deploy/leader-endpoints"]
 
 IMAGE = "ghcr.io/leaderd/leaderd"
@@ -50,6 +51,7 @@ ENDPOINTS = ("", "endpoints")
 EVENTS = ("", "events")
 PODS = ("", "pods")
 SLICES = ("discovery.k8s.io", "endpointslices")
+CANDIDATES = ("coordination.k8s.io", "leasecandidates")
 # The variants whose leaderd uses a MultiLock on an Endpoints object too.
 WITH_ENDPOINTS = ["deploy/migrate-leader-elector"]
 
@@ -240,6 +242,13 @@ def test_role_is_least_privilege(kubectl, rel):
     if rel in WITH_ENDPOINTS:
         want |= {ENDPOINTS + ("get", name), ENDPOINTS + ("update", name),
             ENDPOINTS + ("create", None)}
+    if rel == "deploy/coordinated":
+        # The pod's own LeaseCandidate, named after the pod (no
+        # resourceNames): kept and deleted by leaderd, listed for the
+        # controller's pings and handover: auto; watch for a client-go
+        # candidate beside it.
+        want |= {CANDIDATES + (v, None) for v in
+            ("get", "list", "watch", "create", "update", "delete")}
     assert got == want, f"{rel}: Role rules differ from least privilege"
     assert not objects(docs, "ClusterRole")
     assert not objects(docs, "ClusterRoleBinding")
