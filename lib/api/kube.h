@@ -105,7 +105,9 @@ typedef int (*kube_line_cb)(const char *line, size_t len, void *arg);
 
 /*
  * Watch the Lease ns/name from resourceVersion rv ("" for "now"): a GET
- * on the collection with watch=1, a fieldSelector on the name,
+ * on the collection with watch=1, a fieldSelector on the name (or, name
+ * NULL, the Leases of ns matching the label selector labels: a shard
+ * group's),
  * allowWatchBookmarks and timeoutSeconds=timeout_s, so the API server
  * ends the stream after timeout_s.  While the answer is 200, each line
  * goes to line_cb; any other status is collected as a body and reported
@@ -115,7 +117,7 @@ typedef int (*kube_line_cb)(const char *line, size_t len, void *arg);
  * client of its own: it is busy for as long as the stream lasts.
  */
 int	kube_lease_watch(struct kube *k, const char *ns, const char *name,
-	    const char *rv, unsigned timeout_s, uint64_t limit_ms,
+	    const char *labels, const char *rv, unsigned timeout_s, uint64_t limit_ms,
 	    kube_line_cb line_cb, kube_done_cb done_cb, void *arg);
 
 /*

@@ -86,15 +86,18 @@ kube_lease_update(struct kube *k, const char *ns, const char *name,
 
 int
 kube_lease_watch(struct kube *k, const char *ns, const char *name,
-    const char *rv, unsigned timeout_s, uint64_t limit_ms,
-    kube_line_cb line_cb, kube_done_cb cb, void *arg)
+    const char *labels, const char *rv, unsigned timeout_s,
+    uint64_t limit_ms, kube_line_cb line_cb, kube_done_cb cb, void *arg)
 {
 	char	*base, *sel, *erv = NULL, *url;
 	int	 rc;
 
 	if ((base = lease_url(k, ns, NULL)) == NULL)
 		return -1;
-	xasprintf(&sel, "metadata.name=%s", name);
+	if (name != NULL)
+		xasprintf(&sel, "metadata.name=%s", name);
+	else
+		sel = xstrdup(labels);
 	url = curl_easy_escape(k->easy, sel, 0);
 	free(sel);
 	if (url == NULL || (rv[0] != '\0' &&
@@ -103,8 +106,9 @@ kube_lease_watch(struct kube *k, const char *ns, const char *name,
 		free(base);
 		return -1;
 	}
-	xasprintf(&sel, "%s?watch=1&fieldSelector=%s&allowWatchBookmarks=true"
-	    "&timeoutSeconds=%u%s%s", base, url, timeout_s,
+	xasprintf(&sel, "%s?watch=1&%s=%s&allowWatchBookmarks=true"
+	    "&timeoutSeconds=%u%s%s", base, name != NULL ? "fieldSelector" :
+	    "labelSelector", url, timeout_s,
 	    erv != NULL ? "&resourceVersion=" : "", erv != NULL ? erv : "");
 	curl_free(url);
 	curl_free(erv);

@@ -3,7 +3,11 @@
  * API client, events decoded inside libcurl's callbacks but handed to
  * the daemon from a libev timer (libcurl forbids starting transfers from
  * its callbacks, and the daemon starts requests in answer to events),
- * and the reconnect policy of ref/reliability-performance.md F22.
+ * and the reconnect policy of ref/reliability-performance.md F22.  The
+ * same code watches one Lease (a fieldSelector on its name) or the
+ * Leases of a label selector (a shard group's): then the events wait
+ * in a queue, the newest per Lease, and each goes to item_cb with its
+ * name.
  */
 
 #include <stdio.h>
@@ -20,12 +24,20 @@
 #define BACKOFF_MAX_MS	30000	/* retries never wait longer */
 #define REFUSED_RETRY_MS 300000	/* ask again this long after a 403 */
 
+/* An event of a collection watch waiting for deliver_cb. */
+struct witem {
+	char			 name[LEASE_HOLDER_MAX];
+	struct lease		 rec;
+	char			*obj;		/* NULL: DELETED */
+};
+
 struct watch {
 	struct ev_loop		*loop;
 	struct kube		*k;		/* ours; busy while streaming */
 	char			*ns;
-	char			*name;
-	char			 lock[512];	/* "ns/name", for logs */
+	char			*name;		/* one Lease, or */
+	char			*labels;	/* a label selector's */
+	char			 lock[512];	/* "lease ns/name", for logs */
 	uint64_t		 timeout_ms;	/* timeoutSeconds, in ms */
 	uint64_t		 slack_ms;	/* past it, a stream is dead */
 	struct watch_cbs	 cbs;
@@ -50,10 +62,37 @@ struct watch {
 	int			 have_pend;	/* pend_rec is new */
 	struct lease		 pend_rec;
 	char			*pend_obj;
+	struct witem		*q;		/* a collection's events */
+	size_t			 nq, capq;
 	char			 bad[400];	/* why a line was refused */
 };
 
 static void	connect_stream(struct watch *);
+
+/* A collection's event, in place of an older one of the same Lease. */
+static void
+enqueue(struct watch *w, const struct apiobj_watch_event *ev, char *obj)
+{
+	struct witem	*it = NULL;
+	size_t		 i;
+
+	for (i = 0; i < w->nq; i++)
+		if (strcmp(w->q[i].name, ev->name) == 0) {
+			it = &w->q[i];
+			free(it->obj);
+			break;
+		}
+	if (it == NULL) {
+		if (w->nq == w->capq) {
+			w->capq = w->capq == 0 ? 16 : w->capq * 2;
+			w->q = xrealloc(w->q, w->capq * sizeof(*w->q));
+		}
+		it = &w->q[w->nq++];
+		snprintf(it->name, sizeof(it->name), "%s", ev->name);
+	}
+	it->rec = ev->rec;
+	it->obj = obj;
+}
 
 int
 watch_rv_newer(const char *rv, const char *than)
@@ -136,6 +175,11 @@ line_cb(const char *line, size_t len, void *arg)
 	switch (ev.type) {
 	case APIOBJ_WATCH_ADDED:
 	case APIOBJ_WATCH_MODIFIED:
+		if (w->labels != NULL) {
+			enqueue(w, &ev, obj);
+			memcpy(w->rv, ev.rv, sizeof(w->rv));
+			break;
+		}
 		free(w->pend_obj);
 		w->pend_obj = obj;
 		w->pend_rec = ev.rec;
@@ -143,7 +187,10 @@ line_cb(const char *line, size_t len, void *arg)
 		memcpy(w->rv, ev.rv, sizeof(w->rv));
 		break;
 	case APIOBJ_WATCH_DELETED:
-		w->pend_reread = 1;
+		if (w->labels != NULL)
+			enqueue(w, &ev, NULL);
+		else
+			w->pend_reread = 1;
 		memcpy(w->rv, ev.rv, sizeof(w->rv));
 		break;
 	case APIOBJ_WATCH_BOOKMARK:
@@ -170,6 +217,8 @@ deliver_cb(struct ev_loop *loop, ev_timer *t, int revents)
 {
 	struct watch	*w = t->data;
 	struct lease	 rec;
+	struct witem	*q;
+	size_t		 i, n;
 	char		*obj;
 
 	(void)loop;
@@ -177,9 +226,9 @@ deliver_cb(struct ev_loop *loop, ev_timer *t, int revents)
 	if (w->pend_up) {
 		w->pend_up = 0;
 		if (!w->said_watching)
-			log_info("lease %s: watching for changes", w->lock);
+			log_info("%s: watching for changes", w->lock);
 		if (w->said_refused)
-			log_info("lease %s: the watch works again", w->lock);
+			log_info("%s: the watch works again", w->lock);
 		w->said_watching = 1;
 		w->said_refused = 0;
 		w->refused = 0;
@@ -191,6 +240,16 @@ deliver_cb(struct ev_loop *loop, ev_timer *t, int revents)
 		obj = w->pend_obj;
 		w->pend_obj = NULL;
 		w->cbs.record_cb(&rec, obj, w->arg);
+	}
+	if (w->nq > 0) {
+		/* Taken out first: the callbacks may start requests. */
+		q = w->q;
+		n = w->nq;
+		w->q = NULL;
+		w->nq = w->capq = 0;
+		for (i = 0; i < n; i++)
+			w->cbs.item_cb(q[i].name, &q[i].rec, q[i].obj, w->arg);
+		free(q);
 	}
 	if (w->pend_reread) {
 		w->pend_reread = 0;
@@ -248,7 +307,7 @@ done_cb(const struct kube_result *res, void *arg)
 	if (refusal(res->status)) {
 		w->refused = 1;
 		if (!w->said_refused)
-			log_warnx("lease %s: watch %s (%ld %s: %s); following "
+			log_warnx("%s: watch %s (%ld %s: %s); following "
 			    "the lease by polling every retry_period",
 			    w->lock, res->status == 403 ? "forbidden" :
 			    "not supported", res->status, res->reason,
@@ -268,19 +327,19 @@ done_cb(const struct kube_result *res, void *arg)
 		ms = BACKOFF_MAX_MS;
 	ms = ms / 2 + rnd(w, ms / 2 + 1);
 	if (w->bad[0] != '\0')
-		log_warnx("lease %s: watch stream dropped: %s", w->lock,
+		log_warnx("%s: watch stream dropped: %s", w->lock,
 		    w->bad);
 	else if (res->timed_out)
-		log_info("lease %s: watch stream silent for %llus; "
+		log_info("%s: watch stream silent for %llus; "
 		    "reconnecting", w->lock,
 		    (unsigned long long)((w->timeout_ms + w->slack_ms) / 1000));
 	else if (w->failures >= 3 && !w->said_failing) {
-		log_warnx("lease %s: watch keeps failing (%ld %s: %s); "
+		log_warnx("%s: watch keeps failing (%ld %s: %s); "
 		    "polling every retry_period until it works", w->lock,
 		    res->status, res->reason, res->message);
 		w->said_failing = 1;
 	} else
-		log_debug("lease %s: watch ended (%ld %s: %s); again in "
+		log_debug("%s: watch ended (%ld %s: %s); again in "
 		    "%llums", w->lock, res->status, res->reason,
 		    res->message, (unsigned long long)ms);
 	w->bad[0] = '\0';
@@ -302,7 +361,7 @@ connect_stream(struct watch *w)
 		return;
 	w->bad[0] = '\0';
 	w->gone = 0;
-	if (kube_lease_watch(w->k, w->ns, w->name, w->rv,
+	if (kube_lease_watch(w->k, w->ns, w->name, w->labels, w->rv,
 	    (unsigned)(w->timeout_ms / 1000), w->timeout_ms + w->slack_ms,
 	    line_cb, done_cb, w) == -1) {
 		set_health(w, 0);
@@ -312,10 +371,10 @@ connect_stream(struct watch *w)
 	w->running = 1;
 }
 
-struct watch *
-watch_new(struct ev_loop *loop, struct kube *k, const char *ns,
-    const char *name, uint64_t timeout_ms, uint64_t slack_ms,
-    const struct watch_cbs *cbs, void *arg)
+static struct watch *
+new_watch(struct ev_loop *loop, struct kube *k, const char *ns,
+    uint64_t timeout_ms, uint64_t slack_ms, const struct watch_cbs *cbs,
+    void *arg)
 {
 	struct watch	*w;
 
@@ -323,8 +382,6 @@ watch_new(struct ev_loop *loop, struct kube *k, const char *ns,
 	w->loop = loop;
 	w->k = k;
 	w->ns = xstrdup(ns);
-	w->name = xstrdup(name);
-	snprintf(w->lock, sizeof(w->lock), "%s/%s", ns, name);
 	w->timeout_ms = timeout_ms;
 	w->slack_ms = slack_ms;
 	w->cbs = *cbs;
@@ -334,6 +391,32 @@ watch_new(struct ev_loop *loop, struct kube *k, const char *ns,
 	w->retry.data = w;
 	ev_timer_init(&w->deliver, deliver_cb, 0., 0.);
 	w->deliver.data = w;
+	return w;
+}
+
+struct watch *
+watch_new(struct ev_loop *loop, struct kube *k, const char *ns,
+    const char *name, uint64_t timeout_ms, uint64_t slack_ms,
+    const struct watch_cbs *cbs, void *arg)
+{
+	struct watch	*w;
+
+	w = new_watch(loop, k, ns, timeout_ms, slack_ms, cbs, arg);
+	w->name = xstrdup(name);
+	snprintf(w->lock, sizeof(w->lock), "lease %s/%s", ns, name);
+	return w;
+}
+
+struct watch *
+watch_new_labels(struct ev_loop *loop, struct kube *k, const char *ns,
+    const char *labels, uint64_t timeout_ms, uint64_t slack_ms,
+    const struct watch_cbs *cbs, void *arg)
+{
+	struct watch	*w;
+
+	w = new_watch(loop, k, ns, timeout_ms, slack_ms, cbs, arg);
+	w->labels = xstrdup(labels);
+	snprintf(w->lock, sizeof(w->lock), "leases %s/%s", ns, labels);
 	return w;
 }
 
@@ -370,7 +453,11 @@ watch_free(struct watch *w)
 	ev_timer_stop(w->loop, &w->deliver);
 	kube_free(w->k);
 	free(w->pend_obj);
+	for (; w->nq > 0; w->nq--)
+		free(w->q[w->nq - 1].obj);
+	free(w->q);
 	free(w->ns);
 	free(w->name);
+	free(w->labels);
 	free(w);
 }

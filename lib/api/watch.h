@@ -1,5 +1,5 @@
 /*
- * watch.h -- one watch on the Lease: a streamed GET with watch=1 kept
+ * watch.h -- one watch on the Lease (or on a label selector's Leases): a streamed GET with watch=1 kept
  * open on its own API client, events decoded as they arrive and handed
  * to the daemon from the loop, and the reconnect policy (jittered
  * backoff, 410 Gone, a silent stream, a watch the server refuses).
@@ -24,10 +24,19 @@ struct watch_cbs {
 	 * takes object and frees it).
 	 */
 	void	(*record_cb)(const struct lease *rec, char *object, void *arg);
-	/* DELETED, or 410 Gone: read the Lease again and call watch_seen. */
+	/*
+	 * DELETED, or 410 Gone: read the Lease again (a collection: list
+	 * it again) and call watch_seen.
+	 */
 	void	(*reread_cb)(void *arg);
 	/* The stream went up (1) or down (0). */
 	void	(*health_cb)(int healthy, void *arg);
+	/*
+	 * A collection (watch_new_labels) instead of record_cb: the Lease
+	 * name's newest record and object (taken), object NULL for DELETED.
+	 */
+	void	(*item_cb)(const char *name, const struct lease *rec,
+		    char *object, void *arg);
 };
 
 struct watch;
@@ -39,6 +48,14 @@ struct watch;
  */
 struct watch	*watch_new(struct ev_loop *loop, struct kube *k,
 		    const char *ns, const char *name, uint64_t timeout_ms,
+		    uint64_t slack_ms, const struct watch_cbs *cbs, void *arg);
+
+/*
+ * The same for the Leases of ns matching the label selector labels,
+ * events to cbs->item_cb.
+ */
+struct watch	*watch_new_labels(struct ev_loop *loop, struct kube *k,
+		    const char *ns, const char *labels, uint64_t timeout_ms,
 		    uint64_t slack_ms, const struct watch_cbs *cbs, void *arg);
 
 /* Open the first stream, from resourceVersion rv ("" for now). */

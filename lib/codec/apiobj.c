@@ -186,6 +186,10 @@ apiobj_decode_watch_event(const char *buf, size_t len,
 		if (lease_decode(s, strlen(s), &ev->rec, err, errlen) == -1)
 			break;
 		memcpy(ev->rv, ev->rec.rv, sizeof(ev->rv));
+		/* A watch of a collection tells its objects apart so. */
+		meta = json_object_get(obj, "metadata");
+		if (json_is_object(meta))
+			copy_field(meta, "name", ev->name, sizeof(ev->name));
 		if (ev->type != APIOBJ_WATCH_DELETED) {
 			*object = s;
 			s = NULL;

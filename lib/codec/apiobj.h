@@ -66,6 +66,7 @@ enum apiobj_watch_type {
 struct apiobj_watch_event {
 	enum apiobj_watch_type	 type;
 	struct lease		 rec;	/* ADDED, MODIFIED, DELETED */
+	char			 name[LEASE_HOLDER_MAX]; /* its metadata.name */
 	char			 rv[LEASE_RV_MAX]; /* the event's version */
 	long			 code;	/* ERROR: the Status code */
 	char			 reason[64];	/* ERROR: the Status reason */

@@ -417,7 +417,7 @@ election_setup(struct election *e, const struct kube_creds *creds,
 	if (c->watch && strcmp(c->lock_type, "leases") == 0 && d->sh == NULL) {
 		struct watch_cbs	 cbs = { daemon_watch_record_cb,
 					    daemon_watch_reread_cb,
-					    daemon_watch_health_cb };
+					    daemon_watch_health_cb, NULL };
 		struct kube		*wk;
 
 		if ((wk = kube_new(d->cv, creds, d->token, ua, err,

@@ -5,11 +5,14 @@
  * GROUP-(N-1), each a normal elector whose candidacy the planner
  * (core/shard.c) turns on or off, and one of which it may hand to a
  * named member (ELECTOR_IN_HANDOVER).  One list of the group's Leases
- * by label selector, every retry_period, tells us the live members and
- * feeds every shard elector the records it would otherwise have to read
- * or watch itself (as a watch's events: ELECTOR_IN_WATCHED).  Safety
- * stays the electors': the list only wakes them, and a member seen late
- * only moves the balance, never a claim.
+ * by label selector, then one watch of them from the list's version,
+ * tells us the live members and feeds every shard elector the records
+ * it would otherwise have to read or watch itself (as a watch's events:
+ * ELECTOR_IN_WATCHED).  The list is repeated every retry_period while
+ * the watch is down or quiet, every WATCH_POLL_MS while it delivers, and
+ * at once after a 410 Gone.  Safety stays the electors': the list and
+ * the watch only wake them, and a member seen late only moves the
+ * balance, never a claim.
  *
  * The planner runs after every step of a group election (from the loop,
  * not inside the step) and at least every PLAN_MS, at the end of any of
@@ -73,6 +76,12 @@ struct shards {
 	int			 listed;	/* a list answered since we
 						   became a member */
 	int			 list_ok;	/* the last list answered */
+	struct watch		*watch;		/* the group's, or NULL */
+	int			 watch_started;	/* after the first list */
+	int			 fresh;		/* the watch delivers */
+	int			 fed;		/* the shard electors count as
+						   watching (list or watch) */
+	uint64_t		 item_ms;	/* the watch's last event */
 	int			 deleting;	/* the delete is under way */
 	ev_timer		 list_timer;	/* the next list */
 	ev_timer		 plan_timer;	/* the next plan */
@@ -88,6 +97,9 @@ struct shards {
 };
 
 static void	plan_soon(struct shards *);
+static void	list_now(struct shards *);
+static void	list_later(struct shards *);
+static void	check_watch(struct shards *, uint64_t);
 
 /* Whether name is the group's shard GROUP-s; s in *s. */
 static int
@@ -456,6 +468,7 @@ plan_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
+	check_watch(sh, clock_mono_ms());
 	plan(sh);
 	now_ms = clock_mono_ms();
 	report(sh, now_ms);
@@ -540,7 +553,99 @@ list_item(const char *name, const struct lease *rec, char *obj, void *arg)
 	daemon_watch_record_cb(rec, obj, e);
 }
 
-static void	list_later(struct shards *);
+/*
+ * Whether the watch delivers: its stream is up and an event came within
+ * renew_deadline (every member renews its Lease each retry_period, so a
+ * group that is there sends events; a stream that stalls without
+ * breaking is caught here, long before its own timeout).
+ */
+static int
+watch_fresh(const struct shards *sh, uint64_t now_ms)
+{
+	return sh->watch != NULL && watch_healthy(sh->watch) &&
+	    now_ms < sh->item_ms + sh->d->conf->renew_deadline_ms;
+}
+
+/*
+ * Note whether the watch delivers and whether the shard electors count
+ * as watching (the last list answered, or the watch delivers); a watch
+ * that stops delivering brings the list back to every retry_period.
+ */
+static void
+check_watch(struct shards *sh, uint64_t now_ms)
+{
+	struct daemon	*d = sh->d;
+	unsigned	 i;
+	int		 fresh, fed;
+
+	if (d->stopping)
+		return;
+	fresh = watch_fresh(sh, now_ms);
+	if (fresh != sh->fresh) {
+		sh->fresh = fresh;
+		if (!fresh) {
+			log_debug("shard group %s: the watch is quiet or "
+			    "down; listing every retry_period", sh->group);
+			list_now(sh);
+		}
+	}
+	fed = sh->list_ok || fresh;
+	if (fed != sh->fed) {
+		sh->fed = fed;
+		for (i = 0; i < sh->n; i++)
+			daemon_watch_health_cb(fed, shard_el(sh, i));
+	}
+}
+
+static void	list_item(const char *, const struct lease *, char *, void *);
+
+/* The group's watch: a Lease changed (obj) or was deleted (obj NULL). */
+static void
+watch_item_cb(const char *name, const struct lease *rec, char *obj,
+    void *arg)
+{
+	struct shards	*sh = arg;
+	unsigned	 s, i;
+
+	if (sh->d->stopping) {
+		free(obj);
+		return;
+	}
+	sh->item_ms = clock_mono_ms();
+	if (obj != NULL)
+		list_item(name, rec, obj, sh);
+	else if (strncmp(name, sh->mprefix, strlen(sh->mprefix)) == 0) {
+		/* A member Lease deleted: that member has gone. */
+		for (i = 0; i < sh->nm; i++)
+			if (strcmp(sh->m[i].name, name) == 0) {
+				sh->m[i] = sh->m[--sh->nm];
+				break;
+			}
+	} else if (shard_of(sh, name, &s) &&
+	    shard_el(sh, s)->el.state != ELECTOR_STOPPED)
+		/* A shard deleted: its elector reads it, as on one watch. */
+		daemon_watch_reread_cb(shard_el(sh, s));
+	check_watch(sh, sh->item_ms);
+	plan_soon(sh);
+}
+
+/* 410 Gone: list again; the watch resumes from the list's version. */
+static void
+watch_reread_cb(void *arg)
+{
+	list_now(arg);
+}
+
+static void
+watch_health_cb(int healthy, void *arg)
+{
+	struct shards	*sh = arg;
+
+	/* Counted as delivering from the moment it opens. */
+	if (healthy)
+		sh->item_ms = clock_mono_ms();
+	check_watch(sh, clock_mono_ms());
+}
 
 static void
 list_done_cb(const struct kube_result *res, void *arg)
@@ -567,9 +672,14 @@ list_done_cb(const struct kube_result *res, void *arg)
 			    sh->group, err);
 			ok = 0;
 		}
-		/* Leases deleted, or gone from a whole list: forgotten. */
+		/*
+		 * Leases deleted, or gone from a whole list, are forgotten,
+		 * but for one the watch showed newer than the list (the list
+		 * comes from the API server's cache).
+		 */
 		for (i = k = 0; ok && i < sh->nm; i++)
-			if (sh->m[i].gen == sh->gen)
+			if (sh->m[i].gen == sh->gen ||
+			    watch_rv_newer(sh->m[i].rv, rv))
 				sh->m[k++] = sh->m[i];
 		if (ok)
 			sh->nm = k;
@@ -587,12 +697,17 @@ list_done_cb(const struct kube_result *res, void *arg)
 	}
 	if (ok && was_member)
 		sh->listed = 1;
-	/* The list stands in for the shard electors' watches. */
-	if (ok != sh->list_ok && !d->stopping) {
-		sh->list_ok = ok;
-		for (i = 0; i < sh->n; i++)
-			daemon_watch_health_cb(ok, shard_el(sh, i));
+	/* The watch goes on from the list's version. */
+	if (ok && sh->watch != NULL && rv[0] != '\0') {
+		if (!sh->watch_started) {
+			sh->watch_started = 1;
+			watch_start(sh->watch, rv);
+		} else
+			watch_seen(sh->watch, rv);
 	}
+	/* The list and the watch stand in for the shard electors' own. */
+	sh->list_ok = ok;
+	check_watch(sh, clock_mono_ms());
 	list_later(sh);
 	plan_soon(sh);
 }
@@ -626,8 +741,9 @@ list_later(struct shards *sh)
 
 	ev_timer_stop(d->loop, &sh->list_timer);
 	ev_now_update(d->loop);
-	ev_timer_set(&sh->list_timer,
-	    clock_timer_seconds(d->conf->retry_period_ms), 0.);
+	/* A watch that delivers leaves the list a safety net. */
+	ev_timer_set(&sh->list_timer, clock_timer_seconds(sh->fresh ?
+	    WATCH_POLL_MS : d->conf->retry_period_ms), 0.);
 	ev_timer_start(d->loop, &sh->list_timer);
 }
 
@@ -696,6 +812,22 @@ daemon_shards_setup(struct daemon *d, const struct kube_creds *creds,
 		return -1;
 	}
 	kube_set_observer(sh->list, daemon_api_observe_cb, d);
+	if (d->conf->watch) {
+		struct watch_cbs	 cbs = { NULL, watch_reread_cb,
+					    watch_health_cb, watch_item_cb };
+		struct kube		*wk;
+
+		if ((wk = kube_new(d->cv, creds, d->token, ua, err,
+		    sizeof(err))) == NULL) {
+			log_warnx("%s", err);
+			return -1;
+		}
+		kube_set_observer(wk, daemon_api_observe_cb, d);
+		sh->watch = watch_new_labels(d->loop, wk,
+		    d->conf->lock_namespace, sh->selector,
+		    d->conf->watch_timeout_ms, d->conf->request_timeout_ms,
+		    &cbs, sh);
+	}
 	/* Run mode: the command starts owning nothing. */
 	if (d->cmd != NULL && d->el[0].act != NULL) {
 		actions_set_var(d->el[0].act, "LEADERD_SHARDS=", 0);
@@ -791,6 +923,7 @@ daemon_shards_free(struct daemon *d)
 	ev_timer_stop(d->loop, &sh->plan_timer);
 	if (sh->list != NULL)
 		kube_free(sh->list);
+	watch_free(sh->watch);
 	free(sh->m);
 	free(sh->letgo);
 	free(sh->seen);

@@ -868,6 +868,7 @@ test_watch_event(void **state)
 	assert_int_equal(ev.type, APIOBJ_WATCH_MODIFIED);
 	assert_string_equal(ev.rec.holder, "pod-b");
 	assert_string_equal(ev.rv, "42");
+	assert_string_equal(ev.name, "x");
 	assert_non_null(obj);
 	/* The object is the body a PUT goes over: it decodes the same. */
 	assert_int_equal(lease_decode(obj, strlen(obj), &back, err,
