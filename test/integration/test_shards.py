@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.parse
 
 import pytest
 
@@ -494,3 +495,116 @@ def test_write_rate_tables_match_leaderd():
         with open(os.path.join(root, doc)) as f:
             assert table in f.read(), "%s's write-rate table differs " \
                 "from `sh test/bench/shards_table.sh`:\n%s" % (doc, table)
+
+
+def group_lists(api, inst, since=None):
+    """inst's lists of the group's Leases (GETs by label selector)."""
+    return [e for e in api.requests(token=inst.token, method="GET",
+                                    since=since)
+            if "labelSelector=" in (e.get("query") or "")]
+
+
+def group_watches(api, inst, open_only=True):
+    """inst's watches of the group's Leases, as [(entry, query dict)]."""
+    out = []
+    for e in api.watches(token=inst.token, open_only=open_only):
+        q = urllib.parse.parse_qs(e.get("query") or "")
+        if "labelSelector" in q:
+            out.append((e, q))
+    return out
+
+
+def test_members_follow_one_watch(api, group):
+    """Each member lists the group once, then follows it through one watch
+    by label selector from the list's version; a join is seen through the
+    watch alone: the old members hand shards over with no list between
+    the newcomer's member Lease and balance (their safety-net list comes
+    every 60 s while the watch delivers; this test is done well before)."""
+    n = 12
+    insts = group(3, n)
+    before = wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    sel = "%s=%s" % (LABEL_GROUP, group.name)
+    for i in insts:
+        ws = wait_until(lambda: group_watches(api, i), 5.0,
+                        what="%s's group watch" % i.name)
+        # One stream for the whole group: no watch per Lease.
+        assert len(api.watches(token=i.token)) == 1
+        (e, q), = ws
+        assert q["labelSelector"] == [sel]
+        assert q["allowWatchBookmarks"] == ["true"]
+        # From a list's version: the list came first.
+        lists = group_lists(api, i)
+        assert lists and lists[0]["t_recv"] < e["t_recv"]
+        assert int(q["resourceVersion"][0]) > 0
+    # While the watch delivers, the list is only a safety net: the lists
+    # of the start end (the next comes 60 s after the last).
+    wait_until(lambda: all(time.monotonic() - group_lists(api, i)[-1][
+        "t_recv"] > 4 * RP for i in insts), 10.0,
+        what="the lists to stop while the watch delivers")
+    t_join = time.monotonic()
+    new = group(1, n)[0]
+    allm = insts + [new]
+    after = wait_until(lambda: balanced(allm, n), BALANCE,
+                       what="rebalance with a fourth member")
+    t_bal = time.monotonic()
+    handed = [h for h in api.history(method="PUT")
+              if h["t"] >= t_join and h["spec"].get("holderIdentity") ==
+              new.identity and h["token"] in [i.token for i in insts]]
+    assert handed, "no shard handed over to the newcomer"
+    for i in insts:
+        assert [e for e in group_lists(api, i, since=t_join)
+                if e["t_recv"] < t_bal] == [], \
+            "%s listed the group during the join" % i.name
+        # The same stream all along.
+        assert len(group_watches(api, i)) == 1
+    moved = sum(len(set(before[i.name]["owned"]) -
+                    set(after[i.name]["owned"])) for i in insts)
+    assert moved == len(after[new.name]["owned"]) == n // 4
+
+
+def test_watch_gone_and_broken_stream(api, group):
+    """A 410 Gone on the group's watch makes the member list again and
+    watch on from the list's version; a stream that keeps breaking brings
+    the list back to every retry_period, and once the watch works again
+    a join is seen through it.  No shard is ever owned twice."""
+    n = 12
+    insts = group(3, n)
+    wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    a = insts[0]
+    wait_until(lambda: group_watches(api, a), 5.0, what="the group watch")
+    # 410: the next stream is answered with an Expired ERROR event.
+    api.watch_fault("gone", token=a.token, count=1)
+    t_cut = time.monotonic()
+    assert api.watch_cut_open(token=a.token) == 1
+
+    def relisted():
+        ws = [w for w in group_watches(api, a, open_only=False)
+              if w[0]["t_recv"] >= t_cut]
+        gone = [w for w in ws if w[0].get("end") == "expired"]
+        if not gone:
+            return None
+        lists = [e for e in group_lists(api, a, since=gone[0][0]["t_recv"])
+                 if e["code"] == 200]
+        after = [w for w in ws if lists and
+                 w[0]["t_recv"] > lists[0]["t_recv"] and
+                 w[0].get("streaming")]
+        return lists and after and (lists, after)
+    lists, after = wait_until(relisted, 10.0,
+                              what="a list and a new watch after 410")
+    # The new watch resumes from a version, not from "now".
+    q = after[-1][1]
+    assert q.get("resourceVersion") and int(q["resourceVersion"][0]) > 0
+    # A stream that breaks at once, every time: lists every retry_period.
+    cut = api.watch_fault("cut", token=a.token, after=0)
+    t_cut = time.monotonic()
+    api.watch_cut_open(token=a.token)
+    wait_until(lambda: len(group_lists(api, a, since=t_cut)) >= 4, 10.0,
+               what="lists while the watch is down")
+    assert balanced(insts, n) or wait_until(
+        lambda: balanced(insts, n), BALANCE, what="balance, watch down")
+    api.clear_fault(cut)
+    wait_until(lambda: group_watches(api, a), 10.0,
+               what="the watch back")
+    new = group(1, n)[0]
+    wait_until(lambda: balanced(insts + [new], n), BALANCE,
+               what="rebalance with a fourth member")
