@@ -214,10 +214,10 @@ def test_role_is_least_privilege(kubectl, rel):
                     got.add((g, res, v, names))
     if rel == "deploy/shards":
         # A shard group: the member Leases carry generated pod names, so
-        # no rule names a Lease; list for the group's label selector,
-        # delete for the member Lease on exit; no watch.
+        # no rule names a Lease; list and watch for the group's label
+        # selector, delete for the member Lease on exit.
         want = {LEASES + (v, None) for v in
-            ("get", "list", "create", "update", "delete")}
+            ("get", "list", "watch", "create", "update", "delete")}
         want |= {EVENTS + ("create", None)}
         assert got == want, f"{rel}: Role rules differ from least privilege"
         return
