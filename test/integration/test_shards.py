@@ -9,7 +9,9 @@ Lease deleted), a kill -9 (its shards taken once they expire), a member
 added (only the newcomer gains: nothing moves between the others), a
 member paused past the lease (it reports nothing owned on resume), and
 the API server failing for longer than the lease; in run mode, that a
-shard leaves the command before it is handed over or released."""
+shard leaves the command before it is handed over or released; and that
+members follow the group through one watch by label selector after one
+list, falling back to the list on 410 Gone or a broken stream."""
 
 import json
 import os
