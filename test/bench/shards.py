@@ -10,7 +10,9 @@ every member seeing the others, by their GET /shards), the shards whose
 owner changed against the minimum (the joiner's or the leaver's share),
 and the group's API requests per second at steady state (writes: shard
 and member renews; reads: the group's list).  A ShardChecker samples
-every /shards throughout; its overlaps (none expected) are printed.
+every /shards throughout; its overlaps (none expected) are printed, and
+the time from one owner's last claim of a shard to the next owner's
+first, as those samples saw it.
 """
 
 import os
@@ -110,6 +112,7 @@ def one_case(work, n, m):
             i.cleanup(grace=8.0)
         api.stop()
     out["overlaps"] = len(chk.violations())
+    out["gaps"] = sorted(chk.gaps())
     out["samples"] = len(chk.snapshot())
     return out
 
@@ -136,4 +139,11 @@ def shard_figures(args, work):
             dt, mv, mn = r[k]
             print("  %6d %7s  %-8s %7.2f %6d %5.1f" % (
                 n, lbl, k, dt, mv, mn))
+        g = r["gaps"]
+        if g:
+            print("  %6d %7d  a claim lost to another owner's claim, as "
+                  "/shards showed them: min %.0f ms, p50 %.0f ms, max %.0f "
+                  "ms over %d moves (below 0: an overlap)" % (
+                      n, m, g[0] * 1000, g[len(g) // 2] * 1000,
+                      g[-1] * 1000, len(g)))
         sys.stdout.flush()

@@ -152,6 +152,21 @@ class ShardChecker:
                         bad.append((a, b))
         return bad
 
+    def gaps(self):
+        """Per shard, between one owner's last sample owning it and the
+        next owner's first: the seconds from a claim's loss to another
+        owner's claim as the samples saw them (negative: an overlap)."""
+        by = {}
+        for c in self.claims():
+            by.setdefault(c[0], []).append(c)
+        out = []
+        for cl in by.values():
+            cl.sort(key=lambda c: c[2])
+            for a, b in zip(cl, cl[1:]):
+                if a[1] != b[1]:
+                    out.append(b[2] - a[3])
+        return out
+
     def assert_safe(self):
         bad = self.violations()
         assert not bad, "shards owned by two at once: %r" % bad[:5]
