@@ -73,8 +73,14 @@ struct shards {
 	const char		*mlabels[5];	/* the member Lease's */
 	struct kube		*list;		/* the group's list, then the
 						   member Lease's delete */
-	int			 listed;	/* a list answered since we
-						   became a member */
+	int			 listed;	/* the others seen as of our
+						   membership: a list answered
+						   since we became a member, or
+						   the watch from a list up to
+						   our member Lease's version */
+	char			 own_rv[LEASE_RV_MAX];	/* our member Lease's
+						   last version the watch
+						   delivered */
 	int			 list_ok;	/* the last list answered */
 	struct watch		*watch;		/* the group's, or NULL */
 	int			 watch_started;	/* after the first list */
@@ -374,6 +380,18 @@ plan(struct shards *sh)
 
 	if (d->stopping)
 		return;
+	/*
+	 * The watch goes on from a list's version and delivers in order:
+	 * once it has delivered the version of our member Lease we hold, we
+	 * have seen every member Lease written before ours, as a list
+	 * answered now would show them.  A member that joined just after
+	 * its first list need not wait a retry_period for the next one to
+	 * take a free shard (one a leaver released).
+	 */
+	if (!sh->listed && sh->own_rv[0] != '\0' &&
+	    self_member(sh, now_ms) && d->el[0].el.observed.rv[0] != '\0' &&
+	    !watch_rv_newer(d->el[0].el.observed.rv, sh->own_rv))
+		sh->listed = 1;
 	nm = live_members(sh, now_ms, members);
 	for (s = 0; s < sh->n; s++) {
 		el = &shard_el(sh, s)->el;
@@ -612,6 +630,10 @@ watch_item_cb(const char *name, const struct lease *rec, char *obj,
 		return;
 	}
 	sh->item_ms = clock_mono_ms();
+	/* Our member Lease as the watch delivered it (plan, listed). */
+	if (obj != NULL && strcmp(name, sh->d->conf->lock_name) == 0 &&
+	    strcmp(rec->holder, sh->d->conf->identity) == 0)
+		snprintf(sh->own_rv, sizeof(sh->own_rv), "%s", rec->rv);
 	if (obj != NULL)
 		list_item(name, rec, obj, sh);
 	else if (strncmp(name, sh->mprefix, strlen(sh->mprefix)) == 0) {

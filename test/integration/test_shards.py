@@ -614,3 +614,55 @@ def test_watch_gone_and_broken_stream(api, group):
     new = group(1, n)[0]
     wait_until(lambda: balanced(insts + [new], n), BALANCE,
                what="rebalance with a fourth member")
+
+
+def test_sigterm_shards_taken_by_a_new_member_through_the_watch(api, group):
+    """A member that joined just after its first list takes a leaver's
+    freed shards through the watch, without another list: once the
+    group's watch (from that list's version) has delivered its own member
+    Lease, it has seen the others.  The newcomer's member Lease is
+    created after its first list is answered and its lists fail from its
+    second on, so only the watch can show it the freed shards; after a
+    SIGTERM of one of the two old members each remaining member is two
+    below its quota, so two of the four freed shards are planned to the
+    newcomer, and the group balances only if it takes them."""
+    n = 12
+    insts = group(2, n)
+    wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    # Its member Lease is created after its first list is answered.
+    path = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+    late = api.fault("delay", methods=["POST"], path=path, delay_ms=300,
+                     count=1)
+    new = group(1, n)[0]
+    wait_until(lambda: [e for e in group_lists(api, new)
+                        if e["code"] == 200], 10.0, interval=0.01,
+               what="the newcomer's first list")
+    f = api.fault("status", token=new.token, methods=["GET"], path=path,
+                  status=503)
+    t_fault = time.monotonic()
+    allm = insts + [new]
+    wait_until(lambda: balanced(allm, n), BALANCE,
+               what="rebalance with a third member")
+    assert late.hits == 1
+    mine = api.history(name="%s-member-%s" % (group.name, new.identity))
+    first = [e for e in group_lists(api, new) if e["code"] == 200][0]
+    assert first["t_done"] < mine[0]["t"], "listed after it joined"
+    gone, rest = insts[0], [insts[1], new]
+    had = set(shards(gone)["owned"])
+    t_term = time.monotonic()
+    gone.terminate()
+    assert gone.wait(5) == 0
+    wait_until(lambda: balanced(rest, n), BALANCE,
+               what="rebalance after the SIGTERM")
+    # The newcomer took some of the freed shards...
+    taken = {int(h["name"].rsplit("-", 1)[1])
+             for h in api.history(method="PUT", token=new.token)
+             if h["t"] >= t_term and h["spec"].get("holderIdentity") ==
+             new.identity and h["name"].startswith(group.name + "-") and
+             "member" not in h["name"]}
+    assert taken & had, "the newcomer took none of %s" % sorted(had)
+    # ...with no list answered since its first: through the watch alone.
+    ok = [e for e in group_lists(api, new, since=t_fault)
+          if e["code"] == 200]
+    assert ok == [], "the newcomer listed the group: %s" % ok
+    api.clear_fault(f)

@@ -329,7 +329,7 @@ class Fault:
 
     def __init__(self, kind, token=None, methods=None, count=None,
                  delay_ms=0, status=503, retry_after=None, hold_ms=None,
-                 path_prefix=None, message=None):
+                 path_prefix=None, message=None, path=None):
         if kind not in FAULT_KINDS:
             raise ValueError("unknown fault kind %r (one of %s)"
                              % (kind, ", ".join(FAULT_KINDS)))
@@ -342,6 +342,7 @@ class Fault:
         self.retry_after = retry_after
         self.hold_ms = hold_ms
         self.path_prefix = path_prefix
+        self.path = path
         self.message = message
         self.hits = 0
         self.cleared = threading.Event()
@@ -356,6 +357,8 @@ class Fault:
         if self.kind in WATCH_FAULT_KINDS and method != "WATCH":
             return False
         if self.path_prefix is not None and not path.startswith(self.path_prefix):
+            return False
+        if self.path is not None and path != self.path:
             return False
         return True
 
@@ -1615,7 +1618,7 @@ class FakeAPI(_WatchMixin, _CoreObjects):
 
     def fault(self, kind, token=None, methods=None, count=None, delay_ms=0,
               status=503, retry_after=None, hold_ms=None, path_prefix=None,
-              message=None):
+              message=None, path=None):
         """Switch a fault on and return it.
 
         kind: "delay" (wait delay_ms, then handle normally; combines with
@@ -1630,11 +1633,14 @@ class FakeAPI(_WatchMixin, _CoreObjects):
         token: only requests with this bearer token (None: all).
         methods: only these methods.  count: only the next `count`
         matching requests (None: until cleared).  path_prefix: only
-        paths starting with it.  Faults are checked in the order added.
+        paths starting with it.  path: only this path (no query; e.g. a
+        namespace's collection, its lists).  Faults are checked in the
+        order added.
         """
         f = Fault(kind, token=token, methods=methods, count=count,
                   delay_ms=delay_ms, status=status, retry_after=retry_after,
-                  hold_ms=hold_ms, path_prefix=path_prefix, message=message)
+                  hold_ms=hold_ms, path_prefix=path_prefix, message=message,
+                  path=path)
         with self._lock:
             self._faults.append(f)
         return f
