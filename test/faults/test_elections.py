@@ -16,6 +16,7 @@ request_timeout 1s (faultlib.py); shutdown_timeout 3s (BUDGET)."""
 import time
 
 from faultlib import (NS, POLL, RP, START, LD, assert_terms, wait_until)
+from harness import ElectionView
 
 BUDGET = 3.0            # --shutdown-timeout
 HOLD_MS = 3000          # the held renew: longer than request_timeout (1 s)
@@ -39,27 +40,6 @@ def _add_elections(inst, lock):
                 "    lock: {name: c-%s}\n" % (lock, lock))
 
 
-class _View:
-    """One election of one instance, as the checker samples it."""
-
-    def __init__(self, inst, election):
-        self.inst = inst
-        self.election = election
-        self.name = inst.name
-        self.proc = inst.proc
-
-    def alive(self):
-        return self.inst.alive()
-
-    def leader(self, timeout=0.3):
-        try:
-            st, body = self.inst.get_json("/leader/" + self.election,
-                                          timeout=timeout)
-            return body if st == 200 else None
-        except (OSError, ValueError):
-            return None
-
-
 def _start(cluster, name):
     inst = cluster.new(name, args=["--shutdown-timeout", "%gs" % BUDGET])
     _add_elections(inst, cluster.lock)
@@ -81,7 +61,7 @@ def test_f40_elections_sigterm_with_one_renew_held_releases_all(
     wait_until(lambda: _leads_all(a, names), POLL + START + 2.0,
                what="el-0 to lead the three elections")
     ins = [a] + [_start(cluster, "el-%d" % i) for i in (1, 2)]
-    chks = {n: cluster.checker([_View(i, n) for i in ins]) for n in names}
+    chks = {n: cluster.checker([ElectionView(i, n) for i in ins]) for n in names}
     time.sleep(2 * RP)
     assert _leads_all(a, names)
     # Hold the next renew of election b's Lease only.

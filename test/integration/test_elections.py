@@ -12,7 +12,8 @@ import signal
 import socket
 import time
 
-from harness import LeadershipChecker, RETRY_PERIOD as RP, wait_until
+from harness import (ElectionView, LeadershipChecker, RETRY_PERIOD as RP,
+                     wait_until)
 
 SLACK = 1.5
 JITTER = 2.2
@@ -36,27 +37,6 @@ def names(lock):
 
 def leases(lock):
     return {lock: lock, "b": "b-" + lock, "c": "c-" + lock}
-
-
-class ElectionView:
-    """One election of one instance, as the checker samples it."""
-
-    def __init__(self, inst, election):
-        self.inst = inst
-        self.election = election
-        self.name = inst.name
-        self.proc = inst.proc
-
-    def alive(self):
-        return self.inst.alive()
-
-    def leader(self, timeout=0.3):
-        try:
-            st, _, body = self.inst.request("/leader/" + self.election,
-                                            timeout=timeout)
-            return json.loads(body) if st == 200 else None
-        except (OSError, ValueError):
-            return None
 
 
 def start(cluster, n):

@@ -411,11 +411,12 @@ def wait_single_leader(insts, timeout):
     return wait_until(one, timeout, what="a single agreed leader")
 
 
-class LeadershipChecker:
-    """Samples every instance's /leader about every `interval` seconds from
-    one thread, in turn, recording (t0, t1, name, is_leader, answer): the
-    daemon evaluated is_leader at some moment in [t0, t1].  Because the
-    samples are taken one after the other, their windows never overlap."""
+class Sampler:
+    """A thread that samples instances in turn every `interval` seconds
+    (the subclass's _run), into self.samples; instances may be added
+    while it runs."""
+
+    thread_name = "sampler"
 
     def __init__(self, instances, interval=0.02):
         self.instances = list(instances)
@@ -431,7 +432,7 @@ class LeadershipChecker:
 
     def start(self):
         self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name="leadership-checker")
+                                        name=self.thread_name)
         self._thread.start()
         return self
 
@@ -439,6 +440,38 @@ class LeadershipChecker:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(5)
+
+
+class ElectionView:
+    """One election of an instance with several (elections:), seen as an
+    instance of its own by LeadershipChecker: its leader() is
+    GET /leader/ELECTION."""
+
+    def __init__(self, inst, election):
+        self.inst = inst
+        self.election = election
+        self.name = inst.name
+        self.proc = inst.proc
+
+    def alive(self):
+        return self.inst.alive()
+
+    def leader(self, timeout=0.3):
+        try:
+            st, _, body = self.inst.request("/leader/" + self.election,
+                                            timeout=timeout)
+            return json.loads(body) if st == 200 else None
+        except (OSError, ValueError):
+            return None
+
+
+class LeadershipChecker(Sampler):
+    """Samples every instance's /leader about every `interval` seconds from
+    one thread, in turn, recording (t0, t1, name, is_leader, answer): the
+    daemon evaluated is_leader at some moment in [t0, t1].  Because the
+    samples are taken one after the other, their windows never overlap."""
+
+    thread_name = "leadership-checker"
 
     def _targets(self):
         """The instances to sample this round (called under the lock)."""

@@ -7,8 +7,9 @@ window that began before another's "owned" window ended)."""
 
 import http.client
 import json
-import threading
 import time
+
+from harness import Sampler
 
 
 def member_config(inst, group, count, extra=""):
@@ -74,32 +75,11 @@ def views_of(insts):
     return {i.name: shards(i) for i in insts if i.alive()}
 
 
-class ShardChecker:
+class ShardChecker(Sampler):
     """Samples each instance's /shards in turn, every interval seconds,
     recording (t0, t1, name, owned set or None)."""
 
-    def __init__(self, instances, interval=0.02):
-        self.instances = list(instances)
-        self.interval = interval
-        self.samples = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = None
-
-    def add(self, inst):
-        with self._lock:
-            self.instances.append(inst)
-
-    def start(self):
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name="shard-checker")
-        self._thread.start()
-        return self
-
-    def stop(self):
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(5)
+    thread_name = "shard-checker"
 
     def _run(self):
         while not self._stop.is_set():
