@@ -44,10 +44,11 @@ CHUNK = 64 * 1024
 
 
 def _read_request(c, timeout=2.0):
-    """Read the request head; False if the client went away first."""
-    c.settimeout(timeout)
+    """Read the request head; False if the client went away first, or
+    die() closed the connection under us."""
     buf = b""
     try:
+        c.settimeout(timeout)
         while b"\r\n\r\n" not in buf:
             d = c.recv(4096)
             if not d:
