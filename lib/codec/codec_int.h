@@ -44,6 +44,14 @@ int	 codec_get_string(json_t *obj, const char *key, const char *path,
 	    char *buf, size_t len, char *err, size_t errlen);
 
 /*
+ * Parse the API server's answer buf as JSON, duplicate keys refused: at
+ * most max bytes (0: no bound), no NUL byte.  Returns the root (new
+ * reference), or NULL with err.
+ */
+json_t	*codec_load(const char *buf, size_t len, size_t max, char *err,
+	    size_t errlen);
+
+/*
  * An optional RFC 3339 time obj.key into *out (wall clock, µs); absent
  * or null reads as 0.  Anything else is an error: -1 with err naming
  * path.

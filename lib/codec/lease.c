@@ -156,6 +156,29 @@ get_int32(json_t *obj, const char *key, const char *path, int32_t *out,
 	return 0;
 }
 
+json_t *
+codec_load(const char *buf, size_t len, size_t max, char *err,
+    size_t errlen)
+{
+	json_t *root;
+	json_error_t jerr;
+
+	if (max > 0 && len > max) {
+		snprintf(err, errlen, "body of %zu bytes is larger than %zu",
+		    len, max);
+		return NULL;
+	}
+	if (memchr(buf, '\0', len) != NULL) {
+		snprintf(err, errlen, "body contains a NUL byte");
+		return NULL;
+	}
+	if ((root = json_loadb(buf, len, JSON_REJECT_DUPLICATES,
+	    &jerr)) == NULL)
+		snprintf(err, errlen, "not JSON: %s at line %d column %d",
+		    jerr.text, jerr.line, jerr.column);
+	return root;
+}
+
 /* An optional RFC 3339 time; null reads as 0. */
 int
 codec_get_time(json_t *obj, const char *key, const char *path, int64_t *out,
@@ -182,28 +205,15 @@ lease_decode(const char *buf, size_t len, struct lease *out, char *err,
     size_t errlen)
 {
 	json_t *root, *meta, *spec, *ann, *v;
-	json_error_t jerr;
 	struct lease l;
 	int rc = -1;
 
 	codec_json_init();
 	if (errlen > 0)
 		err[0] = '\0';
-	if (len > LEASE_BODY_MAX) {
-		snprintf(err, errlen, "body of %zu bytes is larger than %d",
-		    len, LEASE_BODY_MAX);
+	if ((root = codec_load(buf, len, LEASE_BODY_MAX, err,
+	    errlen)) == NULL)
 		return -1;
-	}
-	if (memchr(buf, '\0', len) != NULL) {
-		snprintf(err, errlen, "body contains a NUL byte");
-		return -1;
-	}
-	if ((root = json_loadb(buf, len, JSON_REJECT_DUPLICATES,
-	    &jerr)) == NULL) {
-		snprintf(err, errlen, "not JSON: %s at line %d column %d",
-		    jerr.text, jerr.line, jerr.column);
-		return -1;
-	}
 	if (check_object(root, err, errlen) == -1)
 		goto out;
 
@@ -388,7 +398,6 @@ lease_list_decode(const char *buf, size_t len,
     void *arg, char *rv, size_t rvlen, char *err, size_t errlen)
 {
 	json_t		*root, *items, *item, *meta;
-	json_error_t	 jerr;
 	struct lease	 rec;
 	char		 name[LEASE_HOLDER_MAX], *obj;
 	size_t		 i;
@@ -399,16 +408,9 @@ lease_list_decode(const char *buf, size_t len,
 		err[0] = '\0';
 	if (rvlen > 0)
 		rv[0] = '\0';
-	if (memchr(buf, '\0', len) != NULL) {
-		snprintf(err, errlen, "body contains a NUL byte");
+	/* A list of many Leases: no single Lease's bound. */
+	if ((root = codec_load(buf, len, 0, err, errlen)) == NULL)
 		return -1;
-	}
-	if ((root = json_loadb(buf, len, JSON_REJECT_DUPLICATES,
-	    &jerr)) == NULL) {
-		snprintf(err, errlen, "not JSON: %s at line %d column %d",
-		    jerr.text, jerr.line, jerr.column);
-		return -1;
-	}
 	meta = json_object_get(root, "metadata");
 	if (json_is_object(meta) && codec_get_string(meta, "resourceVersion",
 	    "metadata.resourceVersion", rv, rvlen, err, errlen) == -1)

@@ -62,21 +62,10 @@ decode_obj(json_t *root, struct lease_cand *out, char *err, size_t errlen)
 static json_t *
 load(const char *buf, size_t len, char *err, size_t errlen)
 {
-	json_t		*root;
-	json_error_t	 jerr;
-
 	codec_json_init();
 	if (errlen > 0)
 		err[0] = '\0';
-	if (len > LEASE_BODY_MAX || memchr(buf, '\0', len) != NULL) {
-		snprintf(err, errlen, "body too large or with a NUL byte");
-		return NULL;
-	}
-	if ((root = json_loadb(buf, len, JSON_REJECT_DUPLICATES,
-	    &jerr)) == NULL)
-		snprintf(err, errlen, "not JSON: %s at line %d column %d",
-		    jerr.text, jerr.line, jerr.column);
-	return root;
+	return codec_load(buf, len, LEASE_BODY_MAX, err, errlen);
 }
 
 int
