@@ -143,11 +143,15 @@ $(BUILD)/leaderd-testhooks: $(CMD_SRCS) $(LIB_SRCS) $(wildcard lib/*/*.h) | $(ST
 # third-party header outside its layer, and each layer's archive, linked
 # whole against only the archives below it, has no undefined symbol.  The
 # links run bottom up, so the first failure names the lowest layer that
-# calls up.  Then the checks are shown to fail on a planted violation.
+# calls up.  Beside it, the tree's own rules (test/layers/check-tree.sh):
+# no .c in lib/ or cmd/ over 600 lines, no patch leftover or editor
+# backup tracked.  Then the checks are shown to fail on a planted
+# violation.
 reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
 LAYER_SPECS = $(foreach l,$(LAYERS) cmd,"$(l)|$(LAYER_$(l))|$(EXT_$(l))|$(EXT_HEADERS)")
 check-layers: $(LIB_ARCHIVES) $(BUILD)/layers/stub_main.o
 	@sh test/layers/check-includes.sh $(LAYER_SPECS)
+	@sh test/layers/check-tree.sh
 	@$(foreach l,$(call reverse,$(LAYERS)),$(CC) $(LDFLAGS) \
 		-o $(BUILD)/layers/$(l) $(BUILD)/layers/stub_main.o \
 		-Wl,--whole-archive $(BUILD)/lib/lib$(l).a -Wl,--no-whole-archive \
@@ -157,7 +161,7 @@ check-layers: $(LIB_ARCHIVES) $(BUILD)/layers/stub_main.o
 		"call goes up a layer (lib/layers.mk)" >&2; exit 1; };)
 	@CC="$(CC)" CFLAGS="$(CFLAGS)" LDFLAGS="$(LDFLAGS)" \
 		sh test/layers/selftest.sh $(BUILD)/layers $(LAYER_SPECS)
-	@echo "check-layers: $(words $(LAYERS)) layers; every include and every link follows lib/layers.mk"
+	@echo "check-layers: $(words $(LAYERS)) layers; every include and every link follows lib/layers.mk; no .c over 600 lines, no stray file"
 
 $(BUILD)/layers/stub_main.o: test/layers/stub_main.c
 	@mkdir -p $(@D)
