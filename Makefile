@@ -81,6 +81,15 @@ LEADERD_TARGET = $(BUILD)/leaderd
 include deploy/image/static.mk
 endif
 
+# The source revision, for --version and leaderd_build_info: the commit,
+# "-dirty" when the work tree differs from it, "unknown" outside a
+# checkout.  Worked out once and passed down to every sub-make; only
+# lib/base/version.o is compiled with it, and rebuilt when it changes.
+ifeq ($(origin REVISION),undefined)
+REVISION := $(shell git describe --always --dirty --abbrev=12 --exclude='*' 2>/dev/null || echo unknown)
+endif
+export REVISION
+
 CFLAGS	?= -O2 -g
 CFLAGS	+= -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Ilib $(PKG_CFLAGS) \
 	   -DLEADERD_VERSION='"$(VERSION)"'
@@ -115,6 +124,15 @@ $(BUILD)/lib/%.o: lib/%.c | $(STATIC_DEP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
+# The revision's stamp: rewritten only when the revision changes.
+.PHONY: FORCE
+$(TOP_BUILD)/revision: FORCE
+	@mkdir -p $(@D) && printf '%s\n' '$(REVISION)' >$@.new && \
+	{ cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@; }
+
+$(BUILD)/lib/base/version.o: $(TOP_BUILD)/revision
+$(BUILD)/lib/base/version.o: CFLAGS += -DLEADERD_REVISION='"$(REVISION)"'
+
 $(BUILD)/lib/lib%.a: $$(addprefix $(BUILD)/,$$(addsuffix .o,$$(basename $$(wildcard lib/$$*/*.c))))
 	@rm -f $@
 	$(AR) rcs $@ $^
@@ -134,9 +152,10 @@ $(BUILD)/leaderd: $(CMD_OBJS) $(LIB_ARCHIVES) $(STATIC_LINK)
 # The daemon with the test-only clock hook (lib/base/clock.c,
 # LEADERD_TEST_HOOKS), for the clock fault tests.  Never installed or
 # shipped.
-$(BUILD)/leaderd-testhooks: $(CMD_SRCS) $(LIB_SRCS) $(wildcard lib/*/*.h) | $(STATIC_DEP)
+$(BUILD)/leaderd-testhooks: $(CMD_SRCS) $(LIB_SRCS) $(wildcard lib/*/*.h) $(TOP_BUILD)/revision | $(STATIC_DEP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DLEADERD_TEST_HOOKS -o $@ $(CMD_SRCS) \
+	$(CC) $(CFLAGS) -DLEADERD_TEST_HOOKS \
+		-DLEADERD_REVISION='"$(REVISION)"' -o $@ $(CMD_SRCS) \
 		$(LIB_SRCS) $(LDFLAGS) $(PKG_LIBS) -lm
 
 # The layer rule, checked twice: no include goes up a layer or names a

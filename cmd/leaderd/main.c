@@ -20,6 +20,7 @@
 
 #include "base/duration.h"
 #include "base/log.h"
+#include "base/version.h"
 #include "config/compat.h"
 #include "config/config.h"
 #include "config/creds.h"
@@ -468,7 +469,8 @@ main(int argc, char *argv[])
 			usage(peer != NULL && strcmp(peer, "classic") == 0 ?
 			    EXIT_CONFIG : 0);
 		case OPT_VERSION:
-			printf("leaderd %s\n", LEADERD_VERSION);
+			printf("leaderd %s (revision %s)\n", LEADERD_VERSION,
+			    version_revision());
 			return 0;
 		case '?':
 			usage(EXIT_CONFIG);

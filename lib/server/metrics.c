@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/version.h"
 #include "server/metrics.h"
 
 static const char *const verbs[METRICS_NVERBS] = {
@@ -301,9 +302,12 @@ render(const struct metrics *m, const struct metrics_gauges *g,
 		    (unsigned long long)m->elections_lost);
 	}
 	head(&b, "leaderd_build_info", "gauge",
-	    "Always 1; the version label is leaderd's version.");
+	    "Always 1; the labels are leaderd's version and the source "
+	    "revision it was built from.");
 	buf_add(&b, "leaderd_build_info{version=", 27);
 	label_value(&b, m->version);
+	buf_add(&b, ",revision=", 10);
+	label_value(&b, version_revision());
 	buf_add(&b, "} 1\n", 4);
 	return buf_steal(&b, len);
 }

@@ -255,6 +255,16 @@ def test_version_and_help(leaderd_bin):
     rc, out, err = run(leaderd_bin, ["--version"])
     assert rc == 0, (out, err)
     assert re.search(r"leaderd\D*\d+\.\d+\.\d+", out + err), out + err
+    # The source revision beside the version: the commit it was built
+    # from (this checkout's, as make test builds it), or "unknown".
+    m = re.search(r"\(revision ([0-9a-f]{12})(-dirty)?\)|\(revision unknown\)",
+                  out)
+    assert m, out
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True,
+                          text=True, cwd=os.path.dirname(__file__))
+    if head.returncode == 0:
+        assert m.group(1) and head.stdout.startswith(m.group(1)), \
+            (out, head.stdout)
     rc, out, err = run(leaderd_bin, ["--help"])
     assert rc == 0, (out, err)
     assert "--config" in out + err and "--election" in out + err

@@ -3,6 +3,7 @@ the official prometheus_client parser, during an election and after a
 failover; the renew failures counter under a failing API; /metrics on
 the probes listener."""
 
+import re
 import time
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -97,6 +98,10 @@ def test_metrics_election_and_failover(api, cluster):
             assert f[name].type == typ, name
             assert f[name].documentation, name
         assert value(f, "leaderd_build_info", version="0.1.0") == 1
+        rev = [s.labels.get("revision") for s in
+               f["leaderd_build_info"].samples]
+        assert rev and re.fullmatch(r"[0-9a-f]{12}(-dirty)?|unknown",
+                                    rev[0]), rev
         want = 1 if i is leader else 0
         assert value(f, "leader_election_master_status", name=lock) == want
         # Everyone read the Lease first (200, or 404 before the create).

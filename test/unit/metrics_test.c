@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "base/version.h"
 #include "server/metrics.h"
 
 static char *
@@ -49,15 +50,16 @@ static void
 test_escaping(void **state)
 {
 	struct metrics	 m;
-	char		*s;
+	char		*s, want[128];
 
 	(void)state;
 	metrics_init(&m, "we\"ird\\lock\nname", "1.2\"3");
 	s = render(&m, 1);
 	assert_non_null(strstr(s, "leader_election_master_status{name="
 	    "\"we\\\"ird\\\\lock\\nname\"} 1\n"));
-	assert_non_null(strstr(s, "leaderd_build_info{version=\"1.2\\\"3\"} "
-	    "1\n"));
+	snprintf(want, sizeof(want), "leaderd_build_info{version=\"1.2\\\"3\","
+	    "revision=\"%s\"} 1\n", version_revision());
+	assert_non_null(strstr(s, want));
 	/* No raw newline inside any label: every line is whole. */
 	assert_null(strstr(s, "lock\nname"));
 	free(s);
