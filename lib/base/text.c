@@ -78,11 +78,51 @@ text_json_escape(char *dst, size_t len, const char **s)
 	return off;
 }
 
+/*
+ * Characters that print as nothing or reorder what follows them: the
+ * soft hyphen, the bidirectional marks, embeddings, overrides and
+ * isolates, the zero-width spaces and joiners, the line and paragraph
+ * separators, the byte-order mark, the interlinear annotations and the
+ * tag characters (Unicode's invisible format characters, category Cf).
+ */
+static const struct { unsigned int lo, hi; } hidden[] = {
+	{ 0x00ad, 0x00ad }, { 0x061c, 0x061c }, { 0x180e, 0x180e },
+	{ 0x200b, 0x200f }, { 0x2028, 0x202e }, { 0x2060, 0x2064 },
+	{ 0x2066, 0x206f }, { 0xfeff, 0xfeff }, { 0xfff9, 0xfffb },
+	{ 0xe0000, 0xe007f }
+};
+
+/* The code point of the well-formed sequence of n bytes at p. */
+static unsigned int
+utf8_decode(const unsigned char *p, size_t n)
+{
+	static const unsigned char lead[] = { 0, 0x7f, 0x1f, 0x0f, 0x07 };
+	unsigned int	 cp = p[0] & lead[n];
+	size_t		 i;
+
+	for (i = 1; i < n; i++)
+		cp = cp << 6 | (p[i] & 0x3f);
+	return cp;
+}
+
+static int
+is_hidden(unsigned int cp)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++)
+		if (cp >= hidden[i].lo && cp <= hidden[i].hi)
+			return 1;
+	return 0;
+}
+
 size_t
 text_escape(char *dst, size_t len, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	unsigned int	 cp;
 	size_t		 off = 0, n, i;
+	int		 w;
 
 	if (len == 0)
 		return 0;
@@ -93,6 +133,17 @@ text_escape(char *dst, size_t len, const char *s)
 			n = 0;
 		if (n == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\') {
 			dst[off++] = (char)*p++;
+			continue;
+		}
+		if (n > 1 && is_hidden(cp = utf8_decode(p, n))) {
+			/* As Go's %+q: \uXXXX, or \UXXXXXXXX past U+FFFF. */
+			w = cp > 0xffff ? 10 : 6;
+			if (off + (size_t)w >= len)
+				break;
+			snprintf(dst + off, len - off, cp > 0xffff ?
+			    "\\U%08x" : "\\u%04x", cp);
+			off += (size_t)w;
+			p += n;
 			continue;
 		}
 		if (n > 1) {

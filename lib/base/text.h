@@ -36,8 +36,11 @@ size_t	text_json_escape(char *dst, size_t len, const char **s);
  * Copy s into dst (len bytes, always NUL-terminated when len > 0) so
  * that it prints on one line and sends a terminal nothing it would act
  * on: bytes below 0x20, DEL, C1 controls and bytes that are not
- * well-formed UTF-8 become "\xNN", a backslash becomes "\\"; well-formed
- * UTF-8 is kept.  Stops at a character that would not fit.  Returns the
+ * well-formed UTF-8 become "\xNN", a backslash becomes "\\", and the
+ * characters that print as nothing or reorder the text (bidi controls,
+ * zero-width and other invisible format characters) become "\uXXXX";
+ * other well-formed UTF-8 is kept.  Stops at a character that would not
+ * fit.  Returns the
  * length written.  Text log lines go through it; so does any text/plain
  * answer that carries data from the API (holderIdentity).
  */

@@ -5,6 +5,7 @@ header (I3) and a connection flood under a low open-file limit (L2)."""
 
 import json
 import os
+import re
 import socket
 import subprocess
 import threading
@@ -263,6 +264,35 @@ def test_hostile_holder_and_status(cluster):
     for ln in log.decode().splitlines():
         assert not ln.startswith(FORGED), ln
     assert "pod-a\\x0a" + FORGED in log.decode()
+
+
+def test_bidi_and_invisible_holder_escaped(cluster, leaderd_bin):
+    """A holder name with a right-to-left override and zero-width
+    characters reads as another name on a terminal: `leaderd status` and
+    the text/plain answer show them as \\uXXXX; JSON keeps them."""
+    from fakeapi import now_microtime
+    api = cluster.api
+    evil = "pod-a\u202e0-dop\u200b\u2066"
+    api.create_lease("default", cluster.lock, {
+        "holderIdentity": evil, "leaseDurationSeconds": 3600,
+        "acquireTime": now_microtime(), "renewTime": now_microtime(),
+        "leaseTransitions": 0})
+    a = cluster.start("a")
+    wait_until(lambda: (a.leader() or {}).get("name") == evil, 5,
+               what="the holder in /leader")
+    st, hdrs, body = a.request("/leader", headers={"Accept": "text/plain"})
+    assert st == 200, body
+    assert body == b"pod-a\\u202e0-dop\\u200b\\u2066\n", body
+    out = subprocess.run([leaderd_bin, "status", "--http",
+                          "127.0.0.1:%d" % a.port], capture_output=True,
+                         text=True, timeout=10).stdout
+    assert re.search(r"^holder: +pod-a\\u202e0-dop\\u200b\\u2066$", out,
+                     re.M), out
+    log = a.log()
+    assert "leader of lease default/%s: pod-a\\u202e0-dop\\u200b\\u2066" % (
+        cluster.lock) in log, log
+    for text in (out, log):
+        assert not any(c in text for c in "\u202e\u200b\u2066"), text
 
 
 # -- I3: the Host header on the TCP listener ---------------------------

@@ -80,6 +80,22 @@ static const struct esc_case esc_cases[] = {
 	{ "a\xed\xa0\x80z", "a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdz",
 	    "a\\xed\\xa0\\x80z" },
 	{ "a\xe2\x82", "a\xef\xbf\xbd\xef\xbf\xbd", "a\\xe2\\x82" },
+	/*
+	 * Characters that reorder or hide text (bidi controls, zero-width
+	 * and other invisible format characters) are kept in JSON and
+	 * shown as \uXXXX in text, so a holder name cannot pass for
+	 * another on a terminal or in a log.
+	 */
+	{ "ab\xe2\x80\xae" "dc", "ab\xe2\x80\xae" "dc", "ab\\u202e" "dc" },
+	{ "a\xe2\x80\x8b" "b\xe2\x80\x8f", "a\xe2\x80\x8b" "b\xe2\x80\x8f",
+	    "a\\u200b" "b\\u200f" },
+	{ "\xef\xbb\xbfx\xe2\x81\xa7y\xe2\x81\xa0", "\xef\xbb\xbfx\xe2\x81\xa7y\xe2\x81\xa0",
+	    "\\ufeffx\\u2067y\\u2060" },
+	{ "\xd8\x9c\xc2\xad-\xf3\xa0\x80\x81", "\xd8\x9c\xc2\xad-\xf3\xa0\x80\x81",
+	    "\\u061c\\u00ad-\\U000e0001" },
+	/* Their neighbours are ordinary text. */
+	{ "\xe2\x80\x90\xe2\x80\xaf", "\xe2\x80\x90\xe2\x80\xaf",
+	    "\xe2\x80\x90\xe2\x80\xaf" },
 };
 
 static void
@@ -141,6 +157,11 @@ test_text_escape(void **state)
 	n = text_escape(small, sizeof(small), "ab\n\n\n");
 	assert_string_equal(small, "ab\\x0a");
 	assert_int_equal(n, 6);
+	n = text_escape(small, sizeof(small), "a\xe2\x80\xae");
+	assert_string_equal(small, "a\\u202e");
+	n = text_escape(small, sizeof(small), "ab\xe2\x80\xae");
+	assert_string_equal(small, "ab");
+	assert_int_equal(n, 2);
 	assert_int_equal(text_escape(small, 0, "x"), 0);
 }
 
