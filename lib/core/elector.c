@@ -1,116 +1,23 @@
 /*
- * elector.c -- the election state machine's transitions.  No I/O, no
- * clock, no allocation, no logging: every decision is a function of the
- * state, the input and its time stamps (see elector.h and DESIGN.md
- * "Time").
+ * elector.c -- the election state machine's transitions: elector_step,
+ * decide, and the handlers of what the API server says (a read, a write's
+ * answer, a failure, the watch).  No I/O, no clock, no allocation, no
+ * logging: every decision is a function of the state, the input and its
+ * time stamps (see elector.h and DESIGN.md "Time").
  *
- * The elector is two files, cut where the decisions end.  This one is
- * the transition table, whole: elector_step hands each input to its on_*
- * handler, and the handlers share decide and the few helpers that move
- * the state.  elector_send.c holds what the table uses without deciding
- * anything: the set-up, the random draws that time retries, the ring of
- * our recent writes and what is asked of it, the building and sending of
- * the request due, and the read-only queries.  elector_int.h is what
- * the two files share.
+ * elector_handover.c holds the handlers of what the daemon asks (stop,
+ * step down, candidacy, handover, coordinated election); elector_send.c
+ * what the table uses without deciding (set-up, the moves of state, the
+ * random draws, our recent writes, the request due, the queries);
+ * elector_int.h what the three files share.
  *
  * Section numbers refer to ref/clientgo-leaderelection.md.
  */
 
-#include <stdio.h>
 #include <string.h>
 
 #include "core/elector.h"
 #include "core/elector_int.h"
-
-static void	abandon(struct elector *, struct elector_action *);
-
-static void
-report_holder(struct elector *e, struct elector_action *act)
-{
-	if (strcmp(e->observed.holder, e->reported) != 0) {
-		memcpy(e->reported, e->observed.holder, sizeof(e->reported));
-		act->events |= ELECTOR_EV_NEW_LEADER;
-	}
-}
-
-/*
- * Take in a record read or written.  observed_ms moves when the record
- * changed as client-go compares it (2.4 step 3), or its version did.
- */
-static void
-observe(struct elector *e, const struct lease *rec, uint64_t now_ms,
-    struct elector_action *act)
-{
-	/*
-	 * A new resourceVersion counts as a change too: any write is a sign
-	 * of life, even one whose record looks the same (a renew in the same
-	 * second, or an answer with renewTime missing, F23).  Waiting longer
-	 * than client-go would is safe.
-	 */
-	if (!e->have_observed || !lease_same_record(&e->observed, rec) ||
-	    strcmp(e->observed.rv, rec->rv) != 0)
-		e->observed_ms = now_ms;
-	if (!e->have_observed)
-		act->events |= ELECTOR_EV_OBSERVED;
-	/*
-	 * A failed write of ours can no longer land once the lock has moved
-	 * past the version it went over (the CAS refuses it).
-	 */
-	if (e->unsure && strcmp(rec->rv, e->write_rv) != 0)
-		e->unsure = 0;
-	e->observed = *rec;
-	e->have_observed = 1;
-	e->ours = elector_is_ours(e, rec);
-	report_holder(e, act);
-}
-
-static void
-lose(struct elector *e, enum elector_state to, const char *why,
-    struct elector_action *act)
-{
-	if (e->state == ELECTOR_LEADER) {
-		act->events |= ELECTOR_EV_LOST;
-		e->why = why;
-	}
-	e->state = to;
-	e->lead_until_ms = 0;
-}
-
-static void
-become_leader(struct elector *e, struct elector_action *act)
-{
-	if (e->state != ELECTOR_LEADER)
-		act->events |= ELECTOR_EV_LEADING;
-	e->state = ELECTOR_LEADER;
-}
-
-static void
-stopped(struct elector *e, struct elector_action *act)
-{
-	e->state = ELECTOR_STOPPED;
-	e->lead_until_ms = 0;
-	e->next_kind = ELECTOR_DO_NOTHING;
-	act->events |= ELECTOR_EV_STOPPED;
-}
-
-static void
-schedule(struct elector *e, enum elector_action_kind kind, uint64_t at_ms)
-{
-	e->next_kind = kind;
-	e->next_release = 0;
-	e->next_ms = at_ms;
-}
-
-/* When a foreign record stops being live (2.4, DESIGN.md "Time"). */
-uint64_t
-elector_expires_ms(const struct elector *e)
-{
-	uint64_t	 d = e->conf.lease_duration_ms;
-
-	if ((uint64_t)e->observed.duration_s * MS_PER_S > d)
-		d = (uint64_t)e->observed.duration_s * MS_PER_S;
-	return e->observed_ms + d;
-}
 
 /*
  * decide for life (elector.h): the holder the record names leads while
@@ -123,74 +30,16 @@ decide_for_life(struct elector *e, uint64_t now_ms,
 {
 	if (elector_is_self(e, &e->observed)) {
 		e->lead_until_ms = ELECTOR_FOR_LIFE_MS;
-		become_leader(e, act);
+		elector_become_leader(e, act);
 	} else if (e->state == ELECTOR_LEADER)
-		lose(e, ELECTOR_FOLLOWER, e->observed.holder[0] == '\0' ?
+		elector_lose(e, ELECTOR_FOLLOWER,
+		    e->observed.holder[0] == '\0' ?
 		    "the lease names no holder" :
 		    "another holder took the lease", act);
 	else
 		e->state = ELECTOR_FOLLOWER;
-	schedule(e, ELECTOR_DO_GET, now_ms + (e->watching ? e->watch_poll_ms :
-	    elector_jitter(e)));
-}
-
-/*
- * Whether rec is a lease handed to us (elector.h, HANDOVER): it names us
- * and says so in its handover annotation, starts a term (acquireTime =
- * renewTime), and is not a write of this process.
- */
-static int
-handed_to_us(const struct elector *e, const struct lease *rec)
-{
-	return elector_is_self(e, rec) &&
-	    strcmp(rec->handover, e->conf.identity) == 0 &&
-	    rec->acquire_us != 0 && rec->acquire_us == rec->renew_us &&
-	    !elector_sent_by_us(e, rec);
-}
-
-/*
- * Whether rec is a lease assigned to us in coordinated mode (elector.h):
- * it names us, was not written by this process, and its renewTime is not
- * the one a leaderd's mark (LEASE_RENEWED) says it wrote: the controller
- * rewrote it.
- */
-static int
-assigned_to_us(const struct elector *e, const struct lease *rec)
-{
-	return e->coordinated && elector_is_self(e, rec) && !e->ours &&
-	    !elector_sent_by_us(e, rec) && rec->renew_us != 0 &&
-	    rec->mark_us != rec->renew_us;
-}
-
-/* The identity our own record prefers over us (preferredHolder), or NULL. */
-static const char *
-preferred_other(const struct elector *e)
-{
-	const struct lease	*o = &e->observed;
-
-	if (e->conf.for_life || !e->ours || o->preferred[0] == '\0' ||
-	    o->strategy[0] == '\0' || strcmp(o->preferred, e->conf.identity) ==
-	    0)
-		return NULL;
-	return o->preferred;
-}
-
-/*
- * Hand the lease over to `to` now: stop leading, abandon the request in
- * flight, write the handover over the last version (make_record).
- */
-static void
-hand_over(struct elector *e, uint64_t now_ms, const char *to,
-    struct elector_action *act)
-{
-	lose(e, ELECTOR_FOLLOWER, "handed over", act);
-	e->stepdown = 1;
-	e->release_cooldown_ms = e->conf.cooldown_ms;
-	e->cooldown_until_ms = now_ms + e->conf.cooldown_ms;
-	snprintf(e->handover_to, sizeof(e->handover_to), "%s", to);
-	abandon(e, act);
-	schedule(e, ELECTOR_DO_UPDATE, now_ms);
-	e->next_release = 1;
+	elector_schedule(e, ELECTOR_DO_GET, now_ms + (e->watching ?
+	    e->watch_poll_ms : elector_jitter(e)));
 }
 
 /* What to do after a successful read, in any state but STOPPING. */
@@ -207,14 +56,14 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 		e->stepdown = 1;
 	if (e->ours && e->stepdown) {
 		/* Stepping down: hand our record back (CAS on its version). */
-		schedule(e, ELECTOR_DO_UPDATE, now_ms);
+		elector_schedule(e, ELECTOR_DO_UPDATE, now_ms);
 		e->next_release = 1;
 		return;
 	}
-	if (e->ours && preferred_other(e) != NULL &&
+	if (e->ours && elector_preferred_other(e) != NULL &&
 	    elector_is_leader(e, now_ms)) {
 		/* The record prefers another holder: hand it over now. */
-		hand_over(e, now_ms, preferred_other(e), act);
+		elector_hand_over(e, now_ms, elector_preferred_other(e), act);
 		return;
 	}
 	if (e->ours) {
@@ -227,29 +76,30 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 		    sent)) > e->lead_until_ms)
 			e->lead_until_ms = until;
 		if (now_ms < e->lead_until_ms)
-			become_leader(e, act);
-		schedule(e, ELECTOR_DO_UPDATE, now_ms);
+			elector_become_leader(e, act);
+		elector_schedule(e, ELECTOR_DO_UPDATE, now_ms);
 		return;
 	}
 	if (e->state == ELECTOR_LEADER)
-		lose(e, ELECTOR_FOLLOWER, e->observed.holder[0] == '\0' ?
+		elector_lose(e, ELECTOR_FOLLOWER,
+		    e->observed.holder[0] == '\0' ?
 		    "the lease was released by someone else" :
 		    "another holder took the lease", act);
 	/* The record is not ours: nothing is left to release. */
 	e->stepdown = 0;
 	e->handover_to[0] = '\0';
-	if (!e->passive && handed_to_us(e, &e->observed)) {
+	if (!e->passive && elector_handed_to_us(e, &e->observed)) {
 		/* Handed to us: renew it as ours, at once. */
 		e->state = ELECTOR_CANDIDATE;
 		e->handed = 1;
-		schedule(e, ELECTOR_DO_UPDATE, now_ms);
+		elector_schedule(e, ELECTOR_DO_UPDATE, now_ms);
 		return;
 	}
 	if (!e->passive && now_ms >= e->cooldown_until_ms &&
-	    assigned_to_us(e, &e->observed)) {
+	    elector_assigned_to_us(e, &e->observed)) {
 		/* The controller chose us: renew it as a new term of ours. */
 		e->state = ELECTOR_CANDIDATE;
-		schedule(e, ELECTOR_DO_UPDATE, now_ms);
+		elector_schedule(e, ELECTOR_DO_UPDATE, now_ms);
 		return;
 	}
 	if (e->passive || now_ms < e->cooldown_until_ms || e->coordinated) {
@@ -264,18 +114,20 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 		if (!e->passive && at > e->cooldown_until_ms &&
 		    now_ms < e->cooldown_until_ms)
 			at = e->cooldown_until_ms;
-		schedule(e, ELECTOR_DO_GET, at);
+		elector_schedule(e, ELECTOR_DO_GET, at);
 		return;
 	}
 	if (e->observed.holder[0] == '\0') {
 		/* An empty holder is free at once (2.4). */
 		e->state = ELECTOR_CANDIDATE;
-		schedule(e, ELECTOR_DO_UPDATE, now_ms + elector_spread(e));
+		elector_schedule(e, ELECTOR_DO_UPDATE,
+		    now_ms + elector_spread(e));
 		return;
 	}
 	if (now_ms >= elector_expires_ms(e)) {
 		e->state = ELECTOR_CANDIDATE;
-		schedule(e, ELECTOR_DO_UPDATE, now_ms + elector_spread(e));
+		elector_schedule(e, ELECTOR_DO_UPDATE,
+		    now_ms + elector_spread(e));
 		return;
 	}
 	e->state = ELECTOR_FOLLOWER;
@@ -288,10 +140,10 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 	 */
 	at = now_ms + (e->watching ? e->watch_poll_ms : elector_jitter(e));
 	if (elector_expires_ms(e) <= at)
-		schedule(e, ELECTOR_DO_UPDATE,
+		elector_schedule(e, ELECTOR_DO_UPDATE,
 		    elector_expires_ms(e) + elector_spread(e));
 	else
-		schedule(e, ELECTOR_DO_GET, at);
+		elector_schedule(e, ELECTOR_DO_GET, at);
 }
 
 /*
@@ -303,9 +155,9 @@ static void
 on_watched(struct elector *e, const struct elector_input *in,
     struct elector_action *act)
 {
-	observe(e, in->record, in->now_ms, act);
+	elector_observe(e, in->record, in->now_ms, act);
 	if (e->state == ELECTOR_LEADER && e->ours &&
-	    (preferred_other(e) == NULL ||
+	    (elector_preferred_other(e) == NULL ||
 	    !elector_is_leader(e, in->now_ms)))
 		return;
 	decide(e, in->now_ms, act);
@@ -315,14 +167,14 @@ static void
 on_got(struct elector *e, const struct elector_input *in,
     struct elector_action *act)
 {
-	observe(e, in->record, in->now_ms, act);
+	elector_observe(e, in->record, in->now_ms, act);
 	if (e->state == ELECTOR_STOPPING) {
 		if ((e->ours || elector_sent_by_us(e, in->record)) &&
 		    e->conf.release_on_cancel) {
-			schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
+			elector_schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
 			e->next_release = 1;
 		} else
-			stopped(e, act);
+			elector_stopped(e, act);
 		return;
 	}
 	decide(e, in->now_ms, act);
@@ -360,16 +212,16 @@ on_notfound(struct elector *e, const struct elector_input *in,
 	e->have_observed = 1;
 	e->observed_ms = in->now_ms;
 	e->ours = 0;
-	report_holder(e, act);
+	elector_report_holder(e, act);
 	if (e->state == ELECTOR_STOPPING) {
-		stopped(e, act);
+		elector_stopped(e, act);
 		return;
 	}
 	/*
 	 * The lease is gone (deleted by hand, F13).  Whoever creates it
 	 * first leads; until our create succeeds we do not.
 	 */
-	lose(e, ELECTOR_CANDIDATE, "the lease was deleted", act);
+	elector_lose(e, ELECTOR_CANDIDATE, "the lease was deleted", act);
 	e->state = ELECTOR_CANDIDATE;
 	e->stepdown = 0;
 	if (e->passive || e->coordinated) {
@@ -378,13 +230,13 @@ on_notfound(struct elector *e, const struct elector_input *in,
 		 * it): read again, never create.
 		 */
 		e->state = ELECTOR_FOLLOWER;
-		schedule(e, ELECTOR_DO_GET, in->now_ms + (e->watching ?
+		elector_schedule(e, ELECTOR_DO_GET, in->now_ms + (e->watching ?
 		    e->watch_poll_ms : elector_jitter(e)));
 		return;
 	}
 	if (at < e->cooldown_until_ms)
 		at = e->cooldown_until_ms;
-	schedule(e, ELECTOR_DO_CREATE, at);
+	elector_schedule(e, ELECTOR_DO_CREATE, at);
 }
 
 static void
@@ -396,7 +248,7 @@ on_written(struct elector *e, const struct elector_input *in, int release,
 	e->conflicts = 0;
 	if (!release && !elector_is_self(e, in->record)) {
 		/* A write answered with a foreign record: trust the record. */
-		observe(e, in->record, in->now_ms, act);
+		elector_observe(e, in->record, in->now_ms, act);
 		decide(e, in->now_ms, act);
 		return;
 	}
@@ -405,7 +257,7 @@ on_written(struct elector *e, const struct elector_input *in, int release,
 		e->term_acquire_us = in->record->acquire_us;
 		e->term_transitions = in->record->transitions;
 	}
-	observe(e, in->record, in->now_ms, act);
+	elector_observe(e, in->record, in->now_ms, act);
 	if (e->conf.for_life) {
 		/* Our create: we lead for as long as it stands. */
 		decide(e, in->now_ms, act);
@@ -417,7 +269,7 @@ on_written(struct elector *e, const struct elector_input *in, int release,
 			act->events |= ELECTOR_EV_HANDED;
 		e->handover_to[0] = '\0';
 		if (e->state == ELECTOR_STOPPING) {
-			stopped(e, act);
+			elector_stopped(e, act);
 			return;
 		}
 		/* A step-down's release: the cooldown runs from now. */
@@ -439,13 +291,13 @@ on_written(struct elector *e, const struct elector_input *in, int release,
 			e->stepdown = 1;
 			e->state = ELECTOR_FOLLOWER;
 		}
-		schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
+		elector_schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
 		e->next_release = 1;
 		e->lead_until_ms = 0;
 		return;
 	}
 	if (in->now_ms < e->lead_until_ms) {
-		become_leader(e, act);
+		elector_become_leader(e, act);
 		/*
 		 * Renew every retry_period after a success (2.3), or at once
 		 * when a round trip as slow as this one would otherwise end
@@ -456,15 +308,15 @@ on_written(struct elector *e, const struct elector_input *in, int release,
 		e->rtt_ms = in->now_ms - e->sent_ms;
 		if (in->now_ms + e->conf.retry_period_ms + e->rtt_ms >=
 		    e->lead_until_ms)
-			schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
+			elector_schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
 		else
-			schedule(e, ELECTOR_DO_UPDATE,
+			elector_schedule(e, ELECTOR_DO_UPDATE,
 			    in->now_ms + e->conf.retry_period_ms);
 	} else {
 		/* The answer came too late to lead on; renew at once. */
-		lose(e, ELECTOR_CANDIDATE, "the renew answer came after the "
-		    "renew deadline", act);
-		schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
+		elector_lose(e, ELECTOR_CANDIDATE, "the renew answer came "
+		    "after the renew deadline", act);
+		elector_schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
 	}
 }
 
@@ -477,7 +329,7 @@ on_conflict(struct elector *e, const struct elector_input *in)
 	 * A second conflict in a row waits a retry period.
 	 */
 	e->conflicts++;
-	schedule(e, ELECTOR_DO_GET, e->conflicts > 1 ?
+	elector_schedule(e, ELECTOR_DO_GET, e->conflicts > 1 ?
 	    in->now_ms + e->conf.retry_period_ms : in->now_ms);
 }
 
@@ -493,85 +345,19 @@ on_failed(struct elector *e, enum elector_action_kind req, int release,
 	switch (e->state) {
 	case ELECTOR_LEADER:
 		/* Keep trying every retry period until the deadline (2.3). */
-		schedule(e, req, in->now_ms + e->conf.retry_period_ms);
+		elector_schedule(e, req, in->now_ms + e->conf.retry_period_ms);
 		break;
 	case ELECTOR_STOPPING:
 		d = e->conf.retry_period_ms < 250 ? e->conf.retry_period_ms :
 		    250;
-		schedule(e, req, in->now_ms + d);
+		elector_schedule(e, req, in->now_ms + d);
 		e->next_release = release;
 		break;
 	default:
-		schedule(e, ELECTOR_DO_GET, in->now_ms + elector_jitter(e));
+		elector_schedule(e, ELECTOR_DO_GET,
+		    in->now_ms + elector_jitter(e));
 		break;
 	}
-}
-
-/*
- * A stop or a step-down abandons the request in flight: the caller
- * aborts it (act->cancel) and its answer is never fed.  Whatever it was,
- * the server refuses it if it lands after our release, since both carry
- * the version we last saw.
- */
-static void
-abandon(struct elector *e, struct elector_action *act)
-{
-	if (e->inflight == ELECTOR_DO_NOTHING)
-		return;
-	e->inflight = ELECTOR_DO_NOTHING;
-	e->releasing = 0;
-	act->cancel = 1;
-}
-
-static void
-on_stop(struct elector *e, const struct elector_input *in,
-    enum elector_action_kind req, int release, struct elector_action *act)
-{
-	if (e->state == ELECTOR_STOPPING || e->state == ELECTOR_STOPPED)
-		return;
-	lose(e, ELECTOR_STOPPING, "shutting down", act);
-	e->stop_until_ms = in->until_ms != 0 ? in->until_ms :
-	    in->now_ms + e->conf.request_timeout_ms;
-	if (!e->conf.release_on_cancel) {
-		stopped(e, act);
-		return;
-	}
-	/* client-go's ReleaseOnCancel cancels the renew in flight (2.6). */
-	abandon(e, act);
-	if (e->have_observed &&
-	    (e->ours || elector_sent_by_us(e, &e->observed))) {
-		/*
-		 * Release at once over the last version we know: our term, or
-		 * a takeover of ours whose answer was lost.
-		 */
-		schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
-		e->next_release = 1;
-	} else if (req == ELECTOR_DO_CREATE ||
-	    (req == ELECTOR_DO_UPDATE && !release) || e->unsure) {
-		/*
-		 * A takeover or a create, abandoned now or failed before, may
-		 * have landed: read, then decide (on_got).
-		 */
-		schedule(e, ELECTOR_DO_GET, in->now_ms);
-	} else
-		stopped(e, act);
-}
-
-static void
-on_step_down(struct elector *e, const struct elector_input *in,
-    struct elector_action *act)
-{
-	/* For life, the lease is never released (elector.h). */
-	if (!elector_is_leader(e, in->now_ms) || e->conf.for_life)
-		return;
-	lose(e, ELECTOR_FOLLOWER, "stepped down", act);
-	e->stepdown = 1;
-	e->release_cooldown_ms = e->conf.cooldown_ms;
-	e->cooldown_until_ms = in->now_ms + e->conf.cooldown_ms;
-	/* We lead, so the record observed is ours: release it at once. */
-	abandon(e, act);
-	schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
-	e->next_release = 1;
 }
 
 /*
@@ -595,81 +381,7 @@ on_watch(struct elector *e, const struct elector_input *in)
 		return;
 	at = in->now_ms + elector_jitter(e);
 	if (e->next_kind != ELECTOR_DO_NOTHING && e->next_ms > at)
-		schedule(e, ELECTOR_DO_GET, at);
-}
-
-/* HANDOVER (elector.h): a directed release. */
-static void
-on_handover(struct elector *e, const struct elector_input *in,
-    struct elector_action *act)
-{
-	if (e->conf.for_life || in->to == NULL || in->to[0] == '\0' ||
-	    strcmp(in->to, e->conf.identity) == 0 ||
-	    !elector_is_leader(e, in->now_ms))
-		return;
-	hand_over(e, in->now_ms, in->to, act);
-}
-
-/*
- * Candidacy on or off (the application's health, a client, a pause).  Off
- * while leading is a step-down whose cooldown is the input's; off while
- * a takeover or create is due cancels it (one in flight is handed back
- * by on_written if it lands).  On: read, then decide.
- */
-static void
-on_candidacy(struct elector *e, const struct elector_input *in,
-    struct elector_action *act)
-{
-	/* For life, the lease is never released (elector.h). */
-	if (e->state == ELECTOR_STOPPING || e->state == ELECTOR_STOPPED ||
-	    e->conf.for_life)
-		return;
-	if (in->candidate) {
-		if (!e->passive)
-			return;
-		e->passive = 0;
-		if (e->inflight == ELECTOR_DO_NOTHING &&
-		    (e->state == ELECTOR_FOLLOWER ||
-		    e->state == ELECTOR_CANDIDATE))
-			schedule(e, ELECTOR_DO_GET, in->now_ms);
-		return;
-	}
-	if (e->passive)
-		return;
-	e->passive = 1;
-	e->release_cooldown_ms = in->cooldown_ms;
-	if (elector_is_leader(e, in->now_ms)) {
-		lose(e, ELECTOR_FOLLOWER, "no longer a candidate", act);
-		e->stepdown = 1;
-		e->cooldown_until_ms = in->now_ms + in->cooldown_ms;
-		abandon(e, act);
-		schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
-		e->next_release = 1;
-		return;
-	}
-	if (e->state == ELECTOR_LEADER)
-		lose(e, ELECTOR_FOLLOWER, "no longer a candidate", act);
-	if (e->next_kind == ELECTOR_DO_CREATE ||
-	    (e->next_kind == ELECTOR_DO_UPDATE && !e->next_release)) {
-		e->state = ELECTOR_FOLLOWER;
-		schedule(e, ELECTOR_DO_GET, in->now_ms + (e->watching ?
-		    e->watch_poll_ms : elector_jitter(e)));
-	}
-}
-
-/*
- * Coordinated election on or off (elector.h): off, a follower or a
- * candidate reads the lease at once and competes as usual.
- */
-static void
-on_coordinated(struct elector *e, const struct elector_input *in)
-{
-	if (e->conf.for_life || e->coordinated == (in->candidate != 0))
-		return;
-	e->coordinated = in->candidate != 0;
-	if (e->inflight == ELECTOR_DO_NOTHING &&
-	    (e->state == ELECTOR_FOLLOWER || e->state == ELECTOR_CANDIDATE))
-		schedule(e, ELECTOR_DO_GET, in->now_ms);
+		elector_schedule(e, ELECTOR_DO_GET, at);
 }
 
 /*
@@ -684,7 +396,7 @@ on_reread(struct elector *e, const struct elector_input *in)
 	    !(e->conf.for_life && e->state == ELECTOR_LEADER)) ||
 	    e->inflight != ELECTOR_DO_NOTHING)
 		return;
-	schedule(e, ELECTOR_DO_GET, in->now_ms);
+	elector_schedule(e, ELECTOR_DO_GET, in->now_ms);
 }
 
 void
@@ -738,13 +450,13 @@ elector_step(struct elector *e, const struct elector_input *in,
 		on_failed(e, req, release, in);
 		break;
 	case ELECTOR_IN_STOP:
-		on_stop(e, in, req, release, act);
+		elector_on_stop(e, in, req, release, act);
 		break;
 	case ELECTOR_IN_WATCHED:
 		on_watched(e, in, act);
 		break;
 	case ELECTOR_IN_STEP_DOWN:
-		on_step_down(e, in, act);
+		elector_on_step_down(e, in, act);
 		break;
 	case ELECTOR_IN_WATCH_UP:
 	case ELECTOR_IN_WATCH_DOWN:
@@ -754,25 +466,25 @@ elector_step(struct elector *e, const struct elector_input *in,
 		on_reread(e, in);
 		break;
 	case ELECTOR_IN_CANDIDACY:
-		on_candidacy(e, in, act);
+		elector_on_candidacy(e, in, act);
 		break;
 	case ELECTOR_IN_HANDOVER:
-		on_handover(e, in, act);
+		elector_on_handover(e, in, act);
 		break;
 	case ELECTOR_IN_COORDINATED:
-		on_coordinated(e, in);
+		elector_on_coordinated(e, in);
 		break;
 	}
 
 	/* Deadlines hold whatever the input was. */
 	if (e->state == ELECTOR_LEADER && now_ms >= e->lead_until_ms) {
-		lose(e, ELECTOR_CANDIDATE, "no renew succeeded within "
+		elector_lose(e, ELECTOR_CANDIDATE, "no renew succeeded within "
 		    "renew_deadline", act);
 		/* Go back to competing (7.1 item 17): read, then decide. */
-		schedule(e, ELECTOR_DO_GET, now_ms + elector_jitter(e));
+		elector_schedule(e, ELECTOR_DO_GET, now_ms + elector_jitter(e));
 	}
 	if (e->state == ELECTOR_STOPPING && now_ms >= e->stop_until_ms)
-		stopped(e, act);
+		elector_stopped(e, act);
 
 	if (e->state != ELECTOR_STOPPED &&
 	    e->inflight == ELECTOR_DO_NOTHING &&

@@ -1,7 +1,8 @@
 /*
- * elector_int.h -- what elector.c (the transition table) and
- * elector_send.c (set-up, random draws, our recent writes, the request
- * due) share; private to core/.
+ * elector_int.h -- what elector.c (the transition table's core),
+ * elector_handover.c (the handlers of what the daemon asks) and
+ * elector_send.c (set-up, moves of state, random draws, our recent
+ * writes, the request due) share; private to core/.
  */
 
 #ifndef ELECTOR_INT_H
@@ -47,5 +48,68 @@ int	 elector_sent_by_us(const struct elector *e, const struct lease *rec);
  */
 void	 elector_send_due(struct elector *e, const struct elector_input *in,
 	    struct elector_action *act);
+
+/* elector_send.c: the record taken in, and the moves of state. */
+
+/*
+ * Take in rec, read or written: observed_ms moves if it changed (or its
+ * version did), and ELECTOR_EV_NEW_LEADER if its holder did.
+ */
+void	 elector_observe(struct elector *e, const struct lease *rec,
+	    uint64_t now_ms, struct elector_action *act);
+
+/* ELECTOR_EV_NEW_LEADER if the holder observed is not the one reported. */
+void	 elector_report_holder(struct elector *e, struct elector_action *act);
+
+/* Move to state `to`, with ELECTOR_EV_LOST and why if we were leading. */
+void	 elector_lose(struct elector *e, enum elector_state to,
+	    const char *why, struct elector_action *act);
+
+/* Move to LEADER, with ELECTOR_EV_LEADING if we were not. */
+void	 elector_become_leader(struct elector *e, struct elector_action *act);
+
+/* Move to STOPPED: nothing scheduled, ELECTOR_EV_STOPPED. */
+void	 elector_stopped(struct elector *e, struct elector_action *act);
+
+/* Schedule the request `kind` (not a release) at at_ms. */
+void	 elector_schedule(struct elector *e, enum elector_action_kind kind,
+	    uint64_t at_ms);
+
+/* elector_handover.c: the handover's and coordinated election's tests. */
+
+/* Whether rec is a lease handed to us (elector.h, HANDOVER). */
+int	 elector_handed_to_us(const struct elector *e,
+	    const struct lease *rec);
+
+/* Whether rec is a lease assigned to us in coordinated mode (elector.h). */
+int	 elector_assigned_to_us(const struct elector *e,
+	    const struct lease *rec);
+
+/* The identity our own record prefers over us (preferredHolder), or NULL. */
+const char *elector_preferred_other(const struct elector *e);
+
+/*
+ * Hand the lease over to `to` now: stop leading, abandon the request in
+ * flight, schedule the handover's write over the last version.
+ */
+void	 elector_hand_over(struct elector *e, uint64_t now_ms, const char *to,
+	    struct elector_action *act);
+
+/*
+ * elector_handover.c: the handlers of what the daemon asks, called by
+ * elector_step for their input kinds; req and release are the request
+ * that was in flight when the input came.
+ */
+void	 elector_on_stop(struct elector *e, const struct elector_input *in,
+	    enum elector_action_kind req, int release,
+	    struct elector_action *act);
+void	 elector_on_step_down(struct elector *e,
+	    const struct elector_input *in, struct elector_action *act);
+void	 elector_on_handover(struct elector *e,
+	    const struct elector_input *in, struct elector_action *act);
+void	 elector_on_candidacy(struct elector *e,
+	    const struct elector_input *in, struct elector_action *act);
+void	 elector_on_coordinated(struct elector *e,
+	    const struct elector_input *in);
 
 #endif /* ELECTOR_INT_H */

@@ -1,15 +1,18 @@
 /*
- * elector_send.c -- the elector's set-up, its requests and its queries:
- * the random draws that time its retries, the ring of its recent writes
- * and what is asked of it (whose record is this, when was it sent, until
- * when does it keep us leading), the building and sending of the request
- * due, and the read-only queries of elector.h.  Like elector.c it does
- * no I/O, reads no clock, allocates nothing and never logs.
+ * elector_send.c -- the elector's set-up, its moves of state, its
+ * requests and its queries: the record taken in and the few moves the
+ * handlers make (lose, lead, stop, schedule), the random draws that time
+ * its retries, the ring of its recent writes and what is asked of it
+ * (whose record is this, when was it sent, until when does it keep us
+ * leading), the building and sending of the request due, and the
+ * read-only queries of elector.h.  Like elector.c it does no I/O, reads
+ * no clock, allocates nothing and never logs.
  *
  * It is a file apart so that the transition table stays whole in
- * elector.c: nothing here decides what to do next.  elector_step decides,
- * and calls in here to draw a time, to ask about our writes, or to send
- * what it scheduled (elector_int.h).
+ * elector.c and elector_handover.c: nothing here decides what to do
+ * next.  The handlers decide, and call in here to move the state, to draw
+ * a time, to ask about our writes, or to send what they scheduled
+ * (elector_int.h).
  *
  * Section numbers refer to ref/clientgo-leaderelection.md.
  */
@@ -115,6 +118,96 @@ const char *
 elector_holder(const struct elector *e)
 {
 	return e->have_observed ? e->observed.holder : "";
+}
+
+/* When a foreign record stops being live (2.4, DESIGN.md "Time"). */
+uint64_t
+elector_expires_ms(const struct elector *e)
+{
+	uint64_t	 d = e->conf.lease_duration_ms;
+
+	if ((uint64_t)e->observed.duration_s * MS_PER_S > d)
+		d = (uint64_t)e->observed.duration_s * MS_PER_S;
+	return e->observed_ms + d;
+}
+
+/* ELECTOR_EV_NEW_LEADER if the holder observed is not the one reported. */
+void
+elector_report_holder(struct elector *e, struct elector_action *act)
+{
+	if (strcmp(e->observed.holder, e->reported) != 0) {
+		memcpy(e->reported, e->observed.holder, sizeof(e->reported));
+		act->events |= ELECTOR_EV_NEW_LEADER;
+	}
+}
+
+/*
+ * Take in a record read or written.  observed_ms moves when the record
+ * changed as client-go compares it (2.4 step 3), or its version did.
+ */
+void
+elector_observe(struct elector *e, const struct lease *rec, uint64_t now_ms,
+    struct elector_action *act)
+{
+	/*
+	 * A new resourceVersion counts as a change too: any write is a sign
+	 * of life, even one whose record looks the same (a renew in the same
+	 * second, or an answer with renewTime missing, F23).  Waiting longer
+	 * than client-go would is safe.
+	 */
+	if (!e->have_observed || !lease_same_record(&e->observed, rec) ||
+	    strcmp(e->observed.rv, rec->rv) != 0)
+		e->observed_ms = now_ms;
+	if (!e->have_observed)
+		act->events |= ELECTOR_EV_OBSERVED;
+	/*
+	 * A failed write of ours can no longer land once the lock has moved
+	 * past the version it went over (the CAS refuses it).
+	 */
+	if (e->unsure && strcmp(rec->rv, e->write_rv) != 0)
+		e->unsure = 0;
+	e->observed = *rec;
+	e->have_observed = 1;
+	e->ours = elector_is_ours(e, rec);
+	elector_report_holder(e, act);
+}
+
+void
+elector_lose(struct elector *e, enum elector_state to, const char *why,
+    struct elector_action *act)
+{
+	if (e->state == ELECTOR_LEADER) {
+		act->events |= ELECTOR_EV_LOST;
+		e->why = why;
+	}
+	e->state = to;
+	e->lead_until_ms = 0;
+}
+
+void
+elector_become_leader(struct elector *e, struct elector_action *act)
+{
+	if (e->state != ELECTOR_LEADER)
+		act->events |= ELECTOR_EV_LEADING;
+	e->state = ELECTOR_LEADER;
+}
+
+void
+elector_stopped(struct elector *e, struct elector_action *act)
+{
+	e->state = ELECTOR_STOPPED;
+	e->lead_until_ms = 0;
+	e->next_kind = ELECTOR_DO_NOTHING;
+	act->events |= ELECTOR_EV_STOPPED;
+}
+
+void
+elector_schedule(struct elector *e, enum elector_action_kind kind,
+    uint64_t at_ms)
+{
+	e->next_kind = kind;
+	e->next_release = 0;
+	e->next_ms = at_ms;
 }
 
 /*

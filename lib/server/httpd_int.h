@@ -96,7 +96,10 @@ struct httpd {
 
 /* httpd.c */
 
-/* Start accepting again after a pause (a connection closed). */
+/*
+ * Start accepting again after a pause (a connection closed).  The one
+ * call from httpd_conn.c back into httpd.c (lib/README.md says why).
+ */
 void	httpd_resume_accept(struct httpd *h);
 
 /* httpd_conn.c */

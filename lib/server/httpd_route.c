@@ -1,8 +1,8 @@
 /*
  * httpd_route.c -- the route table's verdict on a request: which route
  * answers it, or the 404, 405 or 403 that httpd answers instead.  The
- * table is the caller's (the local API's is in localapi.c); httpd knows
- * no path.  Pure: no I/O, never logs.
+ * table is the caller's (the local API's is in localapi_routes.c); httpd
+ * knows no path.  Pure: no I/O, never logs.
  */
 
 #include <stdio.h>

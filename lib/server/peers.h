@@ -50,9 +50,9 @@ void	peer_nais_root(const struct http_request *req,
 	    struct httpd_reply *reply, void *arg);
 
 /*
- * nais's own routes (localapi.c puts them in place of leaderd's): /sse,
- * its result as server-sent events ("data: <result>\n\n" at once, then
- * on every change of who leads, chunked, no keep-alive comments, on
+ * nais's own routes (localapi_routes.c puts them in place of leaderd's):
+ * /sse, its result as server-sent events ("data: <result>\n\n" at once,
+ * then on every change of who leads, chunked, no keep-alive comments, on
  * LOCALAPI_PEER_CHANNEL), and on every listener but the metrics one
  * /healthz and /readyz and the checks below them as controller-runtime
  * v0.23's healthz.Handler answers them: healthz checks "manager" (the
