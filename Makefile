@@ -334,7 +334,7 @@ integration: $(LEADERD_TARGET)
 #	metrics: test_metrics
 #   httpd, http_parse, localapi, sock: test_localapi, test_push,
 #	test_stepdown, test_security
-#   proxy, kubeconfig, config, config_yaml, config_check, cfgfile,
+#   proxy, kubeconfig, config and its config_* files, cfgfile,
 #	duration, log: test_security's test_proxy_env, test_config,
 #	test_election's test_json_logs_and_sighup_ignored
 #   the control client (daemon/ctl, cmd ctl, ctlmsg, http_response,

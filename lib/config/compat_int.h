@@ -7,6 +7,9 @@
 #ifndef COMPAT_INT_H
 #define COMPAT_INT_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "config/compat.h"
 #include "config/config.h"
 
@@ -45,6 +48,45 @@ void	compat_await_finish(struct config *c);
  * grammar skips it.
  */
 int	compat_skip(int argc, char *const argv[], int *i);
+
+/*
+ * Go's value grammar (compat_go.c), for the peers written in Go.
+ */
+
+/* How a flag's value is read: its flag.Value type. */
+enum gf_type {
+	GF_STRING,	/* flag.StringVar */
+	GF_DURATION,	/* flag.DurationVar: time.ParseDuration */
+	GF_BOOL,	/* flag.BoolVar: strconv.ParseBool */
+	GF_UINT64,	/* flag.Uint64Var: strconv.ParseUint(s, 0, 64) */
+	GF_LEVEL,	/* klog.Level: strconv.ParseInt(s, 10, 32) */
+	GF_SEVERITY,	/* klog's severity: a name or ParseInt(s, 10, 32) */
+	GF_VMODULE,	/* klog's moduleSpec: pattern=N,... */
+	GF_TRACE	/* klog's traceLocation: file.go:N */
+};
+
+/* A strconv error: none, ErrSyntax or ErrRange. */
+enum numerr { NUM_OK, NUM_SYNTAX, NUM_RANGE };
+
+/* s as Go's %q writes it, into buf (len bytes, cut short); buf. */
+const char *compat_go_quote(const char *s, char *buf, size_t len);
+
+/* strconv.ParseBool into *b: 0, or -1 if s is not one of its words. */
+int	compat_go_parse_bool(const char *s, int *b);
+
+/* strconv.ParseInt(s, 10, bits) into *out. */
+enum numerr compat_go_parse_int(const char *s, int bits, int64_t *out);
+
+/* time.ParseDuration, with its sign, into *ns: 0 or -1. */
+int	compat_go_parse_duration(const char *s, int64_t *ns);
+
+/*
+ * Set: check v as a flag.Value of type would (GF_STRING and GF_BOOL
+ * are not checked here).  Returns 0, or -1 with what Set returned (the
+ * text after "for flag -NAME: ") in why.
+ */
+int	compat_go_check(enum gf_type type, const char *v, char *why,
+	    size_t len);
 
 /* nais/elector (compat_nais.c): its pflag and viper command line. */
 int	compat_nais_args(struct config *c, int argc, char *argv[],

@@ -12,7 +12,8 @@
  * value is checked as its flag.Value's Set checks it; only then is
  * anything applied, so what cannot be honoured is refused naming the
  * flag (-ttl) and the fix.  The klog flags other than -v are checked
- * and ignored: leaderd logs to stderr in its own format.
+ * and ignored: leaderd logs to stderr in its own format.  How Go reads
+ * and quotes each value (strconv, time, klog) is compat_go.c's.
  */
 
 #include <stdarg.h>
@@ -20,11 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "base/duration.h"
-#include "base/text.h"
 #include "config/compat.h"
 #include "config/compat_int.h"
 #include "config/config.h"
@@ -34,18 +33,6 @@
 #define NS_PER_MS	UINT64_C(1000000)
 #define NS_PER_S	UINT64_C(1000000000)
 #define VERBOSE_DEBUG	4	/* client-go logs each renew at V(4) */
-
-/* How a flag's value is read: its flag.Value type. */
-enum gf_type {
-	GF_STRING,	/* flag.StringVar */
-	GF_DURATION,	/* flag.DurationVar: time.ParseDuration */
-	GF_BOOL,	/* flag.BoolVar: strconv.ParseBool */
-	GF_UINT64,	/* flag.Uint64Var: strconv.ParseUint(s, 0, 64) */
-	GF_LEVEL,	/* klog.Level: strconv.ParseInt(s, 10, 32) */
-	GF_SEVERITY,	/* klog's severity: a name or ParseInt(s, 10, 32) */
-	GF_VMODULE,	/* klog's moduleSpec: pattern=N,... */
-	GF_TRACE	/* klog's traceLocation: file.go:N */
-};
 
 /* The values kept for leaderd; the other flags are checked, ignored. */
 enum slot {
@@ -135,9 +122,6 @@ const char compat_vapor_usage[] =
     "    \tcomma-separated list of pattern=N settings for file-filtered "
     "logging";
 
-/* A strconv error: none, ErrSyntax or ErrRange. */
-enum numerr { NUM_OK, NUM_SYNTAX, NUM_RANGE };
-
 static const struct goflag *
 goflag_find(const char *name, size_t len)
 {
@@ -150,327 +134,6 @@ goflag_find(const char *name, size_t len)
 	return NULL;
 }
 
-/*
- * s as Go's %q (strconv.Quote) writes it, into buf: quotes around,
- * \" and \\, \a \b \f \n \r \t \v, other ASCII controls and bytes that
- * are not UTF-8 as \xNN, UTF-8 kept (Go escapes the few non-printable
- * code points above U+007F too).  Cut short rather than overflow.
- */
-static const char *
-go_quote(const char *s, char *buf, size_t len)
-{
-	static const char	 ctl[] = "\a\b\f\n\r\t\v";
-	static const char	 ctl_esc[] = "abfnrtv";
-	const unsigned char	*p = (const unsigned char *)s;
-	const char		*e;
-	char			 piece[8];
-	size_t			 o = 0, n;
-
-	if (len < 3) {
-		buf[0] = '\0';
-		return buf;
-	}
-	buf[o++] = '"';
-	for (; *p != '\0'; p += n) {
-		n = 1;
-		if (*p == '"' || *p == '\\')
-			snprintf(piece, sizeof(piece), "\\%c", *p);
-		else if (*p >= 0x20 && *p < 0x7f)
-			snprintf(piece, sizeof(piece), "%c", *p);
-		else if (*p < 0x80 && (e = strchr(ctl, *p)) != NULL)
-			snprintf(piece, sizeof(piece), "\\%c",
-			    ctl_esc[e - ctl]);
-		else if (*p >= 0x80 && (n = text_utf8_len(p)) > 0) {
-			memcpy(piece, p, n);
-			piece[n] = '\0';
-		} else {
-			n = 1;
-			snprintf(piece, sizeof(piece), "\\x%02x", *p);
-		}
-		if (o + strlen(piece) + 2 > len)
-			break;
-		memcpy(buf + o, piece, strlen(piece));
-		o += strlen(piece);
-	}
-	buf[o++] = '"';
-	buf[o] = '\0';
-	return buf;
-}
-
-/* strconv.ParseBool. */
-static int
-parse_bool(const char *s, int *b)
-{
-	static const char *const yes[] = { "1", "t", "T", "TRUE", "true",
-	    "True" };
-	static const char *const no[] = { "0", "f", "F", "FALSE", "false",
-	    "False" };
-	size_t	 i;
-
-	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
-		if (strcmp(s, yes[i]) == 0) {
-			*b = 1;
-			return 0;
-		}
-		if (strcmp(s, no[i]) == 0) {
-			*b = 0;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-static int
-lower(int c)
-{
-	return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
-}
-
-/* strconv's underscoreOK: "_" only between digits (base 0). */
-static int
-underscore_ok(const char *s)
-{
-	int	 saw = '^', hex = 0;
-	size_t	 i = 0, n;
-
-	if (s[0] == '-' || s[0] == '+')
-		s++;
-	n = strlen(s);
-	if (n >= 2 && s[0] == '0' && (lower(s[1]) == 'b' ||
-	    lower(s[1]) == 'o' || lower(s[1]) == 'x')) {
-		i = 2;
-		saw = '0';
-		hex = lower(s[1]) == 'x';
-	}
-	for (; i < n; i++) {
-		if ((s[i] >= '0' && s[i] <= '9') ||
-		    (hex && lower(s[i]) >= 'a' && lower(s[i]) <= 'f')) {
-			saw = '0';
-			continue;
-		}
-		if (s[i] == '_') {
-			if (saw != '0')
-				return 0;
-			saw = '_';
-			continue;
-		}
-		if (saw == '_')
-			return 0;
-		saw = '!';
-	}
-	return saw != '_';
-}
-
-/*
- * strconv.ParseUint(s, base, bits) for base 10, or 0 (a 0b, 0o, 0x or
- * 0 prefix, and "_" between digits).  Errors in the order Go finds
- * them: a digit that is not one, or a value that overflows, whichever
- * comes first.
- */
-static enum numerr
-parse_uint(const char *s, int base, int bits, uint64_t *out)
-{
-	const char	*p = s;
-	uint64_t	 n = 0, n1, max, cutoff;
-	int		 base0 = base == 0, under = 0, d;
-
-	if (*s == '\0')
-		return NUM_SYNTAX;
-	if (base0) {
-		base = 10;
-		if (p[0] == '0') {
-			if (strlen(p) >= 3 && lower(p[1]) == 'b') {
-				base = 2;
-				p += 2;
-			} else if (strlen(p) >= 3 && lower(p[1]) == 'o') {
-				base = 8;
-				p += 2;
-			} else if (strlen(p) >= 3 && lower(p[1]) == 'x') {
-				base = 16;
-				p += 2;
-			} else {
-				base = 8;
-				p++;
-			}
-		}
-	}
-	max = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
-	cutoff = UINT64_MAX / (uint64_t)base + 1;
-	for (; *p != '\0'; p++) {
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if (base0 && *p == '_') {
-			under = 1;
-			continue;
-		} else if (lower(*p) >= 'a' && lower(*p) <= 'z')
-			d = lower(*p) - 'a' + 10;
-		else
-			return NUM_SYNTAX;
-		if (d >= base)
-			return NUM_SYNTAX;
-		if (n >= cutoff)
-			return NUM_RANGE;
-		n *= (uint64_t)base;
-		n1 = n + (uint64_t)d;
-		if (n1 < n || n1 > max)
-			return NUM_RANGE;
-		n = n1;
-	}
-	if (under && !underscore_ok(s))
-		return NUM_SYNTAX;
-	*out = n;
-	return NUM_OK;
-}
-
-/* strconv.ParseInt(s, 10, bits). */
-static enum numerr
-parse_int(const char *s, int bits, int64_t *out)
-{
-	uint64_t	 u, lim = UINT64_C(1) << (bits - 1);
-	enum numerr	 r;
-	int		 neg = 0;
-
-	if (*s == '\0')
-		return NUM_SYNTAX;
-	if (*s == '+' || *s == '-') {
-		neg = *s == '-';
-		s++;
-	}
-	if ((r = parse_uint(s, 10, bits, &u)) != NUM_OK)
-		return r;
-	if ((!neg && u >= lim) || (neg && u > lim))
-		return NUM_RANGE;
-	*out = neg ? (int64_t)(0 - u) : (int64_t)u;
-	return NUM_OK;
-}
-
-/* The text of a strconv error, as Go's NumError prints it. */
-static void
-num_error(enum numerr r, const char *fn, const char *s, char *why,
-    size_t len)
-{
-	char	 q[512];
-
-	snprintf(why, len, "strconv.%s: parsing %s: %s", fn,
-	    go_quote(s, q, sizeof(q)), r == NUM_RANGE ? "value out of range" :
-	    "invalid syntax");
-}
-
-/*
- * time.ParseDuration into signed nanoseconds.  leaderd's parser has the
- * grammar without the sign.
- */
-static int
-parse_go_duration(const char *s, int64_t *ns)
-{
-	uint64_t	 v;
-	char		 why[256];
-	int		 neg = 0;
-
-	if (*s == '-' || *s == '+') {
-		neg = *s == '-';
-		s++;
-	}
-	if (*s == '\0')
-		return -1;
-	if (duration_parse_ns(s, &v, why, sizeof(why)) == -1)
-		return -1;
-	*ns = neg ? -(int64_t)v : (int64_t)v;
-	return 0;
-}
-
-/*
- * Set: check v as flag f's Value would.  Returns 0, or -1 with what
- * Set returned (the text after "for flag -NAME: ") in why.
- */
-static int
-check_value(const struct goflag *f, const char *v, char *why, size_t len)
-{
-	const char	*p, *comma, *eq, *colon;
-	char		 num[64];
-	uint64_t	 u;
-	int64_t		 i;
-	enum numerr	 r;
-	size_t		 n;
-	static const char *const sev[] = { "INFO", "WARNING", "ERROR",
-	    "FATAL" };
-
-	switch (f->type) {
-	case GF_STRING:
-	case GF_BOOL:		/* checked by the caller */
-		return 0;
-	case GF_DURATION:
-		if (parse_go_duration(v, &i) == -1) {
-			snprintf(why, len, "parse error");
-			return -1;
-		}
-		return 0;
-	case GF_UINT64:
-		if ((r = parse_uint(v, 0, 64, &u)) != NUM_OK) {
-			snprintf(why, len, "%s", r == NUM_RANGE ?
-			    "value out of range" : "parse error");
-			return -1;
-		}
-		return 0;
-	case GF_LEVEL:
-		if ((r = parse_int(v, 32, &i)) != NUM_OK) {
-			num_error(r, "ParseInt", v, why, len);
-			return -1;
-		}
-		return 0;
-	case GF_SEVERITY:
-		for (n = 0; n < sizeof(sev) / sizeof(sev[0]); n++)
-			if (strlen(v) == strlen(sev[n]) &&
-			    strncasecmp(v, sev[n], strlen(v)) == 0)
-				return 0;
-		if ((r = parse_int(v, 32, &i)) != NUM_OK) {
-			num_error(r, "ParseInt", v, why, len);
-			return -1;
-		}
-		return 0;
-	case GF_VMODULE:
-		for (p = v; *p != '\0'; p = *comma == ',' ? comma + 1 : comma) {
-			comma = p + strcspn(p, ",");
-			if (comma == p)
-				continue;	/* "a=1,,b=2", a trailing "," */
-			eq = memchr(p, '=', (size_t)(comma - p));
-			if (eq == NULL || eq == p || eq + 1 == comma ||
-			    memchr(eq + 1, '=', (size_t)(comma - eq - 1)) !=
-			    NULL || (size_t)(comma - eq) > sizeof(num)) {
-				snprintf(why, len, "syntax error: expect "
-				    "comma-separated list of filename=N");
-				return -1;
-			}
-			snprintf(num, sizeof(num), "%.*s",
-			    (int)(comma - eq - 1), eq + 1);
-			if (parse_int(num, 32, &i) != NUM_OK) {
-				snprintf(why, len, "syntax error: expect "
-				    "comma-separated list of filename=N");
-				return -1;
-			}
-			if (i < 0) {
-				snprintf(why, len, "negative value for vmodule "
-				    "level");
-				return -1;
-			}
-		}
-		return 0;
-	case GF_TRACE:
-		colon = strchr(v, ':');
-		if (colon == NULL || strchr(colon + 1, ':') != NULL ||
-		    memchr(v, '.', (size_t)(colon - v)) == NULL ||
-		    parse_int(colon + 1, 64, &i) != NUM_OK) {
-			snprintf(why, len, "syntax error: expect file.go:234");
-			return -1;
-		}
-		if (i <= 0) {
-			snprintf(why, len, "negative or zero value for level");
-			return -1;
-		}
-		return 0;
-	}
-	return 0;
-}
 
 /* "Usage of ARGV0:" and the defaults, after what (a line, or ""). */
 static void
@@ -534,8 +197,9 @@ apply_ttl(struct config *c, const char *raw, struct compat_cmdline *out,
 	uint64_t	 ms, s;
 	char		 v[32], q[256];
 
-	(void)parse_go_duration(raw, &ns);	/* checked while parsing */
-	go_quote(raw, q, sizeof(q));
+	/* Checked while parsing. */
+	(void)compat_go_parse_duration(raw, &ns);
+	compat_go_quote(raw, q, sizeof(q));
 	if (ns <= 0)
 		return refuse(out, err, errlen, "-ttl: %s is not above zero: "
 		    "k8s-elector panics on it (leaseDuration must be greater "
@@ -634,10 +298,11 @@ apply(struct config *c, const char *const val[S_NSLOTS],
 		    "times are whole seconds, so they may see it unchanged "
 		    "for 1s + 3.2 x ttl/6, longer than the ttl, and take the "
 		    "lock from a live leader; use -ttl=%us or more, or "
-		    "-lock-type=leases", go_quote(val[S_TTL], q, sizeof(q)),
-		    val[S_LOCK_TYPE], LEGACY_TTL_MIN_S);
+		    "-lock-type=leases", compat_go_quote(val[S_TTL], q,
+		    sizeof(q)), val[S_LOCK_TYPE], LEGACY_TTL_MIN_S);
 	/* klog -v: client-go logs each renew at V(4), leaderd at debug. */
-	if (val[S_V] != NULL && parse_int(val[S_V], 32, &level) == NUM_OK &&
+	if (val[S_V] != NULL &&
+	    compat_go_parse_int(val[S_V], 32, &level) == NUM_OK &&
 	    compat_set(c, "log.level", level >= VERBOSE_DEBUG ? "debug" :
 	    "info", "-v", err, errlen) == -1)
 		goto bad;
@@ -694,10 +359,12 @@ compat_vapor_args(struct config *c, int argc, char *argv[],
 			    "but not defined: -%.*s", (int)nlen, name);
 		}
 		if (f->type == GF_BOOL) {
-			if (value != NULL && parse_bool(value, &b) == -1)
+			if (value != NULL &&
+			    compat_go_parse_bool(value, &b) == -1)
 				return fail(argv0, out, err, errlen, "invalid "
 				    "boolean value %s for -%s: parse error",
-				    go_quote(value, q, sizeof(q)), f->name);
+				    compat_go_quote(value, q, sizeof(q)),
+				    f->name);
 			continue;
 		}
 		if (value == NULL && i < argc)
@@ -705,10 +372,10 @@ compat_vapor_args(struct config *c, int argc, char *argv[],
 		if (value == NULL)
 			return fail(argv0, out, err, errlen, "flag needs an "
 			    "argument: -%s", f->name);
-		if (check_value(f, value, why, sizeof(why)) == -1)
+		if (compat_go_check(f->type, value, why, sizeof(why)) == -1)
 			return fail(argv0, out, err, errlen, "invalid value %s "
-			    "for flag -%s: %s", go_quote(value, q, sizeof(q)),
-			    f->name, why);
+			    "for flag -%s: %s", compat_go_quote(value, q,
+			    sizeof(q)), f->name, why);
 		if (f->slot != S_NONE)
 			val[f->slot] = value;	/* the last one wins */
 	}

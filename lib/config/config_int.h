@@ -1,6 +1,7 @@
 /*
- * config_int.h -- what config.c, config_yaml.c and config_check.c
- * share; not for other modules.
+ * config_int.h -- what the files of lib/config share: the key table,
+ * a value parsed, origins, ${ENV} expansion, the error list; not for
+ * other modules.
  */
 
 #ifndef CONFIG_INT_H
