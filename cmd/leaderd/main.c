@@ -125,9 +125,48 @@ static const struct {
 	{ OPT_HANDOVER,		"handover",		"--handover" },
 };
 
+/*
+ * What selected a peer's command line without --compat (the origin of
+ * compat in -n -v), and whether it was the environment.  A selection by
+ * a peer's variable, or a variable ignored beside leaderd's own words
+ * (compat_select), is said at start-up, with --help and -n, and when a
+ * peer's command line is refused, so that a variable left from a
+ * migration never switches grammars unseen.  A peer selected by argv[0]
+ * or its own flags prints what that peer prints, nothing more.
+ */
+static char	 compat_why[128];
+static const char *compat_peer;
+static int	 compat_by_env;
+
+/* That note as one line, or NULL when there is nothing to say. */
+static const char *
+compat_note(char *buf, size_t len)
+{
+	if (!compat_by_env)
+		return NULL;
+	if (compat_peer == NULL)
+		snprintf(buf, len, "%s", compat_why);
+	else
+		snprintf(buf, len, "the command line is read as compat %s's, "
+		    "selected by %s (--compat= reads leaderd's own)",
+		    compat_peer, compat_why);
+	return buf;
+}
+
+static void
+compat_say(FILE *f)
+{
+	char		 buf[256];
+	const char	*note;
+
+	if ((note = compat_note(buf, sizeof(buf))) != NULL)
+		fprintf(f, "leaderd: %s\n", note);
+}
+
 static void __attribute__((noreturn))
 usage(int status)
 {
+	compat_say(status == 0 ? stdout : stderr);
 	fprintf(status == 0 ? stdout : stderr,
 	    "usage: leaderd [-nv] [-f file] [options]\n"
 	    "       leaderd [-f file] [options] run [options] -- CMD "
@@ -216,6 +255,12 @@ usage(int status)
 	    "                              ELECTOR_ variable, --probe-address "
 	    "or\n"
 	    "                              --metrics-address)\n"
+	    "                              A peer's variable selects it only "
+	    "when none of\n"
+	    "                              -f, -n, -v, run or a control word "
+	    "is given\n"
+	    "                              (leaderd says so); --compat= reads "
+	    "leaderd's own\n"
 	    "  --version                   print the version\n");
 	exit(status);
 }
@@ -377,6 +422,7 @@ start(struct config *conf, int check, int verbose, int run, char **cmd)
 		    conf->lock_name);
 		if (config_shards_on(conf))
 			print_shards(conf);
+		compat_say(stdout);
 		printf("configuration OK\n");
 		return 0;
 	}
@@ -385,6 +431,8 @@ start(struct config *conf, int check, int verbose, int run, char **cmd)
 	if (log_format_parse(conf->log_format, &format) == -1)
 		format = LOG_FORMAT_TEXT;
 	log_init(verbose ? LOG_LEVEL_DEBUG : level, format);
+	if (compat_note(dump, sizeof(dump)) != NULL)
+		log_info("%s", dump);
 
 	load_creds(conf, &creds, err, sizeof(err));
 	if (config_validate(conf, err, sizeof(err)) == -1)
@@ -403,30 +451,37 @@ main(int argc, char *argv[])
 	struct compat_cmdline	 pc;
 	char			 err[CONFIG_ERR_MAX];
 	const char		*file = NULL, *peer;
-	int			 ch, check = 0, verbose = 0;
+	int			 ch, check = 0, verbose = 0, ctl_word;
 	size_t			 i;
 	char		       **cmd = NULL;
 	int			 run = 0, nargs;
 
-	/* The control commands talk to a running leaderd (ctl.c). */
-	if (argc > 1 && ctl_is_command(argv[1]))
-		return ctl_command(argc, argv);
-
 	/*
 	 * A peer with a command line of its own (compat.h) reads all of
-	 * argv as that peer does, "--" included.
+	 * argv as that peer does, "--" included; its environment selects
+	 * it only when argv is not leaderd's own.  The control commands
+	 * talk to a running leaderd (ctl.c), except where argv[0] selects
+	 * a peer of its own grammar: k8s-await-election hands every word
+	 * to its command.
 	 */
-	peer = compat_detect(argc, argv);
+	ctl_word = argc > 1 && ctl_is_command(argv[1]);
+	peer = compat_peer = compat_select(argc, argv, ctl_word, compat_why,
+	    sizeof(compat_why), &compat_by_env);
+	if (ctl_word && (peer == NULL || !compat_own_args(peer)))
+		return ctl_command(argc, argv);
 	if (peer != NULL && compat_own_args(peer)) {
 		config_defaults(&conf);
 		if (compat_args(&conf, peer, argc, argv, &pc, err,
 		    sizeof(err)) == -1) {
 			if (err[0] != '\0')
 				fprintf(stderr, "%s\n", err);
+			compat_say(stderr);
 			exit(pc.exit_status);
 		}
-		if (pc.exit_status >= 0)
+		if (pc.exit_status >= 0) {
+			compat_say(stderr);
 			exit(pc.exit_status);
+		}
 		if (pc.config_status > 0)
 			exit_config = pc.config_status;
 		if (pc.exec_direct) {
@@ -506,10 +561,7 @@ main(int argc, char *argv[])
 	 * does; --compat, read below, overrides both.
 	 */
 	if (!conf.set[CONFIG_COMPAT] && peer != NULL) {
-		char	 origin[64];
-
-		snprintf(origin, sizeof(origin), "argv[0] %.40s", argv[0]);
-		if (config_set(&conf, "compat", peer, origin, err,
+		if (config_set(&conf, "compat", peer, compat_why, err,
 		    sizeof(err)) == -1)
 			config_fail(err);
 	}

@@ -202,42 +202,115 @@ compat_skip(int argc, char *const argv[], int *i)
 	return compat_flag(argc, argv, i) != NULL;
 }
 
-const char *
-compat_detect(int argc, char *const argv[])
+/*
+ * Whether argv is leaderd's own command line, which no variable of a
+ * peer's environment may turn into that peer's: a control word first,
+ * or one of the words and flags only leaderd has.  await takes argv[1..]
+ * as its command, so only argv[1] counts there (a command's own "-f"
+ * stays the command's); nais reads flags only, so any of them counts,
+ * before a "--".
+ */
+static int
+leaderd_words(int argc, char *const argv[], const char *peer, int ctl_word)
 {
-	const char	*v, *base, *found = NULL;
+	static const char *const own[] = { "run", "-f", "-n", "-v", "-nv",
+	    "-vn", "--config" };
+	const char	*a;
+	size_t		 i;
+	int		 n;
+
+	if (ctl_word)
+		return 1;
+	for (n = 1; n < argc && strcmp(argv[n], "--") != 0; n++) {
+		if (n > 1 && strcmp(peer, "await") == 0)
+			break;
+		a = argv[n];
+		if (strncmp(a, "--config=", 9) == 0 ||
+		    (strncmp(a, "-f", 2) == 0 && a[2] != '\0' &&
+		    strcmp(peer, "await") != 0))
+			return 1;
+		for (i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+			if (strcmp(a, own[i]) == 0)
+				return 1;
+		/* No command starts with '-': it can only be a flag. */
+		if (strcmp(peer, "await") == 0 && a[0] == '-')
+			return 1;
+	}
+	return 0;
+}
+
+const char *
+compat_select(int argc, char *const argv[], int ctl_word, char *why,
+    size_t whylen, int *by_env)
+{
+	const char	*v, *base, *found = NULL, *ignored = NULL;
 	size_t		 i;
 	int		 a;
 
+	if (whylen > 0)
+		why[0] = '\0';
+	if (by_env != NULL)
+		*by_env = 0;
 	for (a = 1; a < argc && strcmp(argv[a], "--") != 0; a++)
 		if ((v = compat_flag(argc, argv, &a)) != NULL)
 			found = v;	/* the last one wins */
-	if (found != NULL)
+	if (found != NULL) {
+		snprintf(why, whylen, "--compat");
 		return found;
+	}
 	if (argc < 1 || argv[0] == NULL)
 		return NULL;
 	base = (base = strrchr(argv[0], '/')) != NULL ? base + 1 : argv[0];
 	for (i = 0; i < sizeof(selectors) / sizeof(selectors[0]); i++) {
 		switch (selectors[i].by) {
 		case BY_ARGV0:
-			if (strcmp(base, selectors[i].what) == 0)
+			if (strcmp(base, selectors[i].what) == 0) {
+				snprintf(why, whylen, "argv[0] %s", base);
 				return selectors[i].peer;
+			}
 			break;
 		case BY_PATH:
-			if (strcmp(argv[0], selectors[i].what) == 0)
+			if (strcmp(argv[0], selectors[i].what) == 0) {
+				snprintf(why, whylen, "argv[0] %s", argv[0]);
 				return selectors[i].peer;
+			}
 			break;
 		case BY_ENV:
-			if (getenv(selectors[i].what) != NULL)
-				return selectors[i].peer;
-			break;
+			if (getenv(selectors[i].what) == NULL)
+				break;
+			if (leaderd_words(argc, argv, selectors[i].peer,
+			    ctl_word)) {
+				if (ignored == NULL)
+					ignored = selectors[i].what;
+				break;
+			}
+			snprintf(why, whylen, "%s in the environment",
+			    selectors[i].what);
+			if (by_env != NULL)
+				*by_env = 1;
+			return selectors[i].peer;
 		case BY_FLAG:
-			if (flag_given(argc, argv, selectors[i].what))
+			if (flag_given(argc, argv, selectors[i].what)) {
+				snprintf(why, whylen, "the flag %s",
+				    selectors[i].what);
 				return selectors[i].peer;
+			}
 			break;
 		}
 	}
+	if (ignored != NULL) {
+		snprintf(why, whylen, "%s in the environment is ignored: "
+		    "leaderd's own flags or words were given", ignored);
+		if (by_env != NULL)
+			*by_env = 1;
+	}
 	return NULL;
+}
+
+const char *
+compat_detect(int argc, char *const argv[])
+{
+	return compat_select(argc, argv, 0, NULL, 0, NULL);
 }
 
 int

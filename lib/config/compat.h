@@ -40,6 +40,19 @@ int		 compat_own_args(const char *peer);
  */
 const char	*compat_detect(int argc, char *const argv[]);
 
+/*
+ * compat_detect, with what selected the peer written to why ("--compat",
+ * "argv[0] NAME", "VAR in the environment", "the flag -F"; "" for
+ * none).  A peer's environment selects it only when argv is not
+ * leaderd's own: ctl_word (argv[1] is a control command), "run", -f,
+ * --config, -n or -v (for await, whose argv[1..] is its command, only
+ * argv[1]: a control word or a flag); then NULL is returned and why
+ * says which variable was ignored.  *by_env (if not NULL) is 1 when
+ * the environment selected the peer or was ignored, for a note.
+ */
+const char	*compat_select(int argc, char *const argv[], int ctl_word,
+		    char *why, size_t whylen, int *by_env);
+
 /* What a peer's command line asks main to do besides configure. */
 struct compat_cmdline {
 	int		 exit_status;	/* >= 0: exit with it now */

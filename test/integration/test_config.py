@@ -308,3 +308,50 @@ def test_shards_rate_refused_unless_forced(leaderd_bin, tmp_path):
     rc, out, err = run(leaderd_bin, ["-n", "-f", str(cfg)])
     assert rc == 0, (out, err)
     assert "forced" in out, out
+
+
+def test_peer_environment_selects_only_without_leaderd_words(leaderd_bin,
+                                                             tmp_path):
+    """A peer's variable (K8S_AWAIT_ELECTION_ENABLED, ELECTOR_*), left
+    over from a migration, selects that peer's command line only when
+    argv is not leaderd's own (-f, -n, -v, run, a control word), and
+    every selection or refusal says which variable did it; argv[0]
+    k8s-await-election hands a control word to its command."""
+    conf = tmp_path / "c.yaml"
+    conf.write_text("identity: a\nlock: {name: x}\n")
+    for var in ("K8S_AWAIT_ELECTION_ENABLED", "ELECTOR_LOG_FORMAT"):
+        for args in (["-f", str(conf), "-n"], ["-n", "-v", "--election", "x"]):
+            rc, out, err = run(leaderd_bin, args, env={var: "json"})
+            assert rc == 0, (var, args, rc, out, err)
+            assert "configuration OK" in out, out
+            assert ("leaderd: %s in the environment is ignored: leaderd's "
+                    "own flags or words were given" % var) in out, out
+    # Without leaderd's words the variable selects its peer, and a
+    # refusal names it.
+    rc, out, err = run(leaderd_bin, ["--bogus"],
+                       env={"ELECTOR_LOG_FORMAT": "json"})
+    assert rc == 2, (rc, out, err)
+    assert ("the command line is read as compat nais's, selected by "
+            "ELECTOR_LOG_FORMAT in the environment") in err, err
+    # k8s-await-election's argv[1..] is its command, control words too
+    # (ENABLED unset: exec'd with no election).
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    os.symlink(leaderd_bin, bindir / "k8s-await-election")
+    status = bindir / "status"
+    status.write_text("#!/bin/sh\necho the command ran \"$@\"\nexit 7\n")
+    status.chmod(0o755)
+    e = dict(os.environ)
+    e["PATH"] = "%s:%s" % (bindir, e.get("PATH", ""))
+    e.pop("K8S_AWAIT_ELECTION_ENABLED", None)
+    p = subprocess.run([str(bindir / "k8s-await-election"), "status", "-x"],
+                       env=e, capture_output=True, text=True, timeout=10)
+    assert p.returncode == 7, (p.returncode, p.stdout, p.stderr)
+    assert p.stdout == "the command ran -x\n", p.stdout
+    # As leaderd, the same word is the control client (nothing listens:
+    # exit 3), the variable notwithstanding.
+    e["K8S_AWAIT_ELECTION_ENABLED"] = "1"
+    p = subprocess.run([leaderd_bin, "status", "--http",
+                        "127.0.0.1:%d" % free_port()],
+                       env=e, capture_output=True, text=True, timeout=10)
+    assert p.returncode == 3, (p.returncode, p.stdout, p.stderr)

@@ -369,17 +369,34 @@ test_detect(void **state)
 {
 	char	*argv0[] = { "/usr/local/bin/k8s-await-election", "srv",
 		    NULL };
-	char	*plain[] = { "leaderd", "run", "--", "srv", NULL };
+	char	*plain[] = { "leaderd", "srv", "-f", "x", NULL };
+	char	*own[] = { "leaderd", "run", "--", "srv", NULL };
+	char	*file[] = { "leaderd", "-f", "c.yaml", NULL };
 	char	*flag[] = { "k8s-await-election", "--compat=classic",
 		    NULL };
+	char	 why[128];
 
 	(void)state;
 	readme_env();
 	unsetenv(ENV "ENABLED");
-	assert_string_equal(compat_detect(2, argv0), "await");
+	assert_string_equal(compat_select(2, argv0, 0, why, sizeof(why), NULL),
+	    "await");
+	assert_string_equal(why, "argv[0] k8s-await-election");
+	/* argv[0] hands a control word to the command. */
+	assert_string_equal(compat_select(2, argv0, 1, why, sizeof(why), NULL),
+	    "await");
 	assert_null(compat_detect(4, plain));
 	setenv(ENV "ENABLED", "", 1);
-	assert_string_equal(compat_detect(4, plain), "await");
+	/* The command's own -f is the command's. */
+	assert_string_equal(compat_select(4, plain, 0, why, sizeof(why), NULL),
+	    "await");
+	assert_string_equal(why, ENV "ENABLED in the environment");
+	/* leaderd's own words, or a control word, keep leaderd's grammar. */
+	assert_null(compat_select(4, own, 0, why, sizeof(why), NULL));
+	assert_non_null(strstr(why, ENV "ENABLED in the environment is "
+	    "ignored"));
+	assert_null(compat_select(3, file, 0, why, sizeof(why), NULL));
+	assert_null(compat_select(4, plain, 1, why, sizeof(why), NULL));
 	assert_string_equal(compat_detect(2, flag), "classic");
 	unsetenv(ENV "ENABLED");
 }
