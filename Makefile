@@ -318,7 +318,7 @@ integration: $(LEADERD_TARGET)
 #	sock's connects): test_ctl
 #   several elections, the Events queue (fifo): test_elections
 #   coordinated election (leasecand, daemon_cand): test_coordinated
-#   shard groups (shard, daemon_shards, the Lease list): test_shards'
+#   shard groups (shard, daemon_shards*, the Lease list): test_shards'
 #	balance, SIGTERM and pause
 #   daemon, clock, buf, xmalloc: all of them.
 # Measured with test/kit/coverage.sh (gcc --coverage, lines of lib/*.c
