@@ -1,10 +1,12 @@
 /*
- * daemon.c -- the driver's loop.  It sets up the clients, the watch, the
- * actions and the local API, feeds the elector its inputs and carries
- * out its actions (daemon_step), keeps one timer for the elector's wake
- * time and one for the end of our leadership, and stops on a signal
- * within the shutdown budget.  The API's answers become inputs in
- * daemon_api.c; the local API's daemon answers are in daemon_http.c.
+ * daemon.c -- the driver's loop.  daemon_run makes each election's state
+ * and has daemon_setup.c set up the clients, the watch, the actions and
+ * the local API; then it feeds the elector its inputs and carries out its
+ * actions (daemon_step), keeps one timer for the elector's wake time and
+ * one for the end of our leadership, and frees it all when the loop ends.
+ * The stop on a signal, within the shutdown budget, is daemon_stop.c's.
+ * The API's answers become inputs in daemon_api.c; the local API's daemon
+ * answers are in daemon_http.c.
  */
 
 #include <signal.h>
@@ -12,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <ev.h>
 
@@ -27,7 +27,6 @@
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "codec/lease.h"
-#include "config/compat.h"
 #include "config/config.h"
 #include "core/elector.h"
 #include "daemon/daemon.h"
@@ -35,9 +34,6 @@
 #include "server/httpd.h"
 #include "server/localapi.h"
 #include "server/metrics.h"
-
-static void	notify_local(struct election *);
-static void	stop_daemon(struct daemon *, const char *);
 
 static void
 arm_wake(struct election *e, uint64_t wake_ms)
@@ -129,7 +125,7 @@ daemon_step(struct election *e, enum elector_input_kind kind,
 			e->st.req_deadline_ms = 0;
 		}
 		daemon_log_events(e, act.events);
-		notify_local(e);
+		daemon_notify_local(e);
 		sync_actions(e);
 		daemon_shards_changed(d);
 		if (e->el.state == ELECTOR_STOPPED) {
@@ -182,8 +178,8 @@ wake_cb(struct ev_loop *loop, ev_timer *w, int revents)
  * alone (elector_is_leader turns false at lead_until_ms without any
  * input), so a timer is kept at that moment.
  */
-static void
-notify_local(struct election *e)
+void
+daemon_notify_local(struct election *e)
 {
 	struct daemon	*d = e->d;
 	uint64_t	 now_ms = clock_mono_ms();
@@ -221,308 +217,7 @@ lead_end_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	(void)loop;
 	(void)revents;
-	notify_local(w->data);
-}
-
-/* The shutdown budget is spent: say what did not finish, and exit. */
-static void
-hard_stop_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	struct daemon	*d = w->data;
-	struct election	*e;
-	const char	*what;
-	int		 i;
-
-	(void)revents;
-	for (i = 0; i < d->nel; i++) {
-		e = &d->el[i];
-		if (e->act != NULL &&
-		    (what = actions_unfinished(e->act)) != NULL)
-			log_warnx("lease %s: shutdown_timeout spent: %s",
-			    e->lock, what);
-		if (!e->released && e->el.state != ELECTOR_STOPPED)
-			log_warnx("lease %s: shutdown_timeout spent; the "
-			    "release was not written, followers take over "
-			    "after lease_duration", e->lock);
-	}
-	log_warnx("lease %s: exiting without waiting for the API server",
-	    d->el[0].lock);
-	ev_break(loop, EVBREAK_ALL);
-}
-
-static void
-signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
-{
-	struct daemon	*d = w->data;
-
-	(void)revents;
-	if (w->signum == SIGHUP) {
-		log_info("SIGHUP ignored; restart leaderd to change its "
-		    "configuration");
-		return;
-	}
-	if (d->stopping) {
-		log_warnx("second signal; exiting now");
-		ev_break(loop, EVBREAK_ALL);
-		return;
-	}
-	stop_daemon(d, w->signum == SIGTERM ? "SIGTERM" : "SIGINT");
-}
-
-/*
- * handover: auto, for the first election: hand the lease to the live
- * candidate the controller would pick (coordinated), and the STOP that
- * follows sends it; else the STOP releases as usual.
- */
-static void
-stop_handover(struct election *e)
-{
-	struct daemon	*d = e->d;
-	const char	*to;
-
-	if (e->idx != 0 || strcmp(d->conf->handover, "auto") != 0 ||
-	    !elector_is_leader(&e->el, clock_mono_ms()))
-		return;
-	if ((to = d->auto_to[0] != '\0' ? d->auto_to : NULL) == NULL) {
-		log_info("lease %s: handover auto: no live candidate known; "
-		    "releasing", e->lock);
-		return;
-	}
-	log_info("lease %s: handover auto: handing the lease to %s", e->lock,
-	    to);
-	snprintf(e->handover_to, sizeof(e->handover_to), "%s", to);
-	daemon_step(e, ELECTOR_IN_HANDOVER, NULL);
-}
-
-/* The actions are stopped (command gone, label standby): release. */
-static void
-actions_stopped_cb(void *arg)
-{
-	struct election	*e = arg;
-	struct daemon	*d = e->d;
-	int		 i;
-
-	stop_handover(e);
-	daemon_step(e, ELECTOR_IN_STOP, NULL);
-	/* Run mode in a shard group: the shards once the command is gone. */
-	if (d->sh != NULL && e->idx == 0)
-		for (i = 1; i < d->nel; i++)
-			daemon_step(&d->el[i], ELECTOR_IN_STOP, NULL);
-}
-
-/* The command ended leaderd (run.restart never): stop as on SIGTERM. */
-static void
-command_quit_cb(void *arg)
-{
-	struct daemon	*d = arg;
-
-	if (!d->stopping)
-		stop_daemon(d, "the command exited");
-}
-
-/*
- * Stop: the actions first (the command must be gone before the lease is
- * released), then the elector's release, which abandons a request in
- * flight and retries until the budget is spent; all bounded by the hard
- * stop, shutdown_timeout from now (config_shutdown_ms).
- */
-static void
-stop_daemon(struct daemon *d, const char *why)
-{
-	double		 t;
-	uint64_t	 budget, ms, act_ms = 0;
-	int		 i;
-
-	d->stopping = 1;
-	/* is_leader is false from now on, even while the actions stop. */
-	for (i = 0; i < d->nel; i++) {
-		d->el[i].st.stopping = 1;
-		notify_local(&d->el[i]);
-		if (d->el[i].act != NULL &&
-		    (ms = actions_shutdown_ms(d->el[i].act)) > act_ms)
-			act_ms = ms;
-	}
-	daemon_shards_stopping(d);
-	log_info("%s: stopping", why);
-	/* One budget for all: the elections stop side by side. */
-	budget = config_shutdown_ms(d->conf, act_ms);
-	d->stop_until_ms = clock_mono_ms() + budget;
-	ev_now_update(d->loop);
-	t = clock_timer_seconds(budget);
-	ev_timer_init(&d->hard_stop, hard_stop_cb, t, 0.);
-	d->hard_stop.data = d;
-	ev_timer_start(d->loop, &d->hard_stop);
-	/* The successor is chosen before our candidate goes. */
-	d->auto_to[0] = '\0';
-	if (daemon_cand_pick(d) != NULL)
-		snprintf(d->auto_to, sizeof(d->auto_to), "%s",
-		    daemon_cand_pick(d));
-	daemon_cand_stop(d, d->stop_until_ms);
-	for (i = 0; i < d->nel; i++) {
-		if (d->el[i].act != NULL)
-			actions_shutdown(d->el[i].act, actions_stopped_cb,
-			    &d->el[i]);
-		else if (d->sh != NULL && i > 0 && d->el[0].act != NULL)
-			continue;	/* after the command (actions_stopped_cb) */
-		else {
-			stop_handover(&d->el[i]);
-			daemon_step(&d->el[i], ELECTOR_IN_STOP, NULL);
-		}
-	}
-}
-
-/* Set up election e's elector, its client, lock, watch and label. */
-static int
-election_setup(struct election *e, const struct kube_creds *creds,
-    const char *ua)
-{
-	struct daemon		*d = e->d;
-	const struct config	*c = e->conf;
-	struct elector_config	 ec;
-	char			 err[512];
-
-	memset(&ec, 0, sizeof(ec));
-	snprintf(ec.identity, sizeof(ec.identity), "%s", c->identity);
-	ec.lease_duration_ms = c->lease_duration_ms;
-	ec.renew_deadline_ms = c->renew_deadline_ms;
-	ec.retry_period_ms = c->retry_period_ms;
-	ec.request_timeout_ms = c->request_timeout_ms;
-	ec.release_on_cancel = c->release_on_cancel;
-	ec.cooldown_ms = c->step_down_cooldown_ms;
-	ec.for_life = e->idx == 0 && d->for_life;
-	ec.coordinated = e->idx == 0 && c->coordinated;
-	ec.seed = (uint64_t)clock_wall_us() ^ ((uint64_t)getpid() << 32) ^
-	    ((uint64_t)e->idx << 16);
-	if (elector_init(&e->el, &ec, clock_mono_ms(), err, sizeof(err)) == -1) {
-		log_warnx("%s", err);
-		return -1;
-	}
-	if ((e->kube = kube_new(d->cv, creds, d->token, ua, err,
-	    sizeof(err))) == NULL) {
-		log_warnx("%s", err);
-		return -1;
-	}
-	kube_set_observer(e->kube, daemon_api_observe_cb, d);
-	if ((e->lk = lock_new(e->kube, c->lock_type, c->lock_namespace,
-	    c->lock_name, c->identity, err, sizeof(err))) == NULL) {
-		log_warnx("%s", err);
-		return -1;
-	}
-	if (d->sh != NULL)
-		daemon_shards_labels(e);
-	/*
-	 * Only a Lease can be watched: the legacy locks are polled.  A shard
-	 * group's Leases are followed by the group's list instead.
-	 */
-	if (c->watch && strcmp(c->lock_type, "leases") == 0 && d->sh == NULL) {
-		struct watch_cbs	 cbs = { daemon_watch_record_cb,
-					    daemon_watch_reread_cb,
-					    daemon_watch_health_cb, NULL };
-		struct kube		*wk;
-
-		if ((wk = kube_new(d->cv, creds, d->token, ua, err,
-		    sizeof(err))) == NULL) {
-			log_warnx("%s", err);
-			return -1;
-		}
-		kube_set_observer(wk, daemon_api_observe_cb, d);
-		e->watch = watch_new(d->loop, wk, c->lock_namespace,
-		    c->lock_name, c->watch_timeout_ms, c->request_timeout_ms,
-		    &cbs, e);
-	}
-	/* The command and the endpoints are the first election's. */
-	if (((e->idx == 0 && (d->cmd != NULL || c->ep_service[0] != '\0')) ||
-	    c->label_enabled) &&
-	    (e->act = actions_new(
-	    d->loop, d->cv, creds, d->token, ua, c, e->idx == 0 ? d->cmd :
-	    NULL, command_quit_cb, d, err, sizeof(err))) == NULL) {
-		log_warnx("%s", err);
-		return -1;
-	}
-	if (e->act != NULL)
-		actions_set_observer(e->act, daemon_api_observe_cb, d);
-	return 0;
-}
-
-static int
-daemon_setup(struct daemon *d, const struct config *c,
-    const struct kube_creds *creds)
-{
-	struct localapi_state	**sts;
-	void			**args;
-	char			 err[512], ua[64];
-	int			 i;
-
-	d->for_life = compat_for_life(c->compat);
-	if ((d->cv = curlev_new(d->loop, err, sizeof(err))) == NULL) {
-		log_warnx("%s", err);
-		return -1;
-	}
-	snprintf(ua, sizeof(ua), "leaderd/%s", LEADERD_VERSION);
-	/* One token for every client: a rotation reaches them all. */
-	if ((d->token = token_new(creds, err, sizeof(err))) == NULL) {
-		log_warnx("%s", err);
-		return -1;
-	}
-	if ((d->events = kube_new(d->cv, creds, d->token, ua, err,
-	    sizeof(err))) == NULL) {
-		log_warnx("%s", err);
-		return -1;
-	}
-	kube_set_observer(d->events, daemon_api_observe_cb, d);
-	fifo_init(&d->evq, d->evq_slots, DAEMON_EVENTS_MAX,
-	    sizeof(d->evq_slots[0]));
-	for (i = 0; i < d->nel; i++)
-		if (election_setup(&d->el[i], creds, ua) == -1)
-			return -1;
-	if (daemon_cand_setup(d, creds, ua) == -1)
-		return -1;
-	if (d->sh != NULL && daemon_shards_setup(d, creds, ua) == -1)
-		return -1;
-	localapi_routes(&d->el[0].st, daemon_metrics_reply,
-	    daemon_release_reply, daemon_pause_reply, d);
-	sts = xcalloc((size_t)d->nel, sizeof(*sts));
-	args = xcalloc((size_t)d->nel, sizeof(*args));
-	for (i = 0; i < d->nel; i++) {
-		sts[i] = &d->el[i].st;
-		args[i] = &d->el[i];
-	}
-	/* /leader/release is the first election's. */
-	for (i = 0; d->el[0].st.routes[i].path != NULL; i++)
-		if (d->el[0].st.routes[i].handler == daemon_release_reply)
-			d->el[0].st.routes[i].arg = &d->el[0];
-	d->routes = localapi_routes_elections(sts, (size_t)d->nel,
-	    daemon_release_reply, args);
-	free(args);
-	d->sts = sts;	/* the states keep pointing at it (GET /leaders) */
-	d->routes = daemon_shards_routes(d, d->routes);
-	d->httpd = httpd_new(d->loop, d->routes);
-	httpd_set_max_streams(d->httpd, c->listen_max_streams);
-	if (c->listen_http[0] != '\0' &&
-	    httpd_listen_tcp(d->httpd, c->listen_http, err, sizeof(err)) ==
-	    -1) {
-		log_warnx("%s", err);
-		return -1;
-	}
-	if (c->listen_unix[0] != '\0' &&
-	    httpd_listen_unix(d->httpd, c->listen_unix, err, sizeof(err)) ==
-	    -1) {
-		log_warnx("%s", err);
-		return -1;
-	}
-	if (c->listen_probes[0] != '\0' &&
-	    httpd_listen_probes(d->httpd, c->listen_probes, err,
-	    sizeof(err)) == -1) {
-		log_warnx("%s", err);
-		return -1;
-	}
-	if (c->listen_metrics[0] != '\0' &&
-	    httpd_listen_metrics(d->httpd, c->listen_metrics, err,
-	    sizeof(err)) == -1) {
-		log_warnx("%s", err);
-		return -1;
-	}
-	return daemon_gate_setup(d);
+	daemon_notify_local(w->data);
 }
 
 /* Election i's state before set-up: its config, name, timers. */
@@ -596,13 +291,13 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 	d.loop = ev_default_loop(EVFLAG_AUTO);
 	for (i = 0; i < d.nel; i++)
 		election_init(&d, i);
-	ev_init(&d.hard_stop, hard_stop_cb);
+	ev_init(&d.hard_stop, daemon_hard_stop_cb);
 	d.hard_stop.data = &d;
 	ev_init(&d.owner_retry, NULL);
 	d.owner_retry.data = &d;
-	ev_signal_init(&d.sigterm, signal_cb, SIGTERM);
-	ev_signal_init(&d.sigint, signal_cb, SIGINT);
-	ev_signal_init(&d.sighup, signal_cb, SIGHUP);
+	ev_signal_init(&d.sigterm, daemon_signal_cb, SIGTERM);
+	ev_signal_init(&d.sigint, daemon_signal_cb, SIGINT);
+	ev_signal_init(&d.sighup, daemon_signal_cb, SIGHUP);
 	d.sigterm.data = d.sigint.data = d.sighup.data = &d;
 	ev_signal_start(d.loop, &d.sigterm);
 	ev_signal_start(d.loop, &d.sigint);

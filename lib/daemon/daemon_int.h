@@ -1,12 +1,14 @@
 /*
- * daemon_int.h -- what daemon.c, daemon_api.c and daemon_http.c share;
- * not for other modules.
+ * daemon_int.h -- what the files of daemon/ share; not for other modules.
  *
- * daemon.c owns the loop: set-up, the elector's steps, the wake timer,
- * signals and the stop.  daemon_api.c turns API answers and the watch
+ * daemon.c owns the loop: the elector's steps, the wake and lead-end
+ * timers; daemon_setup.c sets up what the loop drives, daemon_stop.c
+ * stops it on a signal.  daemon_api.c turns API answers and the watch
  * into elector inputs, and the elector's events into log lines, Events
  * and counters.  daemon_http.c answers the local API's routes that need
- * the daemon: GET /metrics and POST /leader/release.
+ * the daemon: GET /metrics and POST /leader/release.  daemon_gate.c,
+ * daemon_cand.c and daemon_shards*.c are candidacy, coordinated election
+ * and a shard group.
  */
 
 #ifndef DAEMON_INT_H
@@ -182,6 +184,32 @@ struct daemon {
  */
 void	daemon_step(struct election *e, enum elector_input_kind kind,
 	    const struct lease *rec);
+
+/*
+ * Push a change of who leads to the local API's clients (streams and
+ * blocking reads) and keep the lead-end timer at the end of our claim.
+ */
+void	daemon_notify_local(struct election *e);
+
+/* daemon_setup.c */
+
+/*
+ * Set up the shared parts, every election, the LeaseCandidate, a shard
+ * group's list, the local API and candidacy.  Returns 0, or -1 logged.
+ */
+int	daemon_setup(struct daemon *d, const struct config *c,
+	    const struct kube_creds *creds);
+
+/* daemon_stop.c */
+
+/* SIGTERM and SIGINT stop the daemon, a second one exits; SIGHUP: no. */
+void	daemon_signal_cb(struct ev_loop *loop, ev_signal *w, int revents);
+
+/* The shutdown budget is spent: say what did not finish, and exit. */
+void	daemon_hard_stop_cb(struct ev_loop *loop, ev_timer *w, int revents);
+
+/* The command ended leaderd (run.restart never): stop as on SIGTERM. */
+void	daemon_command_quit_cb(void *arg);
 
 /* daemon_api.c */
 

@@ -1,0 +1,351 @@
+/*
+ * daemon_shards_members.c -- a shard group's membership (docs/shards.md).
+ * One list of the group's Leases by label selector, then one watch of
+ * them from the list's version, tells us the live members and feeds
+ * every shard elector the records it would otherwise have to read or
+ * watch itself (as a watch's events: ELECTOR_IN_WATCHED).  The list is
+ * repeated every retry_period while the watch is down or quiet, every
+ * WATCH_POLL_MS while it delivers, and at once after a 410 Gone.  Safety
+ * stays the electors': the list and the watch only wake them, and a
+ * member seen late only moves the balance, never a claim.  A member is
+ * live for its Lease's duration from when we first saw its last version.
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/kube.h"
+#include "api/watch.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "codec/lease.h"
+#include "config/config.h"
+#include "core/elector.h"
+#include "core/shard.h"
+#include "daemon/daemon_int.h"
+#include "daemon/daemon_shards_int.h"
+
+static void	list_later(struct shards *);
+
+/* Whether name is the group's shard GROUP-s; s in *s. */
+static int
+shard_of(const struct shards *sh, const char *name, unsigned *s)
+{
+	size_t		 len = strlen(sh->prefix);
+	const char	*p = name + len;
+	unsigned long	 v = 0;
+
+	if (strncmp(name, sh->prefix, len) != 0 || *p == '\0' ||
+	    (p[0] == '0' && p[1] != '\0'))
+		return 0;
+	for (; *p != '\0'; p++) {
+		if (*p < '0' || *p > '9' || v > SHARD_COUNT_MAX)
+			return 0;
+		v = v * 10 + (unsigned long)(*p - '0');
+	}
+	if (v >= sh->n)
+		return 0;
+	*s = (unsigned)v;
+	return 1;
+}
+
+/* Whether member slot k is live at now_ms by our clock. */
+static int
+member_live(const struct shards *sh, const struct member *k, uint64_t now_ms)
+{
+	uint64_t	 dur = sh->d->conf->lease_duration_ms;
+
+	if (k->holder[0] == '\0')
+		return 0;
+	if (k->dur_ms > dur)
+		dur = k->dur_ms;
+	return now_ms < k->seen_ms + dur;
+}
+
+/* Whether we hold our own member Lease now. */
+int
+daemon_shards_self_member(const struct shards *sh, uint64_t now_ms)
+{
+	const struct daemon	*d = sh->d;
+
+	return !d->stopping && elector_is_leader(&d->el[0].el, now_ms);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The live members at now_ms, sorted, self among them if a member. */
+unsigned
+daemon_shards_live_members(const struct shards *sh, uint64_t now_ms,
+    const char **out)
+{
+	const char	*self = sh->d->conf->identity;
+	unsigned	 i, n = 0;
+
+	for (i = 0; i < sh->nm && n < SHARD_MEMBERS_MAX - 1; i++)
+		if (strcmp(sh->m[i].holder, self) != 0 &&
+		    member_live(sh, &sh->m[i], now_ms))
+			out[n++] = sh->m[i].holder;
+	if (daemon_shards_self_member(sh, now_ms))
+		out[n++] = self;
+	qsort(out, n, sizeof(out[0]), cmp_str);
+	/* Two member Leases naming one holder count once. */
+	for (i = 1; i < n; )
+		if (strcmp(out[i], out[i - 1]) == 0) {
+			memmove(&out[i], &out[i + 1],
+			    (n - i - 1) * sizeof(out[0]));
+			n--;
+		} else
+			i++;
+	return n;
+}
+
+/* One item of the list: a member Lease noted, a shard's record fed. */
+static void
+list_item(const char *name, const struct lease *rec, char *obj, void *arg)
+{
+	struct shards	*sh = arg;
+	struct election	*e;
+	struct member	*k = NULL;
+	unsigned	 s, i;
+
+	if (strncmp(name, sh->mprefix, strlen(sh->mprefix)) == 0) {
+		free(obj);
+		for (i = 0; i < sh->nm; i++)
+			if (strcmp(sh->m[i].name, name) == 0) {
+				k = &sh->m[i];
+				break;
+			}
+		if (k == NULL) {
+			if (sh->nm == SHARD_MEMBERS_MAX)
+				return;
+			k = &sh->m[sh->nm++];
+			memset(k, 0, sizeof(*k));
+			snprintf(k->name, sizeof(k->name), "%s", name);
+		}
+		k->gen = sh->gen;
+		/* A list from the cache may be older than one seen. */
+		if (k->rv[0] != '\0' && !watch_rv_newer(rec->rv, k->rv))
+			return;
+		/* A new version: live for its duration from now. */
+		snprintf(k->rv, sizeof(k->rv), "%s", rec->rv);
+		snprintf(k->holder, sizeof(k->holder), "%s", rec->holder);
+		k->seen_ms = clock_mono_ms();
+		k->dur_ms = rec->duration_s > 0 ?
+		    (uint64_t)rec->duration_s * 1000 : 0;
+		return;
+	}
+	if (!shard_of(sh, name, &s)) {
+		free(obj);
+		return;
+	}
+	e = daemon_shards_el(sh, s);
+	if (sh->d->stopping || e->el.state == ELECTOR_STOPPED) {
+		free(obj);
+		return;
+	}
+	daemon_watch_record_cb(rec, obj, e);
+}
+
+/*
+ * Whether the watch delivers: its stream is up and an event came within
+ * renew_deadline (every member renews its Lease each retry_period, so a
+ * group that is there sends events; a stream that stalls without
+ * breaking is caught here, long before its own timeout).
+ */
+static int
+watch_fresh(const struct shards *sh, uint64_t now_ms)
+{
+	return sh->watch != NULL && watch_healthy(sh->watch) &&
+	    now_ms < sh->item_ms + sh->d->conf->renew_deadline_ms;
+}
+
+/*
+ * Note whether the watch delivers and whether the shard electors count
+ * as watching (the last list answered, or the watch delivers); a watch
+ * that stops delivering brings the list back to every retry_period.
+ */
+void
+daemon_shards_check_watch(struct shards *sh, uint64_t now_ms)
+{
+	struct daemon	*d = sh->d;
+	unsigned	 i;
+	int		 fresh, fed;
+
+	if (d->stopping)
+		return;
+	fresh = watch_fresh(sh, now_ms);
+	if (fresh != sh->fresh) {
+		sh->fresh = fresh;
+		if (!fresh) {
+			log_debug("shard group %s: the watch is quiet or "
+			    "down; listing every retry_period", sh->group);
+			daemon_shards_list_now(sh);
+		}
+	}
+	fed = sh->list_ok || fresh;
+	if (fed != sh->fed) {
+		sh->fed = fed;
+		for (i = 0; i < sh->n; i++)
+			daemon_watch_health_cb(fed, daemon_shards_el(sh, i));
+	}
+}
+
+static void	list_item(const char *, const struct lease *, char *, void *);
+
+/* The group's watch: a Lease changed (obj) or was deleted (obj NULL). */
+void
+daemon_shards_watch_item_cb(const char *name, const struct lease *rec,
+    char *obj, void *arg)
+{
+	struct shards	*sh = arg;
+	unsigned	 s, i;
+
+	if (sh->d->stopping) {
+		free(obj);
+		return;
+	}
+	sh->item_ms = clock_mono_ms();
+	/* Our member Lease as the watch delivered it (plan, listed). */
+	if (obj != NULL && strcmp(name, sh->d->conf->lock_name) == 0 &&
+	    strcmp(rec->holder, sh->d->conf->identity) == 0)
+		snprintf(sh->own_rv, sizeof(sh->own_rv), "%s", rec->rv);
+	if (obj != NULL)
+		list_item(name, rec, obj, sh);
+	else if (strncmp(name, sh->mprefix, strlen(sh->mprefix)) == 0) {
+		/* A member Lease deleted: that member has gone. */
+		for (i = 0; i < sh->nm; i++)
+			if (strcmp(sh->m[i].name, name) == 0) {
+				sh->m[i] = sh->m[--sh->nm];
+				break;
+			}
+	} else if (shard_of(sh, name, &s) &&
+	    daemon_shards_el(sh, s)->el.state != ELECTOR_STOPPED)
+		/* A shard deleted: its elector reads it, as on one watch. */
+		daemon_watch_reread_cb(daemon_shards_el(sh, s));
+	daemon_shards_check_watch(sh, sh->item_ms);
+	daemon_shards_plan_soon(sh);
+}
+
+/* 410 Gone: list again; the watch resumes from the list's version. */
+void
+daemon_shards_watch_reread_cb(void *arg)
+{
+	daemon_shards_list_now(arg);
+}
+
+void
+daemon_shards_watch_health_cb(int healthy, void *arg)
+{
+	struct shards	*sh = arg;
+
+	/* Counted as delivering from the moment it opens. */
+	if (healthy)
+		sh->item_ms = clock_mono_ms();
+	daemon_shards_check_watch(sh, clock_mono_ms());
+}
+
+static void
+list_done_cb(const struct kube_result *res, void *arg)
+{
+	struct shards	*sh = arg;
+	struct daemon	*d = sh->d;
+	char		 rv[LEASE_RV_MAX], err[256];
+	unsigned	 i, k;
+	int		 ok, was_member;
+
+	if (d->stopping)
+		return;
+	was_member = daemon_shards_self_member(sh, clock_mono_ms());
+	ok = res->outcome == KUBE_OK;
+	if (ok) {
+		/*
+		 * Not a flag cleared first: feeding a shard's record answers
+		 * blocking reads, which must see the members as they were.
+		 */
+		sh->gen++;
+		if (lease_list_decode(res->body, res->len, list_item, sh, rv,
+		    sizeof(rv), err, sizeof(err)) == -1) {
+			log_warnx("shard group %s: the list of its Leases: %s",
+			    sh->group, err);
+			ok = 0;
+		}
+		/*
+		 * Leases deleted, or gone from a whole list, are forgotten,
+		 * but for one the watch showed newer than the list (the list
+		 * comes from the API server's cache).
+		 */
+		for (i = k = 0; ok && i < sh->nm; i++)
+			if (sh->m[i].gen == sh->gen ||
+			    watch_rv_newer(sh->m[i].rv, rv))
+				sh->m[k++] = sh->m[i];
+		if (ok)
+			sh->nm = k;
+	} else {
+		if (res->status == 401)
+			kube_token_stale(sh->list);
+		log_debug("shard group %s: list failed: %ld %s: %s",
+		    sh->group, res->status, res->reason, res->message);
+		if (sh->list_ok || !sh->listed)
+			log_warnx("shard group %s: cannot list its Leases "
+			    "(%ld %s: %s)%s", sh->group, res->status,
+			    res->reason, res->message, res->status == 403 ?
+			    "; leaderd needs leases list in the namespace" :
+			    "");
+	}
+	if (ok && was_member)
+		sh->listed = 1;
+	/* The watch goes on from the list's version. */
+	if (ok && sh->watch != NULL && rv[0] != '\0') {
+		if (!sh->watch_started) {
+			sh->watch_started = 1;
+			watch_start(sh->watch, rv);
+		} else
+			watch_seen(sh->watch, rv);
+	}
+	/* The list and the watch stand in for the shard electors' own. */
+	sh->list_ok = ok;
+	daemon_shards_check_watch(sh, clock_mono_ms());
+	list_later(sh);
+	daemon_shards_plan_soon(sh);
+}
+
+void
+daemon_shards_list_now(struct shards *sh)
+{
+	struct daemon	*d = sh->d;
+
+	if (d->stopping || kube_busy(sh->list))
+		return;
+	if (kube_lease_list(sh->list, d->conf->lock_namespace, sh->selector,
+	    d->conf->request_timeout_ms, list_done_cb, sh) == -1) {
+		log_warnx("shard group %s: cannot start the list", sh->group);
+		list_later(sh);
+	}
+}
+
+void
+daemon_shards_list_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	daemon_shards_list_now(w->data);
+}
+
+static void
+list_later(struct shards *sh)
+{
+	struct daemon	*d = sh->d;
+
+	ev_timer_stop(d->loop, &sh->list_timer);
+	ev_now_update(d->loop);
+	/* A watch that delivers leaves the list a safety net. */
+	ev_timer_set(&sh->list_timer, clock_timer_seconds(sh->fresh ?
+	    WATCH_POLL_MS : d->conf->retry_period_ms), 0.);
+	ev_timer_start(d->loop, &sh->list_timer);
+}
