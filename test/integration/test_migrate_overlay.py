@@ -218,3 +218,32 @@ def test_rolling_replacement_keeps_one_leader(api, pods):
     assert claims[-1][0] == lead.name
     assert holder(api, "default", ELECTION) == lead.name
     assert api.get_object("endpoints", POD_NS, ELECTION) is None
+
+
+def test_binding_in_the_wrong_namespace_stops_the_rollout(api, pods):
+    """The RoleBinding in "default" names the pods' namespace, which the
+    overlay cannot know: left wrong, every request of the new pod to
+    "default" is refused (403).  The new pod is then never ready, so
+    the RollingUpdate (maxUnavailable 0) stops before any old pod goes,
+    and the old pods keep their leader.  Once the binding is right, the
+    new pod is ready without a restart."""
+    container = overlay_leaderd()
+    olds = [pods("old-%d" % i, old_argv("old-%d" % i)) for i in range(2)]
+    wait_until(lambda: holder(api, "default", ELECTION) in
+               [p.name for p in olds], 15,
+               what="an old pod to lead Endpoints default/%s" % ELECTION)
+    lead = holder(api, "default", ELECTION)
+    denied = api.fault("status", token="tok-new-0", status=403,
+                       path_prefix="/api/v1/namespaces/default/")
+    new = pods("new-0", new_argv(container), container=container)
+    end = time.monotonic() + 4.0
+    while time.monotonic() < end:
+        assert not new.ready(), "a new pod without its grants is ready"
+        assert not (new.leader() or {}).get("is_leader"), new.leader()
+        time.sleep(0.1)
+    assert new.alive(), new.text()
+    assert "in namespace default; check the Role" in new.text(), new.text()
+    assert holder(api, "default", ELECTION) == lead
+    api.clear_fault(denied)
+    wait_until(new.ready, 10, what="new-0 to be ready once granted")
+    assert holder(api, "default", ELECTION) == lead
