@@ -517,11 +517,19 @@ def test_migrate_leader_elector(kubectl):
     docs = render(kubectl, "deploy/migrate-leader-elector")
     spec = pod_spec(docs)
     ld = leaderd_container(spec)
-    assert ld["args"] == ["--election=example",
-        "--election-namespace=$(POD_NAMESPACE)",
+    # The classic's own defaults (--compat=classic): no
+    # --election-namespace, so the lock is where the old pods' is,
+    # Endpoints default/example (test/integration/test_migrate_overlay.py
+    # runs these arguments beside old pods outside "default").
+    assert ld["args"] == ["--compat=classic", "--election=example",
         "--lock-type=endpointsleases", "--http=localhost:4040",
         "--probes=0.0.0.0:4041", "--id=$(POD_NAME)"]
-    rules = one(docs, "Role")["rules"]
+    # The RBAC is where the lock is.
+    role, rb = one(docs, "Role"), one(docs, "RoleBinding")
+    assert role["metadata"]["namespace"] == "default"
+    assert rb["metadata"]["namespace"] == "default"
+    assert rb["subjects"][0]["namespace"] == "default"
+    rules = role["rules"]
     assert rules[0]["resourceNames"] == ["example"]
     assert {"apiGroups": [""], "resources": ["endpoints"],
         "resourceNames": ["example"], "verbs": ["get", "update"]} in rules
