@@ -337,7 +337,9 @@ STATIC_DEP	 = $(CURL_LIB) $(DEP_LIBS)
 STATIC_LINK	 = $(CURL_LIB) $(MBEDTLS_LIBS) $(DEP_LIBS)
 # -isystem: these headers are not held to leaderd's warnings (ev.h's
 # macros break strict aliasing; the system's copy is exempt as well).
-PKG_CFLAGS	:= -isystem $(PREFIX_DIR)/include
+# LEADERD_TLS_MBEDTLS: lib/api/kube_tls.c sets its certificate rules
+# through Mbed TLS's calls, not OpenSSL's.
+PKG_CFLAGS	:= -isystem $(PREFIX_DIR)/include -DLEADERD_TLS_MBEDTLS
 PKG_LIBS	:= $(STATIC_LINK) -lpthread
 LDFLAGS		+= -static -Wl,--gc-sections
 
