@@ -28,7 +28,10 @@
 # apt checks the Release files' signatures with Debian's archive keyring
 # and every file's hash against the signed Sources index.  The versions
 # are pinned below; when the mirror drops one (a security update
-# replaces it), the fetch fails and names the package to bump.
+# replaces it), the fetch fails and names the package to bump.  The
+# deploy tests (test/deploy/test_pins.py) fail when a pin falls behind a
+# newer version of its Debian release (a security or point-release
+# update) that the archive serves.
 #
 #   make STATIC=1                  build/static/leaderd
 #   make STATIC=1 LIBC=musl        build/static/musl/leaderd
@@ -53,6 +56,12 @@ JANSSON_DEB	 = 2.14-2
 YAML_DEB	 = 0.2.5-1
 LIBEV_DEB	 = 1:4.33-1
 MUSL_DEB	 = 1.2.3-1
+
+# Newer versions of a pin's Debian release that the archive lists but
+# whose files its mirror does not serve (404), so that the pin cannot
+# move yet: NAME=VERSION.  test_pins.py fails on any other newer
+# version, and on one of these as soon as the mirror serves it.
+PINS_UNSERVED	 = curl=8.14.1-2+deb13u7
 
 SRC_DIR		 = $(STATIC_ROOT)/src
 THIRD		 = $(BUILD)/third
