@@ -8,7 +8,9 @@ test/deploy/test_tls.py (the image's static binary over Mbed TLS).
       Mbed TLS 3.6.6 offered and then refused);
     - the server certificate held to client-go's rules: a SHA-1
       signature, a 1024-bit RSA key, a common name without
-      subjectAltName (for a name and for an IP address) are refused;
+      subjectAltName (for a name and for an IP address) are refused,
+      the first two also when OPENSSL_CONF lowers OpenSSL's security
+      level;
     - a broken ServerHello (TLS 1.3's version in legacy_version, no
       supported_versions) fails the request at once with a logged error,
       and leaderd stays up.
@@ -41,7 +43,8 @@ def tls_run(tmp_path):
     made = []
 
     def _run(san="IP:127.0.0.1,DNS:localhost", cn="localhost",
-             key_type="ec", digest="sha256", url_host="127.0.0.1", **kw):
+             key_type="ec", digest="sha256", url_host="127.0.0.1", env=None,
+             **kw):
         n = len(made)
         d = str(tmp_path / ("certs-%d" % n))
         fakeapi.make_certs(d)
@@ -51,7 +54,7 @@ def tls_run(tmp_path):
         made.append(api)
         api.set_server_cert(crt, key)
         inst = Leaderd(api, str(tmp_path / ("run-%d" % n)), "a",
-                       lock="tls-%s" % uuid.uuid4().hex[:8])
+                       lock="tls-%s" % uuid.uuid4().hex[:8], env=env)
         if url_host != "127.0.0.1":
             with open(inst.kubeconfig) as f:
                 text = f.read()
@@ -113,6 +116,33 @@ def test_certificate_below_client_go_refused(tls_run, cert):
     only name is its common name (for a host name and for an IP).  The
     server is allowed to serve them (OpenSSL security level 0)."""
     api, a = tls_run(seclevel=0, **cert)
+    refused(a, api)
+
+
+# An OpenSSL configuration that lowers every TLS context's security
+# level to 0 (as a system's openssl.cnf can): the floor leaderd sets
+# must hold against it.  Mbed TLS does not read it.
+OPENSSL_LEVEL_0 = """openssl_conf = conf
+[conf]
+ssl_conf = ssl
+[ssl]
+system_default = system
+[system]
+CipherString = DEFAULT:@SECLEVEL=0
+"""
+
+
+@pytest.mark.parametrize("cert", [
+    dict(digest="sha1"),
+    dict(key_type="rsa:1024"),
+], ids=["sha1_signature", "rsa_1024"])
+def test_certificate_refused_whatever_openssl_cnf_says(tls_run, tmp_path,
+                                                       cert):
+    """The same refusals with OPENSSL_CONF lowering OpenSSL's security
+    level to 0 for every context leaderd's libcurl makes."""
+    conf = tmp_path / "openssl-level0.cnf"
+    conf.write_text(OPENSSL_LEVEL_0)
+    api, a = tls_run(seclevel=0, env={"OPENSSL_CONF": str(conf)}, **cert)
     refused(a, api)
 
 
