@@ -19,7 +19,9 @@
 
 VERSION	?= 0.1.0
 CC	?= cc
-PKGS	 = libev libcurl jansson yaml-0.1
+# openssl: the TLS library under Debian's libcurl4-openssl-dev, whose
+# calls lib/api/kube_tls.c makes (the static build: Mbed TLS, static.mk).
+PKGS	 = libev libcurl jansson yaml-0.1 openssl
 BUILD	?= build
 # The top of the build tree, whatever variant a run builds below it.
 TOP_BUILD := $(BUILD)
@@ -204,7 +206,7 @@ STATIC_DEB_PKGS = build-essential ca-certificates dpkg-dev python3 \
 # so that make deps, and so CI's make test, does not pay for them.
 IMAGE_DEB_PKGS = gcc-aarch64-linux-gnu qemu-user-static
 DEB_PKGS = $(STATIC_DEB_PKGS) \
-	   pkg-config libev-dev libcurl4-openssl-dev \
+	   pkg-config libev-dev libcurl4-openssl-dev libssl-dev \
 	   libjansson-dev libyaml-dev libcmocka-dev openssl curl \
 	   python3-pytest valgrind mandoc
 # $(call apt_install,TARGET,PACKAGES): install those not installed.

@@ -23,12 +23,15 @@ LAYER_daemon	 = actions server api config core codec base
 LAYER_cmd	 = daemon config base
 
 # Third-party headers, and the only layers that may include them.
-EXT_HEADERS	 = jansson.h yaml.h curl/ ev.h
+# openssl/ and mbedtls/: the TLS library under libcurl, which api/'s
+# kube_tls.c reaches through CURLOPT_SSL_CTX_FUNCTION to hold the server
+# certificate to client-go's rules (one or the other is built in).
+EXT_HEADERS	 = jansson.h yaml.h curl/ ev.h openssl/ mbedtls/
 EXT_base	 =
 EXT_codec	 = jansson.h
 EXT_core	 =
 EXT_config	 = yaml.h
-EXT_api		 = curl/ ev.h
+EXT_api		 = curl/ ev.h openssl/ mbedtls/
 EXT_server	 = ev.h
 EXT_actions	 = ev.h
 EXT_daemon	 = ev.h

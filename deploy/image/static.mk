@@ -6,8 +6,13 @@
 # that leaderd never uses, and OpenSSL 3's default provider links every
 # algorithm it has: together they are most of leaderd's memory.  This
 # build compiles, from Debian's own source packages:
-#   - Mbed TLS 3.6 (trixie), trimmed to a TLS 1.2 and 1.3 client with
+#   - Mbed TLS 3.6, trimmed to a TLS 1.2 and 1.3 client with
 #     ECDHE, RSA and ECDSA, AES-GCM and ChaCha20-Poly1305 (MBEDTLS_UNSET);
+#     from forky (Debian testing), whose 3.6.7 is the newest 3.6 LTS
+#     release the archive has: trixie's 3.6.6 cannot do TLS 1.2 with an
+#     RSA server (it offers RSA-PSS, then refuses it) and misses 3.6.7's
+#     security fixes.  3.6.8's client-side fix is carried as a patch
+#     (deploy/image/patches: each says why);
 #     3.6 is the first long-term branch that checks an IP address against
 #     a certificate's subjectAltName (in-cluster, the API server is
 #     reached at its service IP);
@@ -23,7 +28,10 @@
 # apt checks the Release files' signatures with Debian's archive keyring
 # and every file's hash against the signed Sources index.  The versions
 # are pinned below; when the mirror drops one (a security update
-# replaces it), the fetch fails and names the package to bump.
+# replaces it), the fetch fails and names the package to bump.  The
+# deploy tests (test/deploy/test_pins.py) fail when a pin falls behind a
+# newer version of its Debian release (a security or point-release
+# update) that the archive serves.
 #
 #   make STATIC=1                  build/static/leaderd
 #   make STATIC=1 LIBC=musl        build/static/musl/leaderd
@@ -38,13 +46,22 @@
 
 .DEFAULT_GOAL := all
 
-# Pinned source versions (apt-get source NAME=VERSION).
-MBEDTLS_DEB	 = 3.6.6-0.1~deb13u1
+# Pinned source versions (apt-get source NAME=VERSION).  Mbed TLS is
+# forky's: testing replaces a version within days of a new upload, and
+# the fetch then fails and asks for the bump (drop the patches that the
+# new version makes redundant: each names the release that fixes it).
+MBEDTLS_DEB	 = 3.6.7-3
 CURL_DEB	 = 8.14.1-2+deb13u5
 JANSSON_DEB	 = 2.14-2
 YAML_DEB	 = 0.2.5-1
 LIBEV_DEB	 = 1:4.33-1
 MUSL_DEB	 = 1.2.3-1
+
+# Newer versions of a pin's Debian release that the archive lists but
+# whose files its mirror does not serve (404), so that the pin cannot
+# move yet: NAME=VERSION.  test_pins.py fails on any other newer
+# version, and on one of these as soon as the mirror serves it.
+PINS_UNSERVED	 = curl=8.14.1-2+deb13u7
 
 SRC_DIR		 = $(STATIC_ROOT)/src
 THIRD		 = $(BUILD)/third
@@ -134,7 +151,10 @@ MBEDTLS_UNSET	 = MBEDTLS_SSL_SRV_C MBEDTLS_SSL_PROTO_DTLS \
 # curl 8's backend calls psa_crypto_init(), which TLS 1.3 needs, only
 # when Mbed TLS is built to use PSA.
 MBEDTLS_SET	 = MBEDTLS_USE_PSA_CRYPTO
-MBEDTLS_CFLAGS	 = -Os -ffunction-sections -fdata-sections
+# Debian's build of 3.6.7 turns off the unaligned-access shortcut
+# (3.6.7-3: "buggy"); so does this one.
+MBEDTLS_CFLAGS	 = -Os -ffunction-sections -fdata-sections \
+		   -DMBEDTLS_ALIGNMENT_DISABLE_EFFICENT_UNALIGNED_ACCESS
 
 # What libcurl keeps: HTTP/1.1 and HTTPS over Mbed TLS, proxies (HTTP
 # and HTTPS, with CONNECT, basic auth), the threaded resolver, IPv6,
@@ -184,7 +204,7 @@ src_deb_musl	 = $(MUSL_DEB)
 define STATIC_SOURCES
 Types: deb-src
 URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates trixie trixie-updates
+Suites: bookworm bookworm-updates trixie trixie-updates forky
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 
@@ -223,7 +243,7 @@ $(STATIC_ROOT)/apt/updated: $(STATIC_ROOT)/apt/sources.d/src.sources
 $(SRC_DIR)/%.version: FORCE | $(STATIC_ROOT)/apt/updated
 	@[ "$$(cat $@ 2>/dev/null)" = "$(src_deb_$*)" ] || { set -e; \
 	echo "make STATIC=1: fetching the source of $*=$(src_deb_$*)"; \
-	rm -rf $(SRC_DIR)/$* $(SRC_DIR)/fetch-$*; \
+	rm -rf $@ $(SRC_DIR)/$* $(SRC_DIR)/fetch-$*; \
 	mkdir -p $(SRC_DIR)/fetch-$*; \
 	(cd $(SRC_DIR)/fetch-$* && apt-get -qq $(STATIC_APT) source \
 		"$*=$(src_deb_$*)" 2>&1 | grep -v 'unsandboxed' || true); \
@@ -252,7 +272,7 @@ $(THIRD)/licenses.cfg: FORCE
 # Mbed TLS: the library's own Makefile, in a copy of the source whose
 # mbedtls_config.h is trimmed by its own scripts/config.py, with our
 # patches (deploy/image/patches: each says why) applied.
-MBEDTLS_PATCHES	 = $(wildcard deploy/image/patches/mbedtls-*.patch)
+MBEDTLS_PATCHES	 = $(sort $(wildcard deploy/image/patches/mbedtls-*.patch))
 $(MBEDTLS_LIBS) &: $(SRC_DIR)/mbedtls.version $(THIRD)/mbedtls.cfg $(MBEDTLS_PATCHES) $(MUSL_GCC)
 	rm -rf $(THIRD)/mbedtls && mkdir -p $(THIRD) $(PREFIX_DIR)/lib \
 		$(PREFIX_DIR)/include
@@ -272,7 +292,7 @@ $(MBEDTLS_LIBS) &: $(SRC_DIR)/mbedtls.version $(THIRD)/mbedtls.cfg $(MBEDTLS_PAT
 
 # curl: configure and make in $(THIRD)/curl, from a patched copy of the
 # source in $(THIRD)/curl-src; only libcurl.a and the headers are built.
-CURL_PATCHES	 = $(wildcard deploy/image/patches/curl-*.patch)
+CURL_PATCHES	 = $(sort $(wildcard deploy/image/patches/curl-*.patch))
 $(CURL_LIB): $(SRC_DIR)/curl.version $(MBEDTLS_LIBS) $(THIRD)/curl.cfg $(CURL_PATCHES) $(MUSL_GCC)
 	rm -rf $(THIRD)/curl $(THIRD)/curl-src && mkdir -p $(THIRD)/curl
 	cp -a $(SRC_DIR)/curl $(THIRD)/curl-src
@@ -326,7 +346,9 @@ STATIC_DEP	 = $(CURL_LIB) $(DEP_LIBS)
 STATIC_LINK	 = $(CURL_LIB) $(MBEDTLS_LIBS) $(DEP_LIBS)
 # -isystem: these headers are not held to leaderd's warnings (ev.h's
 # macros break strict aliasing; the system's copy is exempt as well).
-PKG_CFLAGS	:= -isystem $(PREFIX_DIR)/include
+# LEADERD_TLS_MBEDTLS: lib/api/kube_tls.c sets its certificate rules
+# through Mbed TLS's calls, not OpenSSL's.
+PKG_CFLAGS	:= -isystem $(PREFIX_DIR)/include -DLEADERD_TLS_MBEDTLS
 PKG_LIBS	:= $(STATIC_LINK) -lpthread
 LDFLAGS		+= -static -Wl,--gc-sections
 

@@ -4,11 +4,27 @@
  * in memory or files), tls-server-name by CURLOPT_CONNECT_TO, the proxy
  * by Go's rules (proxy.c), and the kept-alive HTTP/1.1 connection.
  * These options are set once, when the client is made (kube_new).
+ *
+ * The server's certificate is held to client-go's (Go crypto/x509's)
+ * rules, tighter than libcurl's defaults: SHA-256 or better signatures,
+ * RSA keys of 2048 bits or more, and the host matched against the
+ * subjectAltName only, never the common name.  That needs the TLS
+ * library's own calls, through CURLOPT_SSL_CTX_FUNCTION: Mbed TLS for
+ * the static build (static.mk defines LEADERD_TLS_MBEDTLS; its name
+ * check is patched there), OpenSSL for the shared one.
  */
 
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#if defined(LEADERD_TLS_MBEDTLS)
+#include <mbedtls/ssl.h>
+#include <mbedtls/x509_crt.h>
+#else
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#endif
 
 #include "api/kube_int.h"
 #include "api/proxy.h"
@@ -66,6 +82,109 @@ bad:
 	return -1;
 }
 
+#if defined(LEADERD_TLS_MBEDTLS)
+#define TLS_LIBRARY	"mbedTLS/"
+
+/*
+ * Mbed TLS's default profile is client-go's: SHA-256 and up, RSA 2048
+ * and up (libcurl sets one that takes SHA-1 and RSA 1024).  Names: the
+ * static build's Mbed TLS matches subjectAltNames only (the patch
+ * deploy/image/patches/mbedtls-names-match-san-only.patch), and
+ * libcurl's verify callback, which logs the reason, stays in place.
+ */
+static CURLcode
+tls_ctx_cb(CURL *easy, void *ssl_ctx, void *arg)
+{
+	(void)easy;
+	(void)arg;
+	mbedtls_ssl_conf_cert_profile((mbedtls_ssl_config *)ssl_ctx,
+	    &mbedtls_x509_crt_profile_default);
+	return CURLE_OK;
+}
+#else
+#define TLS_LIBRARY	"OpenSSL/"
+
+/*
+ * OpenSSL verifies the chain; libcurl then checks the name, and falls
+ * back to the common name when the certificate has no dNSName and no
+ * iPAddress entry.  So a leaf without either fails here, in the chain
+ * check, with the reason OpenSSL would give for a wrong name.
+ */
+static int
+tls_verify_cb(int ok, X509_STORE_CTX *sc)
+{
+	GENERAL_NAMES	*names;
+	GENERAL_NAME	*g;
+	int		 i, found = 0;
+
+	if (!ok || X509_STORE_CTX_get_error_depth(sc) != 0)
+		return ok;
+	names = X509_get_ext_d2i(X509_STORE_CTX_get_current_cert(sc),
+	    NID_subject_alt_name, NULL, NULL);
+	for (i = 0; names != NULL && i < sk_GENERAL_NAME_num(names); i++) {
+		g = sk_GENERAL_NAME_value(names, i);
+		if (g->type == GEN_DNS || g->type == GEN_IPADD)
+			found = 1;
+	}
+	GENERAL_NAMES_free(names);
+	if (!found) {
+		X509_STORE_CTX_set_error(sc, X509_V_ERR_HOSTNAME_MISMATCH);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * Security level 2 at least (SHA-1 signatures and RSA keys under 2048
+ * bits refused: Debian's default, kept whatever the system's
+ * openssl.cnf says), and the SAN rule above.  libcurl has set
+ * SSL_VERIFY_PEER with no callback; only set when verifying.
+ */
+static CURLcode
+tls_ctx_cb(CURL *easy, void *ssl_ctx, void *arg)
+{
+	SSL_CTX	*ctx = ssl_ctx;
+
+	(void)easy;
+	(void)arg;
+	if (SSL_CTX_get_security_level(ctx) < 2)
+		SSL_CTX_set_security_level(ctx, 2);
+	SSL_CTX_set_verify(ctx, SSL_CTX_get_verify_mode(ctx), tls_verify_cb);
+	return CURLE_OK;
+}
+#endif
+
+/*
+ * The certificate rules above, when the server is verified.  leaderd is
+ * built for one TLS library under libcurl; a libcurl over another one
+ * (another Debian flavour, say) would get a callback it cannot use.
+ */
+static int
+setup_cert_rules(struct kube *k, char *err, size_t errlen)
+{
+	const curl_version_info_data	*v = curl_version_info(CURLVERSION_NOW);
+	const char			*lib = v->ssl_version;
+	CURL				*e = k->easy;
+
+	if (lib == NULL || strncmp(lib, TLS_LIBRARY,
+	    strlen(TLS_LIBRARY)) != 0) {
+		snprintf(err, errlen, "this leaderd is built for libcurl over "
+		    "%.*s, but its libcurl uses %s: rebuild leaderd against "
+		    "this libcurl's TLS library", (int)strlen(TLS_LIBRARY) - 1,
+		    TLS_LIBRARY, lib != NULL ? lib : "no TLS library");
+		return -1;
+	}
+	if (curl_easy_setopt(e, CURLOPT_SSL_CTX_FUNCTION, tls_ctx_cb) !=
+	    CURLE_OK) {
+		snprintf(err, errlen, "libcurl (%s) takes no "
+		    "CURLOPT_SSL_CTX_FUNCTION: the server certificate rules "
+		    "cannot be set", lib);
+		return -1;
+	}
+	curl_easy_setopt(e, CURLOPT_SSL_CTX_DATA, k);
+	return 0;
+}
+
 static int
 set_blob(CURL *easy, CURLoption opt, const char *pem)
 {
@@ -98,6 +217,8 @@ kube_tls_setup(struct kube *k, char *err, size_t errlen)
 	} else {
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+		if (setup_cert_rules(k, err, errlen) == -1)
+			return -1;
 	}
 	if (c->ca_pem != NULL) {
 		if (set_blob(e, CURLOPT_CAINFO_BLOB, c->ca_pem) == -1)

@@ -1474,8 +1474,12 @@ class FakeAPI(_WatchMixin, _CoreObjects):
     def __init__(self, tokens=(), tls=True, host="127.0.0.1", port=0,
                  certdir=None, verbose=False, idle_timeout=30.0,
                  rv_start=1000, client_ca=None, tls_min="TLSv1_2",
-                 tls_max=None):
+                 tls_max=None, seclevel=None):
         self.host = host
+        # OpenSSL's security level for the server's own context: 0 lets
+        # it serve a SHA-1-signed or 1024-bit RSA certificate, which the
+        # client under test must refuse.  None: OpenSSL's default.
+        self.seclevel = seclevel
         self.client_ca = client_ca
         self.tls_min = tls_min
         self.tls_max = tls_max
@@ -1524,6 +1528,8 @@ class FakeAPI(_WatchMixin, _CoreObjects):
         ctx.minimum_version = getattr(ssl.TLSVersion, self.tls_min)
         if self.tls_max is not None:
             ctx.maximum_version = getattr(ssl.TLSVersion, self.tls_max)
+        if self.seclevel is not None:
+            ctx.set_ciphers("DEFAULT:@SECLEVEL=%d" % self.seclevel)
         ctx.load_cert_chain(cert_file, key_file)
         if self.client_ca is not None:
             # As kube-apiserver's --client-ca-file: a certificate is
@@ -2323,11 +2329,14 @@ def make_certs(d):
     return ca, crt, key
 
 
-def issue_cert(d, name, san=None, cn="localhost", client=False):
+def issue_cert(d, name, san=None, cn="localhost", client=False, key_type="ec",
+               digest="sha256"):
     """A key and a certificate signed by the CA make_certs(d) made:
     d/NAME.crt, d/NAME.key, with subjectAltName san (e.g.
     "IP:::1,DNS:localhost"; None: no SAN extension), a server
-    certificate or, with client=True, a client one.  Returns (crt, key)."""
+    certificate or, with client=True, a client one.  key_type: "ec"
+    (P-256) or "rsa:BITS"; digest: the CA's signature hash ("sha256",
+    "sha1", ...).  Returns (crt, key)."""
     ca, cakey = os.path.join(d, "ca.crt"), os.path.join(d, "ca.key")
     crt, key = os.path.join(d, name + ".crt"), os.path.join(d, name + ".key")
     csr, ext = os.path.join(d, name + ".csr"), os.path.join(d, name + ".ext")
@@ -2338,11 +2347,16 @@ def issue_cert(d, name, san=None, cn="localhost", client=False):
                 % ("clientAuth" if client else "serverAuth"))
         if san is not None:
             f.write("subjectAltName=%s\n" % san)
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
-    _openssl("req", "-new", *ec, "-nodes", "-keyout", key, "-out", csr,
+    if key_type == "ec":
+        new = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
+    elif key_type.startswith("rsa:"):
+        new = ["-newkey", key_type]
+    else:
+        raise ValueError("key_type %r: ec or rsa:BITS" % key_type)
+    _openssl("req", "-new", *new, "-nodes", "-keyout", key, "-out", csr,
              "-subj", "/CN=%s" % cn)
     _openssl("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", cakey,
-             "-CAcreateserial", "-out", crt, "-days", "7", "-sha256",
+             "-CAcreateserial", "-out", crt, "-days", "7", "-" + digest,
              "-extfile", ext)
     os.chmod(key, 0o600)
     return crt, key
