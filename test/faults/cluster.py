@@ -97,10 +97,12 @@ class FaultCluster:
                 pass
 
 
-def set_clock(inst, rate, offset_s):
+def set_clock(inst, rate, offset_s, suspended_s=0.0):
     """Rewrite inst's $LEADERD_TEST_CLOCK file (atomically; leaderd re-reads
-    it when its mtime changes)."""
+    it when its mtime changes).  suspended_s: how long the machine has
+    been suspended in all (CLOCK_MONOTONIC stood still that long)."""
     tmp = inst.clock_file + ".tmp"
     with open(tmp, "w") as f:
-        f.write("%r %r\n" % (float(rate), float(offset_s)))
+        f.write("%r %r %r\n" % (float(rate), float(offset_s),
+                                 float(suspended_s)))
     os.replace(tmp, inst.clock_file)

@@ -1,21 +1,27 @@
 """Clock faults through the test-only hook of build/leaderd-testhooks:
-$LEADERD_TEST_CLOCK names a file holding "RATE OFFSET_S"; the monotonic
-clock the daemon sees runs RATE times real speed and its wall clock is
-shifted by OFFSET_S (lib/daemon/daemon.c, LEADERD_TEST_HOOKS).  Wall-clock jumps
-(F18) and clock-rate skew (F19).
+$LEADERD_TEST_CLOCK names a file holding "RATE OFFSET_S [SUSPENDED_S]";
+the deadline clock the daemon sees runs RATE times real speed, its wall
+clock is shifted by OFFSET_S, and CLOCK_MONOTONIC lags by SUSPENDED_S, the
+time the machine spent suspended (lib/base/clock.c, LEADERD_TEST_HOOKS).
+Wall-clock jumps (F18), clock-rate skew (F19) and a suspend (F40).
 
 Timings: lease_duration 3s, renew_deadline 2s, retry_period 500ms,
 request_timeout 1s, so LD/RD = 1.5 is the rate ratio client-go's package
 doc says is tolerated."""
 
 import datetime
+import json
+import signal
+import socket
 import time
 
 import pytest
 
 from cluster import set_clock
-from faultlib import (FAILOVER, POLL, RD, RP, START, assert_waited_ld,
-                      terms_ok, wait_takeover, wait_until)
+from faultlib import (FAILOVER, LD, POLL, RD, RP, SLACK, START,
+                      assert_waited_ld, start_group, terms_ok, wait_takeover,
+                      wait_until)
+from harness import read_http_response
 
 
 def _wall(mt):
@@ -138,3 +144,59 @@ def test_f19_rate_skew_beyond_ld_rd_ratio_violates_s1_expected(
             "(expected violation)", overlap, bound=0.0, cmp=">")
     measure("F19", "leader clock x0.40: old leader's claims end after its "
             "last good renew", lt[1] - t_ok)
+
+
+def test_f40_suspend_claim_judged_on_a_clock_that_counts_it(cluster,
+                                                            measure):
+    """F40: the leader's machine is suspended for LD + 1.5s: the process
+    is stopped (SIGSTOP) and CLOCK_MONOTONIC stands still that long while
+    the wall clock and CLOCK_BOOTTIME run on (the hook's SUSPENDED_S).
+    Its connections to the API stop answering meanwhile (half open), as
+    a suspended machine's do.  Bound: as after a pause (F3), a follower
+    leads within LD + 2.2*RP + 1s; a /leader request queued during the
+    suspend, and every sample after resume, says is_leader=false, because the claim is judged on a clock
+    that counts the suspend; the resumed leader follows the new one
+    within 2.2*RP + 1s."""
+    ins, chk, old = start_group(cluster, 3, testhooks=True)
+    time.sleep(2 * RP)
+    chk.pause(old.name)
+    t_stop = time.monotonic()
+    old.signal(signal.SIGSTOP)
+    # Its connections die with the suspend: nothing the watch would
+    # have said arrives after resume, until it reconnects.
+    old.proxy.set("half_open")
+    s = wait_takeover(chk, t_stop, [old.name], FAILOVER + 1.0)
+    took = s[1] - t_stop
+    assert took <= FAILOVER
+    assert_waited_ld(s, old)
+    new = [i for i in ins if i.name == s[2]][0]
+    time.sleep(max(0.0, t_stop + LD + 1.5 - time.monotonic()))
+    q = socket.create_connection(("127.0.0.1", old.port), timeout=2.0)
+    q.sendall(b"GET /leader HTTP/1.1\r\nHost: localhost\r\n"
+              b"Connection: close\r\n\r\n")
+    set_clock(old, 1.0, 0.0, suspended_s=time.monotonic() - t_stop)
+    t_cont = time.monotonic()
+    old.signal(signal.SIGCONT)
+    chk.resume(old.name)
+    st, _, body, _ = read_http_response(q, timeout=2.0)
+    q.close()
+    v = json.loads(body)
+    assert st == 200 and v["is_leader"] is False, \
+        "first answer after the suspend: %s" % v
+    old.proxy.clear()
+    wait_until(lambda: (v := old.leader()) and v["name"] == new.identity
+               and v["state"] == "follower", POLL + SLACK,
+               what="the resumed leader to follow %s" % new.name)
+    t_follow = time.monotonic() - t_cont
+    time.sleep(2 * RP)
+    after = chk.window(old.name, since=t_cont)
+    assert after and not any(x[3] for x in after), \
+        "claimed after the suspend: %s" % [x for x in after if x[3]][:2]
+    chk.assert_s1()
+    terms_ok(cluster)
+    for i in ins:
+        chk.assert_backed(i, RD)
+    measure("F40", "takeover during a %.1fs suspend" % (LD + 1.5), took,
+            bound=FAILOVER)
+    measure("F40", "resumed leader follows after the suspend", t_follow,
+            bound=POLL + SLACK)
