@@ -11,7 +11,7 @@
 #include "base/clock.h"
 
 /* The clock every claim and deadline is judged on. */
-#define DEADLINE_CLOCK	CLOCK_MONOTONIC
+#define DEADLINE_CLOCK	CLOCK_BOOTTIME
 
 #ifdef LEADERD_TEST_HOOKS
 static uint64_t	hook_suspended_us(void);

@@ -1,8 +1,9 @@
 /*
- * clock.h -- the daemon's clocks.  Deadlines use the monotonic clock
- * only; the wall clock fills acquireTime and renewTime and is never
- * compared (DESIGN.md "Time").  In test builds (LEADERD_TEST_HOOKS) both
- * can be bent through $LEADERD_TEST_CLOCK, see clock.c.
+ * clock.h -- the daemon's clocks.  Deadlines use CLOCK_BOOTTIME only, a
+ * monotonic clock that counts a suspend; the wall clock fills
+ * acquireTime and renewTime and is never compared (DESIGN.md "Time").
+ * In test builds (LEADERD_TEST_HOOKS) both can be bent through
+ * $LEADERD_TEST_CLOCK, see clock.c.
  */
 
 #ifndef CLOCK_H
@@ -10,11 +11,11 @@
 
 #include <stdint.h>
 
-/* Monotonic milliseconds. */
+/* The deadline clock's milliseconds (CLOCK_BOOTTIME). */
 uint64_t	clock_mono_ms(void);
 
 /*
- * The real monotonic clock in ms and in us, never bent by the test hook:
+ * The real deadline clock in ms and in us, never bent by the test hook:
  * for what must follow real time even when the daemon's deadlines are
  * scaled, such as the duration of an API request (the server and the
  * metrics count real seconds) or the age of a token file (the kubelet
@@ -26,7 +27,7 @@ uint64_t	clock_raw_us(void);
 /* Wall-clock microseconds since the Unix epoch. */
 int64_t		clock_wall_us(void);
 
-/* Real seconds until the monotonic clock has advanced by ms, for timers. */
+/* Real seconds until the deadline clock has advanced by ms, for timers. */
 double		clock_timer_seconds(uint64_t ms);
 
 #endif /* CLOCK_H */
