@@ -224,10 +224,10 @@ static const char *
 hint_for(int status, const char *path)
 {
 	if (status == 403)
-		return "this listener is not bound to loopback, and moving "
-		    "leadership is served only on the unix socket and on "
-		    "loopback TCP: use --unix-socket, or --http with the "
-		    "loopback address";
+		return "what counts is the address the listener is bound "
+		    "to, not the client's: give leaderd listen.unix and use "
+		    "--unix-socket PATH (or -f with that file), or bind "
+		    "listen.http to localhost";
 	if (status == 404 && strncmp(path, "/leader/", 8) == 0)
 		return "this leaderd does not serve it (an older version), or "
 		    "this is its probes listener";
@@ -339,9 +339,8 @@ ctl_release(const struct ctl_target *t, const char *to)
 	} else if (a.r.status == 202) {
 		if (!t->json)
 			printf("this instance no longer leads; the release is "
-			    "not written yet (%s): leaderd keeps trying, and "
-			    "the lease expires anyway\n",
-			    safe(a.m.reason));
+			    "not written yet: leaderd keeps trying, and the "
+			    "lease expires anyway\n");
 	} else {
 		hint = hint_for(a.r.status, "/leader/release");
 		/* A leaderd without directed handover takes no ?to. */

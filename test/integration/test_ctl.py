@@ -140,6 +140,38 @@ def test_release_moves_leadership(api, cluster, sockdir):
     chk.assert_s1()
 
 
+def test_wildcard_listener_refuses_and_the_hint_works(api, cluster,
+                                                     sockdir):
+    """Moving leadership is refused (403, exit 1) on a listener bound to
+    a wildcard, whatever address the request comes from: neither --http
+    with the loopback address nor -f of a file whose only listener it is
+    gets round it.  The hint says what does, and it works: listen.unix,
+    then --unix-socket or -f with that file."""
+    a = cluster.new("c-w", unix=sockdir + "/w.sock")
+    with open(a.config_path) as f:
+        text = f.read()
+    text = text.replace("127.0.0.1:%d" % a.port, "0.0.0.0:%d" % a.port)
+    with open(a.config_path, "w") as f:
+        f.write(text)
+    tcp_only = os.path.join(a.dir, "tcp-only.yaml")
+    with open(tcp_only, "w") as f:
+        f.write(re.sub(r"(?m)^  unix: .*$", '  unix: ""', text))
+    a.start()
+    wait_until(a.is_leader, LEADS, what="a leads")
+    for how in (tcp(a), ["-f", tcp_only]):
+        rc, out, err = ctl("pause", *how)
+        assert rc == 1, (how, rc, out, err)
+        assert "refused (403)" in err, err
+        assert "give leaderd listen.unix and use --unix-socket PATH (or " \
+            "-f with that file), or bind listen.http to localhost" in err, err
+        assert "--http with the loopback address" not in err, err
+    for how in (unix(a), ["-f", a.config_path]):
+        rc, out, err = ctl("pause", *how)
+        assert rc == 0, (how, rc, out, err)
+        rc, out, err = ctl("resume", *how)
+        assert rc == 0, (how, rc, out, err)
+
+
 def test_release_to_and_pause_say_what_the_daemon_said(api, cluster,
                                                        sockdir):
     """release --to, pause and resume need daemon routes that a leaderd
@@ -333,7 +365,8 @@ def test_requests_and_answers_to_come():
             "released": True, "is_leader": False, "cooldown_ms": 15000}),
         ("POST", "/leader/release"): (202, {
             "released": False, "is_leader": False, "cooldown_ms": 15000,
-            "reason": "the release is not written yet"}),
+            "reason": "the release is not written yet; leaderd no "
+                      "longer leads and keeps trying"}),
         ("POST", "/leader/pause"): (200, {
             "paused": True, "candidate": False,
             "candidate_reason": "paused", "is_leader": False}),
@@ -353,9 +386,10 @@ def test_requests_and_answers_to_come():
                              "of the election for 15s\n"), (rc, out, err)
         rc, out, err = ctl("release", *stub.where())
         assert rc == 0, (rc, out, err)
-        assert out.startswith("this instance no longer leads; the release "
-                              "is not written yet (the release is not "
-                              "written yet)"), out
+        # Each clause once, whatever reason the daemon gives.
+        assert out == ("this instance no longer leads; the release is not "
+                       "written yet: leaderd keeps trying, and the lease "
+                       "expires anyway\n"), out
         rc, out, err = ctl("pause", *stub.where())
         assert (rc, out) == (0, "paused: this instance is not a candidate "
                              "and does not lead\n"), (rc, out, err)
