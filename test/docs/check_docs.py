@@ -666,16 +666,21 @@ def check_links(root, probs):
                               "\"%s\", which %s does not have" % (
                                   m.group(2), os.path.relpath(dest, root)),
                               root)
-            for sec, where in re.findall(
-                    r'"([^"]+)" in (?:the )?(README|[\w]+\.md)\b', ln):
-                checked += 1
-                dest = os.path.join(root, "README.md") if where == "README" \
-                    else os.path.join(base, where)
-                if not os.path.exists(dest):
-                    dest = os.path.join(root, "docs", where)
-                if not os.path.exists(dest) or sec not in headings(dest):
-                    probs.add(path, n, "\"%s\" in %s: no such section" % (
-                        sec, where), root)
+        # "Section" in FILE, across a line break too.
+        text = "\n".join(read_lines(path))
+        for m in re.finditer(r'"([^"]+)"\s+in\s+(?:the\s+)?'
+                             r'(README|[\w]+\.md)\b', text):
+            sec, where = m.group(1), m.group(2)
+            n = text.count("\n", 0, m.start()) + 1
+            checked += 1
+            dest = os.path.join(root, "README.md") if where == "README" \
+                else os.path.join(base, where)
+            if not os.path.exists(dest):
+                dest = os.path.join(root, "docs", where)
+            if not os.path.exists(dest) or \
+                    " ".join(sec.split()) not in headings(dest):
+                probs.add(path, n, "\"%s\" in %s: no such section" % (
+                    " ".join(sec.split()), where), root)
     return checked
 
 
