@@ -49,6 +49,7 @@ import sys
 import tempfile
 
 RUN_MARK = "<!-- docs-check: run -->"
+OUTPUT_MARK = re.compile(r"^<!-- docs-check: output of (.+) -->$")
 LOGS_MARK = "<!-- docs-check: logs -->"
 
 
@@ -164,6 +165,30 @@ def check_runs(root, leaderd, probs):
                         probs.add(path, n, "`%s` prints\n%s\n  but the page "
                                   "shows\n%s" % (cmd, indent(got_lines),
                                                  indent(want)), root)
+        # A table or block that a command of the tree prints.
+        for path in md_files(root):
+            lines = read_lines(path)
+            for i, ln in enumerate(lines):
+                m = OUTPUT_MARK.match(ln.strip())
+                if not m:
+                    continue
+                want, j = [], i + 1
+                while j < len(lines) and lines[j].strip() != "":
+                    want.append(lines[j])
+                    j += 1
+                env = clean_env(bindir)
+                env["LEADERD"] = os.path.join(bindir, "leaderd")
+                p = subprocess.run(["sh", "-c", m.group(1)], cwd=root,
+                                   env=env, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, timeout=60)
+                ran += 1
+                got = p.stdout.decode(errors="replace").rstrip("\n")
+                if p.returncode != 0 or got.split("\n") != want:
+                    probs.add(path, i + 2, "`%s` prints\n%s\n  but the "
+                              "page shows\n%s" % (m.group(1),
+                                                   indent(got.split("\n")),
+                                                   indent(want)), root)
     return ran
 
 
