@@ -356,7 +356,7 @@ def strip_comments(text):
             i = j + 1
         elif text.startswith("/*", i):
             j = text.find("*/", i + 2)
-            out.append(" " * 0 + "\n" * text.count("\n", i, j))
+            out.append("\n" * text.count("\n", i, j))
             i = j + 2 if j >= 0 else n
         elif text.startswith("//", i):
             j = text.find("\n", i)
@@ -637,7 +637,7 @@ def check_logs(root, probs):
 
 def slug(heading):
     s = heading.strip().lower()
-    s = re.sub(r"[`*_]", "", s) if False else s.replace("`", "")
+    s = s.replace("`", "")
     s = re.sub(r"[^\w\- ]", "", s)
     return s.replace(" ", "-")
 
