@@ -426,9 +426,20 @@ deploy-test: image-bin
 		LEADERD_LICENSES=$(CURDIR)/$(IMAGE_LICENSES) \
 		$(PYTHON) -m pytest -q -p no:cacheprovider .
 
+# The docs say what leaderd does (test/docs/check_docs.py): the marked
+# examples run, the defaults quoted are -n -v's, the quoted log lines
+# are the sources', links and sections resolve, the deploy/ map is
+# whole, the man pages render; then its self-test plants a mistake of
+# each kind in a copy and sees it refused.  A few seconds, no network.
+.PHONY: docs-check
+docs-check: $(LEADERD_TARGET)
+	$(PYTHON) test/docs/check_docs.py --leaderd $(LEADERD_BIN)
+	$(PYTHON) test/docs/check_docs.py --self-test --leaderd $(LEADERD_BIN)
+
 # make check: the fast loop, about 3.5 minutes from a warm build.  The
 # layer check (check-layers) comes first.
-CHECK_STAGES = $(LEADERD_TARGET) check-layers unit fuzz-replay integration
+CHECK_STAGES = $(LEADERD_TARGET) check-layers docs-check unit fuzz-replay \
+	       integration
 check:
 	@sh test/stages.sh "make check" $(MAKE) --no-print-directory -- \
 		$(CHECK_STAGES)

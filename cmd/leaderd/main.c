@@ -415,7 +415,7 @@ start(struct config *conf, int check, int verbose, int run, char **cmd)
 				config_fail(err);
 		}
 		if (verbose) {
-			config_dump(conf, dump, sizeof(dump));
+			config_dump(conf, run, dump, sizeof(dump));
 			fputs(dump, stdout);
 		}
 		printf("lock %s/%s/%s\n", conf->lock_type, conf->lock_namespace,

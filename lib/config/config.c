@@ -418,3 +418,34 @@ config_set(struct config *c, const char *key, const char *value,
 	c->set[k->key] = 1;
 	return 0;
 }
+
+/* What one election's actions may take to stop (config_stop_budget_ms). */
+static uint64_t
+actions_stop_ms(const struct config *c, int cmd)
+{
+	uint64_t	 ms = 0;
+
+	if (cmd)
+		ms += c->run_grace_ms + 1000;
+	if (c->label_enabled)
+		ms += 2 * c->request_timeout_ms;
+	if (c->ep_service[0] != '\0' && (c->ep_slice || c->ep_legacy))
+		ms += 2 * c->request_timeout_ms;
+	return ms;
+}
+
+uint64_t
+config_stop_budget_ms(const struct config *c, int run)
+{
+	static struct config	 e;
+	uint64_t		 ms, act_ms;
+	int			 i;
+
+	act_ms = actions_stop_ms(c, run);
+	for (i = 1; i <= c->nelections; i++) {
+		config_election(c, i, &e);
+		if ((ms = actions_stop_ms(&e, 0)) > act_ms)
+			act_ms = ms;
+	}
+	return config_shutdown_ms(c, act_ms);
+}

@@ -269,6 +269,16 @@ int	config_check_shutdown(const struct config *c, char *err,
 uint64_t config_shutdown_ms(const struct config *c, uint64_t actions_ms);
 
 /*
+ * The shutdown budget the daemon gives a stop, in ms, from the
+ * configuration alone: config_shutdown_ms with the largest of what each
+ * election's actions may take to stop (run.grace + 1s for the run
+ * mode's command, the first election's when run is set; 2 x
+ * request_timeout for the pod label, and as much for the leader's
+ * endpoints).  One function for the daemon's stop and `leaderd -n -v`.
+ */
+uint64_t config_stop_budget_ms(const struct config *c, int run);
+
+/*
  * Shard groups (docs/shards.md).  A group of n shards renews each shard
  * Lease and each member's member Lease once per retry_period at steady
  * state; config_validate refuses a group whose rate with n members (the
@@ -310,9 +320,12 @@ const char *config_election_name(const struct config *c, int i);
 
 /*
  * Write the effective configuration as YAML (durations in Go syntax) to
- * buf, for `leaderd -n -v`.  Returns the length written, truncated to
+ * buf, for `leaderd -n -v`; run says whether leaderd runs a command (the
+ * run mode), which shutdown_timeout's budget counts
+ * (config_stop_budget_ms).  Returns the length written, truncated to
  * len - 1.
  */
-size_t	config_dump(const struct config *c, char *buf, size_t len);
+size_t	config_dump(const struct config *c, int run, char *buf,
+	    size_t len);
 
 #endif /* CONFIG_H */

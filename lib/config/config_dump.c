@@ -132,6 +132,49 @@ dump_value(struct out *o, const struct config *c, const struct config_keydef *k)
 }
 
 /*
+ * shutdown_timeout as the budget a stop gets (config_stop_budget_ms):
+ * unset, its 5s default plus what the actions take to stop, said in
+ * the comment.
+ */
+static void
+dump_shutdown(struct out *o, const struct config *c, int run)
+{
+	char		 b[32], d[32];
+	const char	*sep = "";
+	uint64_t	 budget, first;
+	int		 ep;
+
+	budget = config_stop_budget_ms(c, run);
+	if (c->set[CONFIG_SHUTDOWN_TIMEOUT] || budget == c->shutdown_timeout_ms) {
+		dump_value(o, c, &config_keys[CONFIG_SHUTDOWN_TIMEOUT]);
+		return;
+	}
+	duration_format(budget, b, sizeof(b));
+	duration_format(c->shutdown_timeout_ms, d, sizeof(d));
+	out_add(o, "%s  # %s + ", b, d);
+	ep = c->ep_service[0] != '\0' && (c->ep_slice || c->ep_legacy);
+	first = (run ? c->run_grace_ms + 1000 : 0) +
+	    (c->label_enabled ? 2 * c->request_timeout_ms : 0) +
+	    (ep ? 2 * c->request_timeout_ms : 0);
+	if (first + c->shutdown_timeout_ms != budget) {
+		/* An item's label takes longer than the first election's. */
+		out_add(o, "2 x request_timeout (an election's pod label)\n");
+		return;
+	}
+	if (run) {
+		out_add(o, "run.grace + 1s (the command)");
+		sep = " + ";
+	}
+	if (c->label_enabled) {
+		out_add(o, "%s2 x request_timeout (the pod label)", sep);
+		sep = " + ";
+	}
+	if (ep)
+		out_add(o, "%s2 x request_timeout (the endpoints)", sep);
+	out_add(o, "\n");
+}
+
+/*
  * elections:, when there are any: each item's name, lock and durations
  * as that election has them (its own, or inherited, with their
  * origins), and its label key if it sets one.
@@ -180,7 +223,7 @@ dump_elections(struct out *o, const struct config *c)
  * left out when no shard group is configured.
  */
 size_t
-config_dump(const struct config *c, char *buf, size_t len)
+config_dump(const struct config *c, int run, char *buf, size_t len)
 {
 	struct out	 o = { buf, len, 0 };
 	const struct config_keydef *k;
@@ -233,7 +276,10 @@ config_dump(const struct config *c, char *buf, size_t len)
 		seclen = n;
 		out_add(&o, "%*s%s: ", (int)(2 * depth), "",
 		    dot != NULL ? dot + 1 : k->path);
-		dump_value(&o, c, k);
+		if (k->key == CONFIG_SHUTDOWN_TIMEOUT)
+			dump_shutdown(&o, c, run);
+		else
+			dump_value(&o, c, k);
 	}
 	dump_elections(&o, c);
 	return o.used;

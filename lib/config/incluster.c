@@ -147,10 +147,10 @@ creds_incluster(struct kube_creds *c, const char *sa_dir, char *err,
 	host = getenv("KUBERNETES_SERVICE_HOST");
 	port = getenv("KUBERNETES_SERVICE_PORT");
 	if (host == NULL || *host == '\0' || port == NULL || *port == '\0') {
+		/* The caller adds how to run outside a cluster. */
 		snprintf(err, errlen, "not running in a cluster: "
 		    "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT "
-		    "must be set; to run outside one, set "
-		    "kubernetes.kubeconfig");
+		    "must be set");
 		return -1;
 	}
 	for (p = host; *p != '\0'; p++)

@@ -108,7 +108,7 @@ request(const struct ctl_target *t, const char *method, const char *path,
 	char		 why[1024], req[2560], chunk[4096];
 	size_t		 off = 0;
 	ssize_t		 n;
-	int		 fd, len, rc, eof = 0;
+	int		 fd, len, rc, eof = 0, named;
 
 	memset(a, 0, sizeof(*a));
 	if (t->unix_path != NULL)
@@ -117,11 +117,16 @@ request(const struct ctl_target *t, const char *method, const char *path,
 	else
 		fd = sock_connect_tcp(t->http, CTL_IO_MS, why, sizeof(why));
 	if (fd == -1) {
-		/* The unix socket's error names its path already. */
+		/*
+		 * The unix socket's error names its path already, and an
+		 * address's its address (not localhost's: each of its two).
+		 */
+		named = t->unix_path != NULL ||
+		    (strncmp(why, t->http, strlen(t->http)) == 0 &&
+		    why[strlen(t->http)] == ':');
 		snprintf(err, errlen, "cannot reach leaderd%s%s: %s; is it "
 		    "running and listening there? (--unix-socket, --http, -f)",
-		    t->unix_path != NULL ? "" : " at ",
-		    t->unix_path != NULL ? "" : t->http, why);
+		    named ? "" : " at ", named ? "" : t->http, why);
 		return -1;
 	}
 	len = snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\n"
@@ -224,10 +229,10 @@ static const char *
 hint_for(int status, const char *path)
 {
 	if (status == 403)
-		return "this listener is not bound to loopback, and moving "
-		    "leadership is served only on the unix socket and on "
-		    "loopback TCP: use --unix-socket, or --http with the "
-		    "loopback address";
+		return "what counts is the address the listener is bound "
+		    "to, not the client's: give leaderd listen.unix and use "
+		    "--unix-socket PATH (or -f with that file), or bind "
+		    "listen.http to localhost";
 	if (status == 404 && strncmp(path, "/leader/", 8) == 0)
 		return "this leaderd does not serve it (an older version), or "
 		    "this is its probes listener";
@@ -339,9 +344,8 @@ ctl_release(const struct ctl_target *t, const char *to)
 	} else if (a.r.status == 202) {
 		if (!t->json)
 			printf("this instance no longer leads; the release is "
-			    "not written yet (%s): leaderd keeps trying, and "
-			    "the lease expires anyway\n",
-			    safe(a.m.reason));
+			    "not written yet: leaderd keeps trying, and the "
+			    "lease expires anyway\n");
 	} else {
 		hint = hint_for(a.r.status, "/leader/release");
 		/* A leaderd without directed handover takes no ?to. */

@@ -25,6 +25,7 @@ reason_phrase(int status)
 	switch (status) {
 	case 200: return "OK";
 	case 201: return "Created";
+	case 202: return "Accepted";
 	case 204: return "No Content";
 	case 400: return "Bad Request";
 	case 401: return "Unauthorized";
@@ -33,6 +34,7 @@ reason_phrase(int status)
 	case 405: return "Method Not Allowed";
 	case 406: return "Not Acceptable";
 	case 408: return "Request Timeout";
+	case 409: return "Conflict";
 	case 413: return "Content Too Large";
 	case 421: return "Misdirected Request";
 	case 414: return "URI Too Long";

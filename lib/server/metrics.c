@@ -13,7 +13,8 @@
 #include "server/metrics.h"
 
 static const char *const verbs[METRICS_NVERBS] = {
-	"get", "create", "update", "watch", "patch", "event", "other"
+	"get", "list", "create", "update", "delete", "watch", "patch",
+	"event", "other"
 };
 
 /* Upper bounds, as client-go's rest_client_request_duration_seconds. */

@@ -16,8 +16,8 @@
 
 #define METRICS_CONTENT_TYPE	"text/plain; version=0.0.4; charset=utf-8"
 
-#define METRICS_NVERBS		7	/* get create update watch patch
-					   event other */
+#define METRICS_NVERBS		9	/* get list create update delete
+					   watch patch event other */
 #define METRICS_NBUCKETS	12	/* client-go's request latency */
 #define METRICS_NCODES		32	/* distinct (verb, code) pairs kept */
 

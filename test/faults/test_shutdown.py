@@ -16,6 +16,8 @@ Timings: lease_duration 3s, renew_deadline 2s, retry_period 500ms,
 request_timeout 1s (faultlib.py); shutdown_timeout 3s (BUDGET)."""
 
 import json
+import re
+import subprocess
 import time
 
 from faultlib import (FAILOVER, POLL, RP, SLACK, START, assert_waited_ld,
@@ -195,6 +197,37 @@ def test_f34_sigterm_with_api_blackholed_exits_within_budget(
             bound=BUDGET + EXIT_SLACK)
     measure("F34", "takeover after SIGTERM, API blackholed", s[1] - t_term,
             bound=FAILOVER)
+
+
+def test_stop_budget_is_what_check_prints(cluster, api, measure):
+    """The budget a stop gets is the shutdown_timeout `leaderd -n -v`
+    prints for the same arguments: unset, in run mode 5s + run.grace +
+    1s (here 7s).  With a command that ignores SIGTERM and the API
+    blackholed, the stop takes all of it, and no more."""
+    args = ["run", "--grace", "1s", "--", "sh", "-c",
+            "trap '' TERM; while :; do sleep 1; done"]
+    inst = cluster.new("budget", args=args)
+    p = subprocess.run([inst.binary, "-n", "-v", "-f", inst.config_path] +
+                       args, capture_output=True, text=True, timeout=10)
+    m = re.search(r"^shutdown_timeout: (\d+)s  # 5s \+ run\.grace \+ 1s",
+                  p.stdout, re.M)
+    assert m, p.stdout + p.stderr
+    budget = float(m.group(1))
+    assert budget == 7.0
+    inst.start()
+    wait_until(inst.is_leader, START + 2 * RP + SLACK, what="it leads")
+    f = api.fault("blackhole", token=inst.token)
+    time.sleep(0.1)
+    t_term = time.monotonic()
+    inst.terminate()
+    rc = inst.wait(budget + 3.0)
+    took = time.monotonic() - t_term
+    api.clear_fault(f)
+    assert rc == 0, "exit status %r after SIGTERM" % rc
+    assert budget - 0.2 <= took <= budget + EXIT_SLACK, \
+        "the stop took %.2fs; -n -v printed %gs" % (took, budget)
+    measure("F34b", "run-mode stop, API blackholed, -n -v says 7s", took,
+            bound=budget + EXIT_SLACK)
 
 
 def _start_multilock(cluster, name):

@@ -14,7 +14,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	config_defaults(&c);
 	if (config_load(&c, fuzz_tmpfile(data, size), err, sizeof(err)) == 0) {
 		config_validate(&c, err, sizeof(err));
-		config_dump(&c, dump, sizeof(dump));
+		config_dump(&c, 0, dump, sizeof(dump));
+		config_dump(&c, 1, dump, sizeof(dump));
 	}
 	return 0;
 }

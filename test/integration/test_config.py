@@ -251,6 +251,35 @@ def test_missing_kubeconfig_exit_2(leaderd_bin, tmp_path):
     assert kc in err, err
 
 
+def test_not_in_cluster_says_the_fix_once(leaderd_bin):
+    """Outside a cluster without a kubeconfig: exit 2, and the way out
+    (kubernetes.kubeconfig or --kubeconfig) said once."""
+    rc, out, err = run(leaderd_bin, ["--election", "x", "--id", "a",
+                                     "--http", "127.0.0.1:%d" % free_port()],
+                       env={"KUBERNETES_SERVICE_PORT": ""}, timeout=10)
+    assert rc == 2, (rc, out, err)
+    assert "leaderd: in-cluster credentials: not running in a cluster" \
+        in err, err
+    assert err.count("kubernetes.kubeconfig") == 1, err
+
+
+def test_check_verbose_prints_the_stop_budget(leaderd_bin):
+    """-n -v prints the shutdown_timeout a stop gets: in run mode
+    5s + run.grace + 1s unless shutdown_timeout is given."""
+    rc, out, err = run(leaderd_bin, ["-n", "-v", "--election", "x",
+                                     "run", "--grace", "2s", "--", "true"])
+    assert rc == 0, (out, err)
+    assert re.search(r"^shutdown_timeout: 8s  # 5s \+ run\.grace \+ 1s",
+                     out, re.M), out
+    rc, out, err = run(leaderd_bin, ["-n", "-v", "--election", "x"])
+    assert re.search(r"^shutdown_timeout: 5s$", out, re.M), out
+    rc, out, err = run(leaderd_bin, ["-n", "-v", "--election", "x",
+                                     "--shutdown-timeout", "30s", "run",
+                                     "--", "true"])
+    assert re.search(r"^shutdown_timeout: 30s  # --shutdown-timeout$",
+                     out, re.M), out
+
+
 def test_version_and_help(leaderd_bin):
     rc, out, err = run(leaderd_bin, ["--version"])
     assert rc == 0, (out, err)

@@ -132,6 +132,10 @@ def test_initial_balance_and_api(api, group):
     s0 = d["owned"][0]
     assert 'leader_election_master_status{name="%s-%d"} 1' % (
         group.name, s0) in met
+    # The group's list counts as a list (operations.md's verbs), not
+    # as "other".
+    assert 'leaderd_api_requests_total{verb="list",code="200"}' in met, met
+    assert 'verb="other"' not in met, met
 
 
 def test_sigterm_releases_and_deletes_member(api, group):

@@ -157,7 +157,7 @@ run_case(const char *path, int *ok)
 	if (config_validate(&c, out, ERRLEN) == -1)
 		return out;
 	*ok = 1;
-	config_dump(&c, out, 2 * ERRLEN);
+	config_dump(&c, 0, out, 2 * ERRLEN);
 	return out;
 }
 
@@ -750,7 +750,7 @@ test_dump_round_trip(void **state)
 		snprintf(c.listen_unix, sizeof(c.listen_unix), "/x y/s");
 		c.lease_duration_ms = 90000;
 		c.retry_period_ms = 1500;
-		config_dump(&c, dump, sizeof(dump));
+		config_dump(&c, 0, dump, sizeof(dump));
 		config_defaults(&back);
 		if (config_load(&back, scratch("d.yaml", dump), err,
 		    sizeof(err)) == -1)
@@ -764,13 +764,13 @@ test_dump_round_trip(void **state)
 		assert_int_equal(back.retry_period_ms, 1500);
 		/* Origins differ (the file), values do not. */
 		memcpy(back.origin, c.origin, sizeof(c.origin));
-		config_dump(&back, again, sizeof(again));
+		config_dump(&back, 0, again, sizeof(again));
 		assert_string_equal(again, dump);
 	}
 	/* Truncation: the length written, and a NUL. */
-	assert_int_equal(config_dump(&c, dump, 10), 9);
+	assert_int_equal(config_dump(&c, 0, dump, 10), 9);
 	assert_int_equal(strlen(dump), 9);
-	assert_int_equal(config_dump(&c, dump, 1), 0);
+	assert_int_equal(config_dump(&c, 0, dump, 1), 0);
 	assert_int_equal(dump[0], '\0');
 }
 
@@ -847,6 +847,45 @@ test_shutdown_budget(void **state)
 	assert_int_equal(config_validate(&c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "--shutdown-timeout: shutdown_timeout "
 	    "must be greater than zero"));
+}
+
+/*
+ * What -n -v prints as shutdown_timeout is the budget a stop gets
+ * (config_stop_budget_ms): in run mode 5s + run.grace + 1s, plus
+ * 2 x request_timeout for the label; given, the value itself.
+ */
+static void
+test_dump_stop_budget(void **state)
+{
+	static struct config	 c;
+	char			 err[ERRLEN], dump[8192];
+
+	(void)state;
+	golden_env();
+	config_defaults(&c);
+	config_finish(&c, NULL);
+	assert_int_equal(config_stop_budget_ms(&c, 0), 5000);
+	assert_int_equal(config_stop_budget_ms(&c, 1), 16000);
+	config_dump(&c, 0, dump, sizeof(dump));
+	assert_non_null(strstr(dump, "\nshutdown_timeout: 5s\n"));
+	config_dump(&c, 1, dump, sizeof(dump));
+	assert_non_null(strstr(dump, "\nshutdown_timeout: 16s  # 5s + "
+	    "run.grace + 1s (the command)\n"));
+	assert_int_equal(config_set(&c, "run.grace", "2s", "--grace", err,
+	    sizeof(err)), 0);
+	c.label_enabled = 1;
+	assert_int_equal(config_stop_budget_ms(&c, 1), 18000);
+	config_dump(&c, 1, dump, sizeof(dump));
+	assert_non_null(strstr(dump, "\nshutdown_timeout: 18s  # 5s + "
+	    "run.grace + 1s (the command) + 2 x request_timeout (the pod "
+	    "label)\n"));
+	/* Given, it is the whole budget. */
+	assert_int_equal(config_set(&c, "shutdown_timeout", "20s",
+	    "--shutdown-timeout", err, sizeof(err)), 0);
+	assert_int_equal(config_stop_budget_ms(&c, 1), 20000);
+	config_dump(&c, 1, dump, sizeof(dump));
+	assert_non_null(strstr(dump, "\nshutdown_timeout: 20s  # "
+	    "--shutdown-timeout\n"));
 }
 
 /*
@@ -1006,6 +1045,7 @@ main(void)
 		cmocka_unit_test(test_dump_round_trip),
 		cmocka_unit_test(test_check_grace),
 		cmocka_unit_test(test_shutdown_budget),
+		cmocka_unit_test(test_dump_stop_budget),
 		cmocka_unit_test(test_compat_nais),
 	};
 

@@ -115,6 +115,8 @@ test_counters(void **state)
 	metrics_api_request(&m, "update", 409, 0.01);
 	metrics_api_request(&m, "update", 0, 5);
 	metrics_api_request(&m, "bogus", 500, 0.1);
+	metrics_api_request(&m, "list", 200, 0.003);
+	metrics_api_request(&m, "delete", 200, 0.004);
 	m.slowpath = 4;
 	m.transitions = 2;
 	m.renew_failures = 1;
@@ -129,6 +131,12 @@ test_counters(void **state)
 	    "code=\"error\"}") == 1);
 	assert_true(sample(s, "leaderd_api_requests_total{verb=\"other\","
 	    "code=\"500\"}") == 1);
+	/* A shard group's list and its member Lease's delete, by name. */
+	assert_true(sample(s, "leaderd_api_requests_total{verb=\"list\","
+	    "code=\"200\"}") == 1);
+	assert_true(sample(s, "leaderd_api_requests_total{verb=\"delete\","
+	    "code=\"200\"}") == 1);
+	assert_null(strstr(s, "verb=\"other\",code=\"200\""));
 	assert_true(sample(s, "leader_election_slowpath_total{name=\"lock\"}")
 	    == 4);
 	assert_true(sample(s, "leaderd_transitions_total") == 2);
