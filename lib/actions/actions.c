@@ -313,20 +313,6 @@ actions_unfinished(const struct actions *a)
 	return NULL;
 }
 
-uint64_t
-actions_shutdown_ms(const struct actions *a)
-{
-	uint64_t	 ms = 0;
-
-	if (a->child != NULL)
-		ms += a->conf->run_grace_ms + 1000;
-	if (a->label != NULL)
-		ms += 2 * a->conf->request_timeout_ms;
-	if (actions_has_endpoints(a))
-		ms += 2 * a->conf->request_timeout_ms;
-	return ms;
-}
-
 int
 actions_exit_code(const struct actions *a)
 {

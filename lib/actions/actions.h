@@ -89,9 +89,6 @@ void		 actions_shutdown(struct actions *a, void (*done_cb)(void *),
  */
 const char	*actions_unfinished(const struct actions *a);
 
-/* The longest actions_shutdown may take, in ms, for the hard stop. */
-uint64_t	 actions_shutdown_ms(const struct actions *a);
-
 /* The exit code the command asked leaderd to exit with, or -1. */
 int		 actions_exit_code(const struct actions *a);
 

@@ -122,13 +122,14 @@ daemon_command_quit_cb(void *arg)
  * Stop: the actions first (the command must be gone before the lease is
  * released), then the elector's release, which abandons a request in
  * flight and retries until the budget is spent; all bounded by the hard
- * stop, shutdown_timeout from now (config_shutdown_ms).
+ * stop, shutdown_timeout from now (config_stop_budget_ms, the budget
+ * `leaderd -n -v` prints).
  */
 static void
 stop_daemon(struct daemon *d, const char *why)
 {
 	double		 t;
-	uint64_t	 budget, ms, act_ms = 0;
+	uint64_t	 budget;
 	int		 i;
 
 	d->stopping = 1;
@@ -136,14 +137,11 @@ stop_daemon(struct daemon *d, const char *why)
 	for (i = 0; i < d->nel; i++) {
 		d->el[i].st.stopping = 1;
 		daemon_notify_local(&d->el[i]);
-		if (d->el[i].act != NULL &&
-		    (ms = actions_shutdown_ms(d->el[i].act)) > act_ms)
-			act_ms = ms;
 	}
 	daemon_shards_stopping(d);
 	log_info("%s: stopping", why);
 	/* One budget for all: the elections stop side by side. */
-	budget = config_shutdown_ms(d->conf, act_ms);
+	budget = config_stop_budget_ms(d->conf, d->cmd != NULL);
 	d->stop_until_ms = clock_mono_ms() + budget;
 	ev_now_update(d->loop);
 	t = clock_timer_seconds(budget);
