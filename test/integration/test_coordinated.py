@@ -252,7 +252,7 @@ def test_candidate_errors_back_off(cluster):
     assert n < 5.0 / RP + 20, n
     assert a.log_count("LeaseCandidate") >= 1
     api.clear_fault(f)
-    wait_until(lambda: "eb-a" in api.candidates(NS), 10.0,
+    wait_until(lambda: "eb-a" in api.candidates(NS), 20.0,
                what="a creates its candidate again")
 
 
