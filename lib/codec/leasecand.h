@@ -23,8 +23,6 @@
  * a longer one is cut and the candidate marked (lease_cand.cut).
  */
 #define LEASECAND_VERSION_MAX	128	/* a version as kept, incl. NUL */
-/* A strategy: OldestEmulationVersion or a qualified name, prefix/name. */
-#define LEASECAND_STRATEGY_MAX	(253 + 1 + 63 + 1) /* the API's, incl. NUL */
 /* handover: auto's liveness (lease_cand_live). */
 #define LEASECAND_LIVE_US	(330LL * 1000000) /* client-go renews every
 					   5 minutes: renewed within 5.5 */
@@ -37,7 +35,7 @@ struct lease_cand {
 	char	 binary_version[LEASECAND_VERSION_MAX]; /* spec.binaryVersion */
 	char	 emulation_version[LEASECAND_VERSION_MAX]; /* spec.
 					   emulationVersion; "" = absent */
-	char	 strategy[LEASECAND_STRATEGY_MAX]; /* spec.strategy */
+	char	 strategy[LEASE_STRATEGY_MAX];	/* spec.strategy */
 	int	 cut;			/* a version too long to keep whole:
 					   never picked */
 	int64_t	 ping_us;		/* spec.pingTime; 0 = absent */
