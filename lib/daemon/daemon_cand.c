@@ -99,8 +99,8 @@ cand_self(struct daemon *d, struct lease_cand *c)
 /*
  * A failure of req (what: the API's answer or the decoder's error),
  * then next after the backoff (at once if quick and the first in a
- * row).  Logged when it differs from the last one, and again at the
- * 2nd, 4th, 8th... in a row, so a loop always shows.  GET /leader says
+ * row, logged as such).  Logged when it differs from the last one, and
+ * again at the 2nd, 4th, 8th... in a row, so a loop always shows.  GET /leader says
  * coordinated: false with it, unless only the list failed: that leaves
  * handover: auto without a pick, and the list waits out its own backoff
  * while ours is read as usual.
@@ -122,7 +122,10 @@ cand_retry(struct daemon *d, int req, const char *what, int next, int quick)
 		ms = quick && fails == 1 ? 0 : cand_backoff_ms(d, fails);
 	}
 	snprintf(msg, sizeof(msg), "%s: %s", cand_verb[req], what);
-	if (strcmp(msg, d->cand_err) != 0 || (fails & (fails - 1)) == 0)
+	if (ms == 0)	/* ours left by our last process, or collected */
+		log_info("lease %s: LeaseCandidate %s; %s it", d->el[0].lock,
+		    msg, next == CAND_REQ_GET ? "reading" : "creating");
+	else if (strcmp(msg, d->cand_err) != 0 || (fails & (fails - 1)) == 0)
 		log_warnx("lease %s: LeaseCandidate %s (%d in a row; again in "
 		    "%llu ms)", d->el[0].lock, msg, fails,
 		    (unsigned long long)ms);

@@ -285,3 +285,21 @@ def test_handover_auto_skips_candidates_that_do_not_ack(cluster):
     wait_until(b.is_leader, 2.0, interval=0.01, what="b leads")
     assert cluster.lease()["spec"]["holderIdentity"] == "hg-b"
     chk.assert_s1()
+
+
+def test_restart_reads_its_candidate_at_once(cluster):
+    """M4's backoff spares the normal restart: the candidate our last
+    process left makes the create 409, read and renewed at once."""
+    api = cluster.api
+    api.enable_candidates()
+    api.plant_candidate(NS, "rs-a", cluster.lock,
+                        renew_time=microtime(time.time() - 60))
+    t0 = time.monotonic()
+    a = cluster.start("rs-a", args=coordinated("1.0.0"))
+    wait_until(lambda: a.leader()["coordinated"] is True, 2 * RP,
+               what="a says coordinated")
+    verbs = [e["method"] for e in cand_requests(api, a, t0)][:3]
+    assert verbs == ["POST", "GET", "PUT"], verbs
+    assert a.log_count("409") == 1
+    assert a.log_count("reading it") == 1
+    assert acks_ping(api, "rs-a", 2 * RP + SLACK)
