@@ -98,21 +98,22 @@ cand_self(struct daemon *d, struct lease_cand *c)
 
 /*
  * A failure of req (what: the API's answer or the decoder's error),
- * then next after the backoff (at once if quick and the first in a
- * row, logged as such).  Logged when it differs from the last one, and
- * again at the 2nd, 4th, 8th... in a row, so a loop always shows.  GET /leader says
- * coordinated: false with it, unless only the list failed: that leaves
- * handover: auto without a pick, and the list waits out its own backoff
- * while ours is read as usual.
+ * then next after the backoff, or at once if quick and the first in a
+ * row (logged at info: ours left by our last process, or collected).
+ * Logged when it differs from the last one (a list's: never compared),
+ * and again at the 2nd, 4th, 8th... in a row, so a loop always shows.
+ * GET /leader says coordinated: false with it, unless it is such a
+ * first one or only the list failed: that leaves handover: auto without a pick, and the list waits
+ * out its own backoff while ours is read as usual.
  */
 static void
 cand_retry(struct daemon *d, int req, const char *what, int next, int quick)
 {
 	char		 msg[sizeof(d->cand_err)];
 	uint64_t	 ms;
-	int		 fails;
+	int		 fails, list = req == CAND_REQ_LIST;
 
-	if (req == CAND_REQ_LIST) {
+	if (list) {
 		fails = ++d->cand_list_fails;
 		ms = cand_backoff_ms(d, fails);
 		d->cand_list_ms = clock_mono_ms() + ms;
@@ -122,16 +123,22 @@ cand_retry(struct daemon *d, int req, const char *what, int next, int quick)
 		ms = quick && fails == 1 ? 0 : cand_backoff_ms(d, fails);
 	}
 	snprintf(msg, sizeof(msg), "%s: %s", cand_verb[req], what);
-	if (ms == 0)	/* ours left by our last process, or collected */
+	if (ms == 0)
 		log_info("lease %s: LeaseCandidate %s; %s it", d->el[0].lock,
 		    msg, next == CAND_REQ_GET ? "reading" : "creating");
-	else if (strcmp(msg, d->cand_err) != 0 || (fails & (fails - 1)) == 0)
+	else if ((fails & (fails - 1)) == 0 ||
+	    (!list && strcmp(msg, d->cand_err) != 0))
 		log_warnx("lease %s: LeaseCandidate %s (%d in a row; again in "
 		    "%llu ms)", d->el[0].lock, msg, fails,
 		    (unsigned long long)ms);
-	memcpy(d->cand_err, msg, sizeof(d->cand_err));
-	if (req == CAND_REQ_LIST) {
+	if (!list && ms != 0)
+		memcpy(d->cand_err, msg, sizeof(d->cand_err));
+	if (list) {
 		cand_later(d, next, d->conf->retry_period_ms);
+		return;
+	}
+	if (ms == 0) {
+		cand_later(d, next, 0);
 		return;
 	}
 	snprintf(d->cand_reason, sizeof(d->cand_reason), "the LeaseCandidate "

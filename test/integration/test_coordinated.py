@@ -303,3 +303,29 @@ def test_restart_reads_its_candidate_at_once(cluster):
     assert a.log_count("409") == 1
     assert a.log_count("reading it") == 1
     assert acks_ping(api, "rs-a", 2 * RP + SLACK)
+
+
+def test_failing_list_leaves_handover_auto_without_a_pick(cluster):
+    """M3: the list (handover: auto's, while leading) failing does not
+    touch the pings: coordinated stays true, the failure is logged with
+    its backoff, and on SIGTERM the leader releases."""
+    api = cluster.api
+    api.enable_candidates()
+    a = cluster.start("fl-a", args=coordinated("1.0.0", "--handover", "auto"))
+    b = cluster.start("fl-b", args=coordinated("1.0.0"))
+    wait_until(lambda: {"fl-a", "fl-b"} <= set(api.candidates(NS)), 3.0,
+               what="both candidates")
+    api.fault("status", status=500, methods=["GET"],
+              path="/apis/coordination.k8s.io/v1beta1/namespaces/%s/"
+              "leasecandidates" % NS)
+    assign(cluster, "fl-a")
+    wait_until(a.is_leader, 2.0, interval=0.01, what="a leads")
+    wait_until(lambda: a.log_count("LeaseCandidate list: 500") >= 1,
+               2 * RP + SLACK, what="the list's failure logged")
+    assert a.leader()["coordinated"] is True
+    assert acks_ping(api, "fl-a", 2 * RP + SLACK)
+    a.signal(signal.SIGTERM)
+    assert a.wait(5.0) == 0
+    assert a.log_count("no live candidate known; releasing") == 1
+    assert cluster.lease()["spec"]["holderIdentity"] == ""
+    assert not b.is_leader()
