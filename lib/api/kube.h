@@ -158,13 +158,15 @@ int	kube_pod_patch(struct kube *k, const char *ns, const char *name,
 
 /*
  * The LeaseCandidates (coordination.k8s.io/v1beta1) of namespace ns:
- * list them all, POST body to create one, PUT body over ns/name, DELETE
- * ns/name; same rules as the Lease requests.  A 404 on the list or the
- * create means the API is not served (the CoordinatedLeaderElection
- * gate is off).
+ * list them all, GET ns/name, POST body to create one, PUT body over
+ * ns/name, DELETE ns/name; same rules as the Lease requests.  A 404 on
+ * the list or the create means the API is not served (the
+ * CoordinatedLeaderElection gate is off).
  */
 int	kube_cand_list(struct kube *k, const char *ns, uint64_t timeout_ms,
 	    kube_done_cb done_cb, void *arg);
+int	kube_cand_get(struct kube *k, const char *ns, const char *name,
+	    uint64_t timeout_ms, kube_done_cb done_cb, void *arg);
 int	kube_cand_create(struct kube *k, const char *ns, const char *body,
 	    uint64_t timeout_ms, kube_done_cb done_cb, void *arg);
 int	kube_cand_update(struct kube *k, const char *ns, const char *name,

@@ -263,6 +263,14 @@ kube_cand_list(struct kube *k, const char *ns, uint64_t timeout_ms,
 }
 
 int
+kube_cand_get(struct kube *k, const char *ns, const char *name,
+    uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	return kube_request(k, "GET", cand_url(k, ns, name), NULL,
+	    timeout_ms, cb, arg);
+}
+
+int
 kube_cand_create(struct kube *k, const char *ns, const char *body,
     uint64_t timeout_ms, kube_done_cb cb, void *arg)
 {

@@ -17,7 +17,8 @@
 
 #define LEASE_HOLDER_MAX	256	/* identity incl. NUL; pod names <= 253 */
 #define LEASE_RV_MAX		64	/* resourceVersion incl. NUL */
-#define LEASE_STRATEGY_MAX	128	/* spec.strategy incl. NUL */
+#define LEASE_STRATEGY_MAX	(253 + 1 + 63 + 1) /* spec.strategy incl. NUL:
+				   the API's qualified name, prefix/name */
 #define LEASE_BODY_MAX		(1024 * 1024)	/* larger API answers are refused */
 
 /*

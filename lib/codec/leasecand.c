@@ -1,7 +1,7 @@
 /*
  * leasecand.c -- the LeaseCandidate (coordination.k8s.io/v1beta1) codec,
- * the version order of the OldestEmulationVersion strategy and the pick
- * it makes.  See leasecand.h.
+ * the scan of a list for handover: auto's pick, the liveness it asks of
+ * a candidate and the OldestEmulationVersion order.  See leasecand.h.
  */
 
 #include <ctype.h>
@@ -14,6 +14,37 @@
 #include "codec/apitime.h"
 #include "codec/codec_int.h"
 #include "codec/leasecand.h"
+
+/*
+ * An optional version at obj.key into buf: what comes before any build
+ * metadata ('+'), cut to len - 1 bytes (and *cut set) when longer.
+ */
+static int
+get_version(json_t *obj, const char *key, const char *path, char *buf,
+    size_t len, int *cut, char *err, size_t errlen)
+{
+	json_t		*v;
+	const char	*s, *plus;
+	size_t		 n;
+
+	if ((v = json_object_get(obj, key)) == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_string(v)) {
+		snprintf(err, errlen, "%s: not a string", path);
+		return -1;
+	}
+	s = json_string_value(v);
+	n = json_string_length(v);
+	if ((plus = memchr(s, '+', n)) != NULL)
+		n = (size_t)(plus - s);
+	if (n >= len) {
+		n = len - 1;
+		*cut = 1;
+	}
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return 0;
+}
 
 /* One decoded item (root an object); kind checked when present. */
 static int
@@ -44,11 +75,11 @@ decode_obj(json_t *root, struct lease_cand *out, char *err, size_t errlen)
 		return -1;
 	if (json_is_object(spec) && (codec_get_string(spec, "leaseName",
 	    "spec.leaseName", c.lease_name, sizeof(c.lease_name), err,
-	    errlen) == -1 || codec_get_string(spec, "binaryVersion",
+	    errlen) == -1 || get_version(spec, "binaryVersion",
 	    "spec.binaryVersion", c.binary_version, sizeof(c.binary_version),
-	    err, errlen) == -1 || codec_get_string(spec, "emulationVersion",
-	    "spec.emulationVersion", c.emulation_version,
-	    sizeof(c.emulation_version), err, errlen) == -1 ||
+	    &c.cut, err, errlen) == -1 || get_version(spec,
+	    "emulationVersion", "spec.emulationVersion", c.emulation_version,
+	    sizeof(c.emulation_version), &c.cut, err, errlen) == -1 ||
 	    codec_get_string(spec, "strategy", "spec.strategy", c.strategy,
 	    sizeof(c.strategy), err, errlen) == -1 ||
 	    codec_get_time(spec, "pingTime", "spec.pingTime", &c.ping_us, err,
@@ -57,6 +88,20 @@ decode_obj(json_t *root, struct lease_cand *out, char *err, size_t errlen)
 		return -1;
 	*out = c;
 	return 0;
+}
+
+/* Whether item's spec.leaseName is lease_name; nothing else is read. */
+static int
+item_of(json_t *item, const char *lease_name)
+{
+	json_t	*spec, *v;
+
+	if (!json_is_object(item) ||
+	    !json_is_object(spec = json_object_get(item, "spec")) ||
+	    !json_is_string(v = json_object_get(spec, "leaseName")))
+		return 0;
+	return json_string_length(v) == strlen(lease_name) &&
+	    strcmp(json_string_value(v), lease_name) == 0;
 }
 
 static json_t *
@@ -83,15 +128,18 @@ lease_cand_decode(const char *buf, size_t len, struct lease_cand *out,
 }
 
 int
-lease_cand_decode_list(const char *buf, size_t len, const char *lease_name,
-    struct lease_cand *out, size_t max, size_t *n, char *err, size_t errlen)
+lease_cand_scan_list(const char *buf, size_t len, struct lease_cand_scan *s,
+    char *err, size_t errlen)
 {
 	json_t			*root, *items, *it;
 	struct lease_cand	 c;
+	char			 why[sizeof(s->why)];
 	size_t			 i;
 	int			 rc = -1;
 
-	*n = 0;
+	s->found = 0;
+	s->n = s->skipped = 0;
+	s->why[0] = '\0';
 	if ((root = load(buf, len, err, errlen)) == NULL)
 		return -1;
 	items = json_is_object(root) ? json_object_get(root, "items") : NULL;
@@ -100,17 +148,37 @@ lease_cand_decode_list(const char *buf, size_t len, const char *lease_name,
 		goto out;
 	}
 	json_array_foreach(items, i, it) {
-		if (decode_obj(it, &c, err, errlen) == -1)
-			goto out;
-		if (lease_name != NULL && strcmp(c.lease_name, lease_name) != 0)
+		if (!item_of(it, s->lease_name))
 			continue;
-		if (*n < max)
-			out[(*n)++] = c;
+		s->n++;
+		if (decode_obj(it, &c, why, sizeof(why)) == -1) {
+			if (s->skipped++ == 0)
+				memcpy(s->why, why, sizeof(s->why));
+			continue;
+		}
+		if ((s->skip != NULL && strcmp(c.name, s->skip) == 0) ||
+		    !lease_cand_live(&c, s->now_us))
+			continue;
+		if (!s->found || (s->by_version ?
+		    lease_cand_better(&c, &s->best) :
+		    c.renew_us > s->best.renew_us)) {
+			s->best = c;
+			s->found = 1;
+		}
 	}
 	rc = 0;
  out:
 	json_decref(root);
 	return rc;
+}
+
+int
+lease_cand_live(const struct lease_cand *c, int64_t now_us)
+{
+	return c->renew_us != 0 && !c->cut &&
+	    c->renew_us <= now_us + LEASECAND_SKEW_US &&
+	    c->renew_us >= now_us - LEASECAND_LIVE_US &&
+	    c->ping_us <= c->renew_us;
 }
 
 /* Set the spec fields the candidate owns, in client-go's order. */
@@ -227,9 +295,8 @@ lease_cand_version_ok(const char *s)
 	    (*s == '\0' || *s == '-' || *s == '+');
 }
 
-/* Whether x is a better pick than y (OldestEmulationVersion). */
-static int
-better(const struct lease_cand *x, const struct lease_cand *y)
+int
+lease_cand_better(const struct lease_cand *x, const struct lease_cand *y)
 {
 	int	 r;
 
@@ -244,21 +311,4 @@ better(const struct lease_cand *x, const struct lease_cand *y)
 	if (x->created_us != y->created_us)
 		return x->created_us < y->created_us;
 	return strcmp(x->name, y->name) < 0;
-}
-
-int
-lease_cand_pick(const struct lease_cand *c, size_t n, const char *skip,
-    int64_t not_before_us)
-{
-	size_t	 i;
-	int	 best = -1;
-
-	for (i = 0; i < n; i++) {
-		if ((skip != NULL && strcmp(c[i].name, skip) == 0) ||
-		    c[i].renew_us < not_before_us)
-			continue;
-		if (best == -1 || better(&c[i], &c[best]))
-			best = (int)i;
-	}
-	return best;
 }

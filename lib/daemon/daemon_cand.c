@@ -3,21 +3,29 @@
  * KEP-4355): the LeaseCandidate named after our identity, in the Lease's
  * namespace, kept on a client and a timer of its own.
  *
- * At start it is created (a 409 finds the one our previous process left
- * and renews it).  Then the candidates of the namespace are listed every
- * retry_period: ours is renewed when the API server's election
- * controller pings it (pingTime newer than renewTime) or when client-go's
- * interval (5 minutes) has passed since the last renew, and created again
- * if it went missing (garbage-collected); the others of the same Lease
- * are remembered for handover: auto.  On exit it is deleted, beside the
+ * At start it is created (a 409 reads the one our previous process left,
+ * by name, and renews it).  Then ours is read by name every
+ * retry_period: it is renewed when the API server's election controller
+ * pings it (pingTime newer than renewTime) or when client-go's interval
+ * (5 minutes) has passed since the last renew, and created again if it
+ * went missing (garbage-collected).  Nothing another candidate holds
+ * can stop that read.  With handover: auto, while we lead, the
+ * namespace's candidates are also listed, for the live one of our Lease
+ * to hand to (lease_cand_scan_list: a co-tenant's candidate of another
+ * Lease is passed over unread).  On exit ours is deleted, beside the
  * release, within the shutdown budget.
  *
- * A 404 on the create or the list means the API is not served (the
+ * A 404 on the create means the API is not served (the
  * CoordinatedLeaderElection gate is off, or coordination.k8s.io/v1beta1
  * is not enabled): one log line, the elector competes as usual
  * (ELECTOR_IN_COORDINATED off) and GET /leader says coordinated: false
- * with the reason.  Other failures are retried every retry_period, the
- * elector still waiting for the controller.
+ * with the reason.  Every other failure is retried after a backoff
+ * (retry_period doubling to CAND_BACKOFF_MAX_MS; the first 409 or 404
+ * of a run at once) and logged, the elector still waiting for the
+ * controller; while ours cannot be read or written GET /leader says
+ * coordinated: false with the error.  A failed list only leaves
+ * handover: auto without a pick (it releases) and is retried with the
+ * same backoff.
  */
 
 #include <stdint.h>
@@ -33,19 +41,42 @@
 #include "daemon/daemon_int.h"
 
 #define CAND_RENEW_MS	(5 * 60 * 1000)	/* client-go's requeueInterval */
-#define CAND_LIVE_US	(330LL * 1000000) /* renewed this recently: live */
+#define CAND_BACKOFF_MAX_MS 30000	/* failures retried at most this far
+					   apart (or retry_period if longer) */
 
-enum { CAND_REQ_NONE, CAND_REQ_CREATE, CAND_REQ_LIST, CAND_REQ_RENEW,
-    CAND_REQ_DELETE };
+enum { CAND_REQ_NONE, CAND_REQ_CREATE, CAND_REQ_GET, CAND_REQ_RENEW,
+    CAND_REQ_LIST, CAND_REQ_DELETE };
+
+static const char *const cand_verb[] = { "", "create", "read", "renew",
+    "list", "delete" };
 
 static void	cand_send(struct daemon *, int);
 
+/* Send req after_ms from now (at once for 0). */
 static void
-cand_arm(struct daemon *d, uint64_t after_ms)
+cand_later(struct daemon *d, int req, uint64_t after_ms)
 {
 	ev_timer_stop(d->loop, &d->cand_timer);
+	d->cand_next = req;
+	if (after_ms == 0) {
+		cand_send(d, req);
+		return;
+	}
 	ev_timer_set(&d->cand_timer, clock_timer_seconds(after_ms), 0.);
 	ev_timer_start(d->loop, &d->cand_timer);
+}
+
+/* The delay after fails failures in a row: retry_period, doubling. */
+static uint64_t
+cand_backoff_ms(const struct daemon *d, int fails)
+{
+	uint64_t	 ms = d->conf->retry_period_ms;
+	uint64_t	 max = ms > CAND_BACKOFF_MAX_MS ? ms : CAND_BACKOFF_MAX_MS;
+	int		 i;
+
+	for (i = 1; i < fails && ms < max; i++)
+		ms *= 2;
+	return ms < max ? ms : max;
 }
 
 /* Ours, as we write it; the time and version given. */
@@ -65,17 +96,69 @@ cand_self(struct daemon *d, struct lease_cand *c)
 	snprintf(c->strategy, sizeof(c->strategy), "%s", conf->cle_strategy);
 }
 
-/* Log a failure once until the next success; note it for /leader. */
+/*
+ * A failure of req (what: the API's answer or the decoder's error),
+ * then next after the backoff, or at once if quick and the first in a
+ * row (logged at info: ours left by our last process, or collected).
+ * Logged when it differs from the last one (a list's: never compared),
+ * and again at the 2nd, 4th, 8th... in a row, so a loop always shows.
+ * GET /leader says coordinated: false with it, unless it is such a
+ * first one or only the list failed: that leaves handover: auto without a pick, and the list waits
+ * out its own backoff while ours is read as usual.
+ */
 static void
-cand_failed(struct daemon *d, const char *what, const struct kube_result *r)
+cand_retry(struct daemon *d, int req, const char *what, int next, int quick)
 {
-	char	 msg[sizeof(d->cand_err)];
+	char		 msg[sizeof(d->cand_err)];
+	uint64_t	 ms;
+	int		 fails, list = req == CAND_REQ_LIST;
 
-	snprintf(msg, sizeof(msg), "%s: %ld %.60s%s%.300s", what, r->status,
+	if (list) {
+		fails = ++d->cand_list_fails;
+		ms = cand_backoff_ms(d, fails);
+		d->cand_list_ms = clock_mono_ms() + ms;
+		d->has_pick = 0;
+	} else {
+		fails = ++d->cand_fails;
+		ms = quick && fails == 1 ? 0 : cand_backoff_ms(d, fails);
+	}
+	snprintf(msg, sizeof(msg), "%s: %s", cand_verb[req], what);
+	if (ms == 0)
+		log_info("lease %s: LeaseCandidate %s; %s it", d->el[0].lock,
+		    msg, next == CAND_REQ_GET ? "reading" : "creating");
+	else if ((fails & (fails - 1)) == 0 ||
+	    (!list && strcmp(msg, d->cand_err) != 0))
+		log_warnx("lease %s: LeaseCandidate %s (%d in a row; again in "
+		    "%llu ms)", d->el[0].lock, msg, fails,
+		    (unsigned long long)ms);
+	if (!list && ms != 0)
+		memcpy(d->cand_err, msg, sizeof(d->cand_err));
+	if (list) {
+		cand_later(d, next, d->conf->retry_period_ms);
+		return;
+	}
+	if (ms == 0) {
+		cand_later(d, next, 0);
+		return;
+	}
+	snprintf(d->cand_reason, sizeof(d->cand_reason), "the LeaseCandidate "
+	    "could not be %s: %s", req == CAND_REQ_GET ? "read" :
+	    req == CAND_REQ_CREATE ? "created" : "written", what);
+	d->el[0].st.coordinated = LOCALAPI_COORD_OFF;
+	d->el[0].st.coordinated_reason = d->cand_reason;
+	cand_later(d, next, ms);
+}
+
+/* The API's answer r to req, as cand_retry takes it. */
+static void
+cand_retry_api(struct daemon *d, int req, const struct kube_result *r,
+    int next, int quick)
+{
+	char	 what[400];
+
+	snprintf(what, sizeof(what), "%ld %.60s%s%.300s", r->status,
 	    r->reason, r->message[0] != '\0' ? ": " : "", r->message);
-	if (strcmp(msg, d->cand_err) != 0)
-		log_warnx("lease %s: LeaseCandidate %s", d->el[0].lock, msg);
-	memcpy(d->cand_err, msg, sizeof(d->cand_err));
+	cand_retry(d, req, what, next, quick);
 }
 
 /* The API is not served: elect without the controller. */
@@ -101,43 +184,79 @@ cand_working(struct daemon *d)
 		log_info("lease %s: LeaseCandidate %s/%s kept again", d->el[0].lock,
 		    d->conf->lock_namespace, d->conf->identity);
 	d->cand_err[0] = '\0';
+	d->cand_fails = 0;
 	d->el[0].st.coordinated = LOCALAPI_COORD_ON;
 	d->el[0].st.coordinated_reason = "";
 }
 
-/* The list: ours, and the others of our Lease. */
+/* After ours is kept: the list, if handover: auto wants it now, or ours
+ * read again a retry_period from now. */
 static void
-cand_listed(struct daemon *d, const struct kube_result *r)
+cand_next_round(struct daemon *d)
 {
-	struct lease_cand	*mine = NULL;
-	char			 err[256];
-	size_t			 i, n;
-	uint64_t		 now_ms = clock_mono_ms();
+	uint64_t	 now_ms = clock_mono_ms();
 
-	if (lease_cand_decode_list(r->body, r->len, d->conf->lock_name,
-	    d->cands, DAEMON_CANDS, &n, err, sizeof(err)) == -1) {
-		log_warnx("lease %s: LeaseCandidate list: %s", d->el[0].lock, err);
-		cand_arm(d, d->conf->retry_period_ms);
+	if (strcmp(d->conf->handover, "auto") == 0 &&
+	    elector_is_leader(&d->el[0].el, now_ms) &&
+	    now_ms >= d->cand_list_ms) {
+		cand_send(d, CAND_REQ_LIST);
 		return;
 	}
-	d->ncands = n;
-	for (i = 0; i < n; i++)
-		if (strcmp(d->cands[i].name, d->conf->identity) == 0)
-			mine = &d->cands[i];
-	if (mine == NULL) {
-		/* Gone (garbage-collected, or deleted by hand): again. */
-		cand_send(d, CAND_REQ_CREATE);
+	cand_later(d, CAND_REQ_GET, d->conf->retry_period_ms);
+}
+
+/* Ours, read by name: renew it if pinged or due. */
+static void
+cand_read(struct daemon *d, const struct kube_result *r)
+{
+	char	 err[256];
+
+	if (lease_cand_decode(r->body, r->len, &d->mine, err,
+	    sizeof(err)) == -1) {
+		cand_retry(d, CAND_REQ_GET, err, CAND_REQ_GET, 0);
 		return;
 	}
-	d->mine = *mine;
-	if (mine->ping_us > mine->renew_us || now_ms >= d->cand_renew_ms) {
-		if (mine->ping_us > mine->renew_us)
+	if (d->mine.ping_us > d->mine.renew_us ||
+	    clock_mono_ms() >= d->cand_renew_ms) {
+		if (d->mine.ping_us > d->mine.renew_us)
 			log_debug("lease %s: LeaseCandidate pinged",
 			    d->el[0].lock);
 		cand_send(d, CAND_REQ_RENEW);
 		return;
 	}
-	cand_arm(d, d->conf->retry_period_ms);
+	cand_working(d);
+	cand_next_round(d);
+}
+
+/* The namespace's candidates: the pick of handover: auto. */
+static void
+cand_listed(struct daemon *d, const struct kube_result *r)
+{
+	struct lease_cand_scan	 sc;
+	char			 err[256];
+
+	memset(&sc, 0, sizeof(sc));
+	sc.lease_name = d->conf->lock_name;
+	sc.skip = d->conf->identity;
+	sc.by_version = strcmp(d->conf->cle_strategy,
+	    "OldestEmulationVersion") == 0;
+	sc.now_us = clock_wall_us();
+	if (lease_cand_scan_list(r->body, r->len, &sc, err,
+	    sizeof(err)) == -1) {
+		cand_retry(d, CAND_REQ_LIST, err, CAND_REQ_GET, 0);
+		return;
+	}
+	d->cand_list_fails = 0;
+	d->cand_list_ms = 0;
+	if (sc.skipped != d->cand_skipped && sc.skipped > 0)
+		log_warnx("lease %s: %zu of its %zu LeaseCandidates passed "
+		    "over for handover: auto (the first: %s)", d->el[0].lock,
+		    sc.skipped, sc.n, sc.why);
+	d->cand_skipped = sc.skipped;
+	d->has_pick = sc.found;
+	if (sc.found)
+		d->pick = sc.best;
+	cand_later(d, CAND_REQ_GET, d->conf->retry_period_ms);
 }
 
 static void
@@ -154,32 +273,36 @@ cand_done_cb(const struct kube_result *r, void *arg)
 			    d->el[0].lock, d->conf->lock_namespace,
 			    d->conf->identity);
 		else
-			cand_failed(d, "delete", r);
+			log_warnx("lease %s: LeaseCandidate delete: %ld %.60s",
+			    d->el[0].lock, r->status, r->reason);
 		if (d->exit_wait)
 			ev_break(d->loop, EVBREAK_ALL);
 		return;
 	}
-	if (r->outcome == KUBE_NOTFOUND &&
-	    (req == CAND_REQ_CREATE || req == CAND_REQ_LIST)) {
+	if (r->outcome == KUBE_NOTFOUND && req == CAND_REQ_CREATE) {
 		cand_fallback(d);
 		return;
 	}
-	if (r->outcome == KUBE_CONFLICT) {
-		/* Ours exists already (create) or moved (renew): list. */
-		cand_send(d, CAND_REQ_LIST);
-		return;
-	}
 	if (r->outcome != KUBE_OK) {
-		cand_failed(d, req == CAND_REQ_CREATE ? "create" :
-		    req == CAND_REQ_LIST ? "list" : "renew", r);
-		if (d->el[0].st.coordinated != LOCALAPI_COORD_ON)
-			d->el[0].st.coordinated_reason = "the LeaseCandidate could "
-			    "not be written yet";
-		cand_arm(d, d->conf->retry_period_ms);
+		if (req == CAND_REQ_LIST)
+			cand_retry_api(d, req, r, CAND_REQ_GET, 0);
+		else if (r->outcome == KUBE_CONFLICT)
+			/* Ours exists already (create) or moved (renew). */
+			cand_retry_api(d, req, r, CAND_REQ_GET, 1);
+		else if (r->outcome == KUBE_NOTFOUND)
+			/* Gone (garbage-collected, or deleted by hand). */
+			cand_retry_api(d, req, r, CAND_REQ_CREATE, 1);
+		else
+			cand_retry_api(d, req, r, d->mine.rv[0] != '\0' ?
+			    CAND_REQ_GET : CAND_REQ_CREATE, 0);
 		return;
 	}
 	if (req == CAND_REQ_LIST) {
 		cand_listed(d, r);
+		return;
+	}
+	if (req == CAND_REQ_GET) {
+		cand_read(d, r);
 		return;
 	}
 	if (lease_cand_decode(r->body, r->len, &d->mine, err,
@@ -189,11 +312,12 @@ cand_done_cb(const struct kube_result *r, void *arg)
 		log_info("lease %s: coordinated election: LeaseCandidate "
 		    "%s/%s (binary %s, emulation %s, strategy %s)", d->el[0].lock,
 		    d->conf->lock_namespace, d->conf->identity,
-		    d->mine.binary_version, d->mine.emulation_version,
-		    d->mine.strategy);
+		    d->conf->binary_version, d->conf->emulation_version[0] !=
+		    '\0' ? d->conf->emulation_version : d->conf->binary_version,
+		    d->conf->cle_strategy);
 	cand_working(d);
 	d->cand_renew_ms = clock_mono_ms() + CAND_RENEW_MS;
-	cand_arm(d, d->conf->retry_period_ms);
+	cand_next_round(d);
 }
 
 static void
@@ -213,6 +337,10 @@ cand_send(struct daemon *d, int req)
 		rc = kube_cand_create(d->ck, ns, body,
 		    d->conf->request_timeout_ms, cand_done_cb, d);
 		break;
+	case CAND_REQ_GET:
+		rc = kube_cand_get(d->ck, ns, c.name,
+		    d->conf->request_timeout_ms, cand_done_cb, d);
+		break;
 	case CAND_REQ_RENEW:
 		snprintf(c.rv, sizeof(c.rv), "%s", d->mine.rv);
 		c.ping_us = d->mine.ping_us;
@@ -228,7 +356,8 @@ cand_send(struct daemon *d, int req)
 	free(body);
 	if (rc == -1) {
 		d->cand_req = CAND_REQ_NONE;
-		cand_arm(d, d->conf->retry_period_ms);
+		cand_retry(d, req, "the request could not be started",
+		    req == CAND_REQ_LIST ? CAND_REQ_GET : req, 0);
 	}
 }
 
@@ -240,8 +369,7 @@ cand_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)loop;
 	(void)revents;
 	if (d->cand_on && d->cand_req == CAND_REQ_NONE)
-		cand_send(d, d->el[0].st.coordinated == LOCALAPI_COORD_ON ? CAND_REQ_LIST :
-		    CAND_REQ_CREATE);
+		cand_send(d, d->cand_next);
 }
 
 int
@@ -272,23 +400,10 @@ daemon_cand_setup(struct daemon *d, const struct kube_creds *creds,
 const char *
 daemon_cand_pick(struct daemon *d)
 {
-	int64_t		 now_us = clock_wall_us();
-	size_t		 i;
-	int		 best = -1;
-
-	if (d->el[0].st.coordinated != LOCALAPI_COORD_ON || d->ncands == 0)
+	if (d->el[0].st.coordinated != LOCALAPI_COORD_ON || !d->has_pick ||
+	    !lease_cand_live(&d->pick, clock_wall_us()))
 		return NULL;
-	if (strcmp(d->conf->cle_strategy, "OldestEmulationVersion") == 0)
-		best = lease_cand_pick(d->cands, d->ncands, d->conf->identity,
-		    now_us - CAND_LIVE_US);
-	else
-		for (i = 0; i < d->ncands; i++)
-			if (strcmp(d->cands[i].name, d->conf->identity) != 0 &&
-			    d->cands[i].renew_us >= now_us - CAND_LIVE_US &&
-			    (best == -1 || d->cands[i].renew_us >
-			    d->cands[best].renew_us))
-				best = (int)i;
-	return best == -1 ? NULL : d->cands[best].name;
+	return d->pick.name;
 }
 
 void

@@ -41,7 +41,6 @@
  */
 #define WATCH_POLL_MS	60000
 
-#define DAEMON_CANDS	32	/* LeaseCandidates of our Lease remembered */
 /*
  * The Events waiting for the shared Events client: enough for every
  * election of a config to win and lose at once a few times over; past
@@ -148,14 +147,21 @@ struct daemon {
 	/* Coordinated election (daemon_cand.c), of the first election. */
 	struct kube		*ck;		/* the candidate's client, or
 						   NULL */
-	ev_timer		 cand_timer;	/* its next list or retry */
+	ev_timer		 cand_timer;	/* its next request */
 	int			 cand_on;	/* the candidate is kept */
 	int			 cand_req;	/* its request in flight */
+	int			 cand_next;	/* the one the timer sends */
+	int			 cand_fails;	/* failures in a row (backoff) */
 	uint64_t		 cand_renew_ms;	/* renew by then anyway */
+	uint64_t		 cand_list_ms;	/* no list before then */
+	int			 cand_list_fails; /* lists failed in a row */
 	struct lease_cand	 mine;		/* ours, as last read */
-	struct lease_cand	 cands[DAEMON_CANDS]; /* our Lease's, listed */
-	size_t			 ncands;
+	struct lease_cand	 pick;		/* handover: auto's, as listed */
+	int			 has_pick;	/* pick is set */
+	size_t			 cand_skipped;	/* our Lease's items the last
+						   list could not decode */
 	char			 cand_err[512];	/* last failure logged */
+	char			 cand_reason[560]; /* coordinated_reason's text */
 	int			 exit_wait;	/* stopped: exit once the
 						   candidate is deleted */
 	char			 auto_to[LEASE_HOLDER_MAX]; /* handover: auto's
@@ -278,10 +284,11 @@ int	daemon_cand_setup(struct daemon *d, const struct kube_creds *creds,
 	    const char *ua);
 
 /*
- * The candidate handover: auto hands to: of our Lease's live candidates
- * (renewed within 5.5 minutes), never ours, the one the strategy picks
- * (OldestEmulationVersion), else the freshest; NULL if none or not
- * coordinated.
+ * The candidate handover: auto hands to: of our Lease's candidates at
+ * the last list (made while leading), never ours, the one the strategy
+ * picks (OldestEmulationVersion), else the freshest, of those live by
+ * lease_cand_live then and still now; NULL if none, or while the
+ * candidate is not kept (coordinated false).
  */
 const char *daemon_cand_pick(struct daemon *d);
 

@@ -148,3 +148,65 @@ def test_coordinated_falls_back_when_gate_off(cluster, deploy_role):
         assert a.proc.text().count("coordinated election off") == 1
     finally:
         a.stop()
+
+
+def test_foreign_candidates_do_not_stop_the_election(cle_cluster,
+                                                     deploy_role):
+    """Security review M3 on the real API: it takes a candidate of
+    another Lease with 70 bytes of build metadata and one with a
+    138-byte custom strategy; with both in the namespace the controller
+    still gets leaderd's acks: when the leader leaves, it assigns the
+    lease to the other, and leaderd logs no failed list or read."""
+    c = cle_cluster
+    lease = "e2e-clp-%s" % time.strftime("%H%M%S")
+    kubeconfig, subject = c.new_user("clp")
+    c.bind(lease, E.lease_rules(deploy_role, lease) + [CAND_RULE], subject)
+    E.wait_for(lambda: c.can_i(kubeconfig, "get", "leasecandidates", "x"),
+               15, interval=0.5, what="RBAC binding")
+    poison = [("clp-meta", {"binaryVersion": "1.2.3+" + "b" * 70,
+                            "emulationVersion": "1.2.3",
+                            "strategy": "OldestEmulationVersion"}),
+              ("clp-strategy", {"binaryVersion": "1.2.3",
+                                "strategy": "a" * 63 + "." + "b" * 60 +
+                                ".example.com/x"})]
+    for name, spec in poison:
+        spec["leaseName"] = lease + "-other"
+        # Renewed (else the API server's collector deletes it at once).
+        spec["renewTime"] = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z",
+                                          time.gmtime())
+        c.admin.apply({"apiVersion": "coordination.k8s.io/v1beta1",
+                       "kind": "LeaseCandidate",
+                       "metadata": {"name": name,
+                                    "namespace": c.namespace},
+                       "spec": spec})
+    parts = [E.Leaderd("c-clp-a", kubeconfig, c.namespace, lease,
+                       extra=coord("1.0.0")),
+             E.Leaderd("c-clp-b", kubeconfig, c.namespace, lease,
+                       extra=coord("1.0.0"))]
+    try:
+        for p in parts:
+            p.start().wait_up()
+            time.sleep(1.1)
+        E.wait_for(lambda: len(leader_of(parts)) == 1, 40, interval=0.1,
+                   what="the controller to pick a leader")
+        first = leader_of(parts)[0]
+        other = [p for p in parts if p is not first][0]
+        # Past the controller's 5 s, the other's renewTime is stale: the
+        # next election pings it and elects it only once it acks
+        # (before the fix it never did, and nobody led again).
+        time.sleep(6.0)
+        first.stop()
+        t0 = time.monotonic()
+        E.wait_for(other.is_leader, 40, interval=0.1,
+                   what="the controller to pick the other")
+        print("coordinated: %s leads %.1f s after %s left"
+              % (other.ident, time.monotonic() - t0, first.ident))
+        assert other.leader()["coordinated"] is True
+        for p in parts:
+            assert "LeaseCandidate list" not in p.proc.text()
+            assert "LeaseCandidate read" not in p.proc.text()
+    finally:
+        for p in parts:
+            p.stop()
+        for name, _ in poison:
+            c.admin.run("delete", "leasecandidate", name, check=False)

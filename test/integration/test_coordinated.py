@@ -10,6 +10,7 @@ back to the usual election, once logged, when the API is not served.
 handover: auto hands the lease on SIGTERM to the candidate the
 controller would pick."""
 
+import datetime
 import signal
 import time
 
@@ -138,3 +139,193 @@ def test_handover_auto_without_candidates_releases(cluster):
     assert a.log_count("no live candidate known; releasing") == 1
     wait_until(b.is_leader, JITTER * RP + SLACK, what="b leads")
     chk.assert_s1()
+
+
+# -- co-tenants with LeaseCandidate create rights (security review M3, M4,
+# L3).  Each test below failed before its fix.
+
+def microtime(t):
+    """Unix time t as a MicroTime string."""
+    return datetime.datetime.fromtimestamp(
+        t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def cand_requests(api, inst, since):
+    """inst's LeaseCandidate requests received since `since`."""
+    return [e for e in api.requests(token=inst.token, since=since)
+            if "/leasecandidates" in e["path"]]
+
+
+def acks_ping(api, name, within):
+    """Ping name's candidate; whether it renews within `within` s."""
+    ping = api.ping_candidate(NS, name)["spec"]["pingTime"]
+    try:
+        wait_until(lambda: api.candidates(NS)[name]["spec"]["renewTime"] >
+                   ping, within, what="%s acks the ping" % name)
+    except AssertionError:
+        return False
+    return True
+
+
+def test_foreign_candidates_do_not_stop_the_pings(cluster):
+    """M3: candidates of other Leases with what the API takes but leaderd
+    once refused (64+ bytes of build metadata; a 138-byte custom
+    strategy; a prerelease past what leaderd keeps) and one of our Lease
+    with long build metadata: leaderd still answers every ping, and says
+    coordinated: true."""
+    api = cluster.api
+    api.enable_candidates()
+    api.plant_candidate(NS, "aa-meta", "other-lease",
+                        binary_version="1.2.3+" + "b" * 70,
+                        emulation_version="1.2.3+" + "e" * 300)
+    api.plant_candidate(NS, "aa-strategy", "other-lease",
+                        strategy="a" * 63 + "." + "b" * 60 +
+                        ".example.com/x")
+    api.plant_candidate(NS, "aa-pre", "other-lease",
+                        binary_version="1.2.3-" + "p" * 400)
+    api.plant_candidate(NS, "aa-ours-meta", cluster.lock,
+                        binary_version="1.0.0+" + "m" * 100,
+                        emulation_version="1.0.0")
+    a = cluster.start("fc-a", args=coordinated("1.0.0"))
+    wait_until(lambda: a.leader()["coordinated"] is True, 3.0,
+               what="a says coordinated")
+    time.sleep(2 * RP)
+    assert acks_ping(api, "fc-a", 2 * RP + SLACK)
+    assert a.leader()["coordinated"] is True
+    assert acks_ping(api, "fc-a", 2 * RP + SLACK)
+
+
+def test_candidate_reads_failing_say_coordinated_false(cluster):
+    """M3: while our candidate cannot be read, /leader says coordinated:
+    false with the reason, and true again once it can."""
+    api = cluster.api
+    api.enable_candidates()
+    a = cluster.start("fr-a", args=coordinated("1.0.0"))
+    wait_until(lambda: a.leader()["coordinated"] is True, 3.0,
+               what="a says coordinated")
+    f = api.fault("status", status=500, methods=["GET"],
+                  path_prefix="/apis/coordination.k8s.io/v1beta1/")
+    wait_until(lambda: a.leader()["coordinated"] is False, 4 * RP + SLACK,
+               what="a says not coordinated")
+    assert "LeaseCandidate" in a.leader()["coordinated_reason"]
+    api.clear_fault(f)
+    wait_until(lambda: a.leader()["coordinated"] is True, 8 * RP + SLACK,
+               what="a says coordinated again")
+
+
+def test_many_candidates_no_spin(cluster):
+    """M4: 40 candidates of our Lease whose names sort before ours:
+    leaderd still finds its own (it acks a ping), and its LeaseCandidate
+    requests stay bounded (a safety bound, not a speed target: before
+    the fix it made thousands a second)."""
+    api = cluster.api
+    api.enable_candidates()
+    for i in range(40):
+        api.plant_candidate(NS, "a%02d" % i, cluster.lock)
+    a = cluster.start("zz-spin", args=coordinated("1.0.0"))
+    time.sleep(1.0)
+    t0 = time.monotonic()
+    time.sleep(5.0)
+    n = len(cand_requests(api, a, t0))
+    # One read of ours a retry_period (10 in 5 s), 20 more allowed.
+    assert n < 5.0 / RP + 20, n
+    assert acks_ping(api, "zz-spin", 2 * RP + SLACK)
+
+
+def test_candidate_errors_back_off(cluster):
+    """M4: every failing candidate request is retried with a growing
+    delay and logged; never a loop without delay."""
+    api = cluster.api
+    api.enable_candidates()
+    a = cluster.start("eb-a", args=coordinated("1.0.0"))
+    wait_until(lambda: a.leader()["coordinated"] is True, 3.0,
+               what="a says coordinated")
+    # Our candidate goes, and every create of it conflicts: the create,
+    # read, create cycle must meet the backoff.
+    f = api.fault("status", status=409, methods=["POST"],
+                  path_prefix="/apis/coordination.k8s.io/v1beta1/")
+    with api._lock:
+        del api._cands[(NS, "eb-a")]
+    t0 = time.monotonic()
+    time.sleep(5.0)
+    n = len(cand_requests(api, a, t0))
+    assert n < 5.0 / RP + 20, n
+    assert a.log_count("LeaseCandidate") >= 1
+    api.clear_fault(f)
+    wait_until(lambda: "eb-a" in api.candidates(NS), 20.0,
+               what="a creates its candidate again")
+
+
+def test_handover_auto_skips_candidates_that_do_not_ack(cluster):
+    """L3: handover: auto never picks a candidate renewed in the future
+    (beyond a small skew), nor one that has not answered its last ping,
+    however old its versions; it picks the live one."""
+    api = cluster.api
+    api.enable_candidates()
+    api.plant_candidate(NS, "zz-ghost", cluster.lock,
+                        binary_version="0.0.1", emulation_version="0.0.1",
+                        renew_time="2100-01-01T00:00:00.000000Z")
+    t = time.time()
+    api.plant_candidate(NS, "zz-mute", cluster.lock,
+                        binary_version="0.0.1", emulation_version="0.0.1",
+                        renew_time=microtime(t - 20), ping_time=
+                        microtime(t - 10))
+    a = cluster.start("hg-a", args=coordinated("1.0.0", "--handover", "auto"))
+    b = cluster.start("hg-b", args=coordinated("1.0.0", "--handover", "auto"))
+    chk = cluster.checker()
+    wait_until(lambda: {"hg-a", "hg-b"} <= set(api.candidates(NS)), 3.0,
+               what="both candidates")
+    assign(cluster, "hg-a")
+    wait_until(a.is_leader, 2.0, interval=0.01, what="a leads")
+    time.sleep(2 * RP + 0.5)    # a lists the others
+    a.signal(signal.SIGTERM)
+    assert a.wait(5.0) == 0
+    assert a.log_count("handover auto: handing the lease to hg-b") == 1, \
+        a.log()
+    wait_until(b.is_leader, 2.0, interval=0.01, what="b leads")
+    assert cluster.lease()["spec"]["holderIdentity"] == "hg-b"
+    chk.assert_s1()
+
+
+def test_restart_reads_its_candidate_at_once(cluster):
+    """M4's backoff spares the normal restart: the candidate our last
+    process left makes the create 409, read and renewed at once."""
+    api = cluster.api
+    api.enable_candidates()
+    api.plant_candidate(NS, "rs-a", cluster.lock,
+                        renew_time=microtime(time.time() - 60))
+    t0 = time.monotonic()
+    a = cluster.start("rs-a", args=coordinated("1.0.0"))
+    wait_until(lambda: a.leader()["coordinated"] is True, 2 * RP,
+               what="a says coordinated")
+    verbs = [e["method"] for e in cand_requests(api, a, t0)][:3]
+    assert verbs == ["POST", "GET", "PUT"], verbs
+    assert a.log_count("409") == 1
+    assert a.log_count("reading it") == 1
+    assert acks_ping(api, "rs-a", 2 * RP + SLACK)
+
+
+def test_failing_list_leaves_handover_auto_without_a_pick(cluster):
+    """M3: the list (handover: auto's, while leading) failing does not
+    touch the pings: coordinated stays true, the failure is logged with
+    its backoff, and on SIGTERM the leader releases."""
+    api = cluster.api
+    api.enable_candidates()
+    a = cluster.start("fl-a", args=coordinated("1.0.0", "--handover", "auto"))
+    b = cluster.start("fl-b", args=coordinated("1.0.0"))
+    wait_until(lambda: {"fl-a", "fl-b"} <= set(api.candidates(NS)), 3.0,
+               what="both candidates")
+    api.fault("status", status=500, methods=["GET"],
+              path="/apis/coordination.k8s.io/v1beta1/namespaces/%s/"
+              "leasecandidates" % NS)
+    assign(cluster, "fl-a")
+    wait_until(a.is_leader, 2.0, interval=0.01, what="a leads")
+    wait_until(lambda: a.log_count("LeaseCandidate list: 500") >= 1,
+               2 * RP + SLACK, what="the list's failure logged")
+    assert a.leader()["coordinated"] is True
+    assert acks_ping(api, "fl-a", 2 * RP + SLACK)
+    a.signal(signal.SIGTERM)
+    assert a.wait(5.0) == 0
+    assert a.log_count("no live candidate known; releasing") == 1
+    assert cluster.lease()["spec"]["holderIdentity"] == ""
+    assert not b.is_leader()

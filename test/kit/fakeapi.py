@@ -1881,6 +1881,35 @@ class FakeAPI(_WatchMixin, _CoreObjects):
         with self._lock:
             return list(getattr(self, "_cand_history", []))
 
+    def plant_candidate(self, ns, name, lease_name, binary_version="1.0.0",
+                        emulation_version=None,
+                        strategy="OldestEmulationVersion", renew_time=None,
+                        ping_time=None, created=None):
+        """Store a LeaseCandidate as a co-tenant's create (and updates)
+        would leave it, with no request: renew_time (None: now) and
+        ping_time (None: absent) as MicroTime strings, created an RFC 3339
+        creationTimestamp (None: now).  Only what the API server would
+        take is planted; the caller keeps to its rules."""
+        spec = {"leaseName": lease_name, "binaryVersion": binary_version,
+                "strategy": strategy,
+                "renewTime": renew_time or now_microtime()}
+        if emulation_version is not None:
+            spec["emulationVersion"] = emulation_version
+        if ping_time is not None:
+            spec["pingTime"] = ping_time
+        with self._lock:
+            cands = self.__dict__.setdefault("_cands", {})
+            self._rv += 1
+            obj = {"kind": "LeaseCandidate", "apiVersion": CAND_API,
+                   "metadata": {"name": name, "namespace": ns,
+                                "uid": str(uuid.uuid4()),
+                                "resourceVersion": str(self._rv),
+                                "creationTimestamp":
+                                created or now_rfc3339()},
+                   "spec": spec}
+            cands[(ns, name)] = obj
+            return copy.deepcopy(obj)
+
     def _cand_route(self, method, path, body):
         parts = path[len(CAND_PREFIX):].split("/")
         if not getattr(self, "_cands_on", False) or \

@@ -1,9 +1,10 @@
 /*
  * leasecand_test.c -- the LeaseCandidate codec: the exact bytes of a
  * create and a renew (as client-go's NewCandidate writes them), decoding
- * an object and a list as kube-apiserver v1.36 returns them, the version
- * order and the OldestEmulationVersion pick; and the mark a coordinated
- * elector leaves on the Lease.
+ * an object as kube-apiserver v1.36 returns it, the scan of a list with
+ * co-tenants' candidates in it, the liveness handover: auto asks for,
+ * the version order and the OldestEmulationVersion pick; and the mark a
+ * coordinated elector leaves on the Lease.
  */
 
 #include <setjmp.h>
@@ -94,9 +95,8 @@ test_encode(void **state)
 static void
 test_decode(void **state)
 {
-	struct lease_cand	 c, l[4];
-	size_t			 n;
-	char			 err[128], list[2048];
+	struct lease_cand	 c;
+	char			 err[128];
 
 	(void)state;
 	assert_int_equal(lease_cand_decode(got, sizeof(got) - 1, &c, err,
@@ -107,18 +107,156 @@ test_decode(void **state)
 	assert_int_equal(c.renew_us, T0);
 	assert_true(c.ping_us > c.renew_us);
 	assert_int_equal(c.created_us, 1699999980LL * 1000000);
+	assert_int_equal(c.cut, 0);
 	assert_int_equal(lease_cand_decode("{\"spec\":{\"pingTime\":3}}", 23,
 	    &c, err, sizeof(err)), -1);
 	assert_string_equal(err, "spec.pingTime: not a string");
+}
+
+/* A candidate item of lease, named name, with the spec's rest. */
+static void
+item(char *list, size_t size, const char *name, const char *lease,
+    const char *rest)
+{
+	size_t	 n = strlen(list);
+
+	snprintf(list + n, size - n, "%s{\"metadata\":{\"name\":\"%s\","
+	    "\"resourceVersion\":\"1\",\"creationTimestamp\":"
+	    "\"2023-11-14T22:13:00Z\"},\"spec\":{\"leaseName\":\"%s\"%s}}",
+	    list[n - 1] == '[' ? "" : ",", name, lease, rest);
+}
+
+static void
+scan(const char *list, const char *skip, int by_version,
+    struct lease_cand_scan *sc)
+{
+	char	 err[128];
+
+	memset(sc, 0, sizeof(*sc));
+	sc->lease_name = "lead";
+	sc->skip = skip;
+	sc->by_version = by_version;
+	sc->now_us = T0;
+	assert_int_equal(lease_cand_scan_list(list, strlen(list), sc, err,
+	    sizeof(err)), 0);
+}
+
+/*
+ * Security review M3: what the API server takes of another Lease's
+ * candidates never fails the scan (before: 76 bytes of binaryVersion
+ * failed the whole list, and with it every ping's answer); build
+ * metadata is dropped, a strategy is kept to the API's own limit, and
+ * an item of ours that does not decode is counted and passed over.
+ */
+static void
+test_scan_list(void **state)
+{
+	static char		 list[16384], big[1024], rest[4096];
+	struct lease_cand_scan	 sc;
+	const char		*renew = ",\"renewTime\":"
+	    "\"2023-11-14T22:13:10.000000Z\"";
+
+	(void)state;
 	snprintf(list, sizeof(list), "{\"kind\":\"LeaseCandidateList\","
-	    "\"items\":[%s,{\"metadata\":{\"name\":\"x\"},\"spec\":"
-	    "{\"leaseName\":\"other\"}},%s]}", got, got);
-	assert_int_equal(lease_cand_decode_list(list, strlen(list), "lead", l,
-	    4, &n, err, sizeof(err)), 0);
-	assert_int_equal(n, 2);
-	assert_int_equal(lease_cand_decode_list(list, strlen(list), NULL, l,
-	    1, &n, err, sizeof(err)), 0);
-	assert_int_equal(n, 1);
+	    "\"items\":[");
+	memset(big, 'b', 400);
+	big[400] = '\0';
+	/* Another Lease's: long build metadata, prerelease and strategy,
+	 * and fields of the wrong type: never read. */
+	snprintf(rest, sizeof(rest), ",\"binaryVersion\":\"1.2.3+%s\","
+	    "\"emulationVersion\":\"1.2.3-%s\",\"strategy\":\"%.63s.%.60s"
+	    ".example.com/x\"", big, big, big, big);
+	item(list, sizeof(list), "aa-1", "other", rest);
+	item(list, sizeof(list), "aa-2", "other", ",\"renewTime\":7,"
+	    "\"binaryVersion\":{}");
+	/* Ours: versions with build metadata, the oldest emulation. */
+	snprintf(rest, sizeof(rest), ",\"binaryVersion\":\"1.0.0+%s\","
+	    "\"emulationVersion\":\"0.9.0+%s\",\"strategy\":"
+	    "\"OldestEmulationVersion\"%s", big, big, renew);
+	item(list, sizeof(list), "bb-meta", "lead", rest);
+	/* Ours: a custom strategy of 138 bytes. */
+	snprintf(rest, sizeof(rest), ",\"binaryVersion\":\"1.0.0\","
+	    "\"strategy\":\"%.63s.%.60s.example.com/x\"%s", big, big, renew);
+	item(list, sizeof(list), "bb-strategy", "lead", rest);
+	/* Ours: a prerelease too long to keep: cut, never picked. */
+	snprintf(rest, sizeof(rest), ",\"binaryVersion\":\"0.0.1-%s\"%s",
+	    big, renew);
+	item(list, sizeof(list), "bb-pre", "lead", rest);
+	/* Ours, of the wrong type: counted, passed over. */
+	item(list, sizeof(list), "bb-bad", "lead", ",\"renewTime\":7");
+	snprintf(list + strlen(list), sizeof(list) - strlen(list), "]}");
+
+	scan(list, NULL, 1, &sc);
+	assert_int_equal(sc.n, 4);
+	assert_int_equal(sc.skipped, 1);
+	assert_string_equal(sc.why, "spec.renewTime: not a string");
+	assert_true(sc.found);
+	assert_string_equal(sc.best.name, "bb-meta");
+	assert_string_equal(sc.best.binary_version, "1.0.0");
+	assert_string_equal(sc.best.emulation_version, "0.9.0");
+	assert_int_equal(strlen(sc.best.strategy), 22);
+	scan(list, "bb-meta", 1, &sc);
+	assert_string_equal(sc.best.name, "bb-strategy");
+	assert_int_equal(strlen(sc.best.strategy), 138);
+	scan(list, "bb-strategy", 0, &sc);
+	assert_string_equal(sc.best.name, "bb-meta");
+}
+
+/*
+ * Security review L3: the rule handover: auto judges a candidate live
+ * by (lease_cand_live), as the controller elects only candidates that
+ * answered its ping.
+ */
+static void
+test_live(void **state)
+{
+	static const struct {
+		int64_t	 renew_s;	/* renewTime - now */
+		int64_t	 ping_s;	/* pingTime - now; 99: none */
+		int	 cut;
+		int	 live;
+	} rows[] = {
+		{ -10, 99, 0, 1 },	/* renewed lately, never pinged */
+		{ -329, 99, 0, 1 },	/* within client-go's 5 min + 30 s */
+		{ -331, 99, 0, 0 },	/* past it */
+		{ 4, 99, 0, 1 },	/* a clock a little ahead */
+		{ 6, 99, 0, 0 },	/* "renewed" in the future */
+		{ 2366841600LL, 99, 0, 0 },	/* in the year 2100 */
+		{ -10, -20, 0, 1 },	/* answered its ping */
+		{ -10, -10, 0, 1 },	/* answered at once */
+		{ -20, -10, 0, 0 },	/* a ping not answered */
+		{ -20, 2366841600LL, 0, 0 },	/* a ping from the future */
+		{ -10, 99, 1, 0 },	/* a version too long to keep */
+	};
+	struct lease_cand	 c;
+	size_t			 i;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	assert_false(lease_cand_live(&c, T0));	/* never renewed */
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		c.renew_us = T0 + rows[i].renew_s * 1000000;
+		c.ping_us = rows[i].ping_s == 99 ? 0 :
+		    T0 + rows[i].ping_s * 1000000;
+		c.cut = rows[i].cut;
+		if (lease_cand_live(&c, T0) != rows[i].live)
+			fail_msg("row %zu: live %d, expected %d", i,
+			    lease_cand_live(&c, T0), rows[i].live);
+	}
+}
+
+/* The pick of c[0..n) as lease_cand_scan_list makes it. */
+static int
+pick(const struct lease_cand *c, size_t n, const char *skip)
+{
+	size_t	 i;
+	int	 best = -1;
+
+	for (i = 0; i < n; i++)
+		if ((skip == NULL || strcmp(c[i].name, skip) != 0) &&
+		    (best == -1 || lease_cand_better(&c[i], &c[best])))
+			best = (int)i;
+	return best;
 }
 
 static void
@@ -150,15 +288,11 @@ test_versions(void **state)
 	strcpy(c[3].name, "d");
 	strcpy(c[3].binary_version, "1.1");
 	strcpy(c[3].emulation_version, "0.9");
-	c[0].renew_us = c[1].renew_us = c[2].renew_us = c[3].renew_us = 100;
 	/* Emulation first, then binary, then the oldest. */
-	assert_int_equal(lease_cand_pick(c, 4, NULL, 0), 3);
-	assert_int_equal(lease_cand_pick(c, 3, NULL, 0), 2);
-	assert_int_equal(lease_cand_pick(c, 3, "c", 0), 1);
-	/* Never ourselves, never a stale one. */
-	c[1].renew_us = 50;
-	assert_int_equal(lease_cand_pick(c, 3, "c", 60), 0);
-	assert_int_equal(lease_cand_pick(c, 1, "a", 0), -1);
+	assert_int_equal(pick(c, 4, NULL), 3);
+	assert_int_equal(pick(c, 3, NULL), 2);
+	assert_int_equal(pick(c, 3, "c"), 1);
+	assert_int_equal(pick(c, 1, "a"), -1);
 }
 
 /*
@@ -209,6 +343,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_encode),
 		cmocka_unit_test(test_decode),
+		cmocka_unit_test(test_scan_list),
+		cmocka_unit_test(test_live),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_lease_mark),
 	};
