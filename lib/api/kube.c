@@ -455,7 +455,8 @@ kube_request(struct kube *k, const char *method, char *url, const char *body,
 		k->verb = strcmp(method, "GET") == 0 ? "get" :
 		    strcmp(method, "POST") == 0 ? "create" :
 		    strcmp(method, "PUT") == 0 ? "update" :
-		    strcmp(method, "PATCH") == 0 ? "patch" : "other";
+		    strcmp(method, "PATCH") == 0 ? "patch" :
+		    strcmp(method, "DELETE") == 0 ? "delete" : "other";
 	k->start_us = clock_raw_us();
 	k->url = url;
 	if ((k->headers = make_headers(k, body != NULL)) == NULL) {

@@ -258,6 +258,8 @@ int
 kube_cand_list(struct kube *k, const char *ns, uint64_t timeout_ms,
     kube_done_cb cb, void *arg)
 {
+	if (!k->busy)
+		k->verb = "list";
 	return kube_request(k, "GET", cand_url(k, ns, NULL), NULL,
 	    timeout_ms, cb, arg);
 }
