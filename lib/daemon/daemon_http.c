@@ -2,7 +2,8 @@
  * daemon_http.c -- the local API's answers that need the daemon, not
  * only the elector's state: GET /metrics (counters and gauges) and
  * POST /leader/release (the step-down, answered once settled).  They
- * are entries of localapi.c's route table, registered by daemon.c.
+ * are entries of localapi_routes.c's route table, registered by
+ * daemon_setup.c.
  */
 
 #include <stdarg.h>
