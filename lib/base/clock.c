@@ -1,5 +1,5 @@
 /*
- * clock.c -- the daemon's two clocks: DEADLINE_CLOCK for every deadline,
+ * clock.c -- the daemon's two clocks: CLOCK_DEADLINE for every deadline,
  * CLOCK_REALTIME only for the times written into records.
  */
 
@@ -10,25 +10,22 @@
 
 #include "base/clock.h"
 
-/* The clock every claim and deadline is judged on. */
-#define DEADLINE_CLOCK	CLOCK_BOOTTIME
-
 #ifdef LEADERD_TEST_HOOKS
 static uint64_t	hook_suspended_us(void);
 #endif
 
-/* DEADLINE_CLOCK in microseconds, as the kernel keeps it. */
+/* CLOCK_DEADLINE in microseconds, as the kernel keeps it. */
 static uint64_t
 deadline_us(void)
 {
 	struct timespec	 ts;
 	uint64_t	 us;
 
-	clock_gettime(DEADLINE_CLOCK, &ts);
+	clock_gettime(CLOCK_DEADLINE, &ts);
 	us = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 #ifdef LEADERD_TEST_HOOKS
 	/* CLOCK_MONOTONIC stands still while the machine is suspended. */
-	if (DEADLINE_CLOCK == CLOCK_MONOTONIC)
+	if (CLOCK_DEADLINE == CLOCK_MONOTONIC)
 		us -= hook_suspended_us();
 #endif
 	return us;

@@ -10,6 +10,16 @@
 #define CLOCK_H
 
 #include <stdint.h>
+#include <time.h>
+
+/*
+ * The clock every claim and deadline is judged on: CLOCK_BOOTTIME, which
+ * goes on counting while the machine is suspended, where CLOCK_MONOTONIC
+ * (and so the event loop's timers) stands still.  Whether it counts a
+ * suspend is what the election's simulation models (elector_sim).
+ */
+#define CLOCK_DEADLINE			CLOCK_BOOTTIME
+#define CLOCK_DEADLINE_COUNTS_SUSPEND	(CLOCK_DEADLINE == CLOCK_BOOTTIME)
 
 /* The deadline clock's milliseconds (CLOCK_BOOTTIME). */
 uint64_t	clock_mono_ms(void);

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "core/elector.h"
 
 #define MAXN		5
@@ -52,6 +53,7 @@ static unsigned long	 assigned_taken; /* nodes leading on one */
 static unsigned long	 handed;	/* handovers written */
 static unsigned long	 handed_taken;	/* successors leading on a handover */
 static unsigned long	 passive_leaders; /* offs fed while leading */
+static unsigned long	 suspends;	/* node suspends (a stopped clock) */
 static unsigned long	 abandoned[3];	/* abandoned writes that landed
 					   before the release, were refused,
 					   never landed */
@@ -108,6 +110,8 @@ struct node {
 	struct lease		 answer_rec;
 	char			 rv[LEASE_RV_MAX];	/* last body's version */
 	uint64_t		 paused_until;
+	uint64_t		 suspend_ms;	/* the pause is a suspend this long */
+	uint64_t		 lag_ms;	/* its deadline clock is behind */
 	uint64_t		 cut_until;	/* its requests are lost till then */
 	uint64_t		 stop_at;	/* graceful stop, or NEVER */
 	uint64_t		 budget_ms;	/* the stop's shutdown budget */
@@ -147,12 +151,26 @@ struct world {
 	uint64_t	 first_lead_ms;
 	uint64_t	 seed;
 	uint64_t	 store_ms;	/* when the store was last written */
+	int		 assigned_store; /* its holder was named by the
+					   controller, not written by one */
 	int		 coordinated;	/* the nodes are; a controller runs */
 	uint64_t	 ctl_at;	/* the controller's next look */
 };
 
 static const char *const identities[] = { "pod-a", "pod-b", "pod-c",
     "pod-d", "pod-e" };
+
+/*
+ * What node i's deadline clock reads now.  A suspend stops the machine
+ * and, unless the daemon's deadline clock counts it (clock.h:
+ * CLOCK_DEADLINE_COUNTS_SUSPEND, CLOCK_BOOTTIME), stops that clock too:
+ * from its resume on, it is behind by as long as the suspend lasted.
+ */
+static uint64_t
+node_now(const struct world *w, const struct node *nd)
+{
+	return w->now_ms - nd->lag_ms;
+}
 
 static struct elector_config
 sim_config(struct world *w, int identity)
@@ -182,7 +200,8 @@ start_node(struct world *w, int i, int identity)
 	char			 err[128];
 
 	memset(nd, 0, sizeof(*nd));
-	if (elector_init(&nd->e, &c, w->now_ms, err, sizeof(err)) == -1) {
+	if (elector_init(&nd->e, &c, node_now(w, nd), err, sizeof(err)) ==
+	    -1) {
 		fprintf(stderr, "elector_init: %s\n", err);
 		exit(2);
 	}
@@ -299,6 +318,7 @@ apply(struct world *w, const struct ghost *g, enum elector_input_kind *ans,
 		abandoned[0]++;
 	w->store = g->rec;
 	w->store_ms = w->now_ms;
+	w->assigned_store = 0;
 	snprintf(w->store.rv, sizeof(w->store.rv), "%u", ++w->version);
 	w->exists = 1;
 	*ans = ELECTOR_IN_WRITTEN;
@@ -380,7 +400,12 @@ store_is_ours(const struct world *w, const struct node *nd)
 	const struct elector	*e = &nd->e;
 	unsigned		 k;
 
-	if (!w->exists || strcmp(w->store.holder, e->conf.identity) != 0)
+	/*
+	 * A holder named by the controller keeps the old term's acquireTime
+	 * and transitions: it is no write of ours, even where those match.
+	 */
+	if (!w->exists || w->assigned_store ||
+	    strcmp(w->store.holder, e->conf.identity) != 0)
 		return 0;
 	if (e->have_term && w->store.acquire_us == e->term_acquire_us &&
 	    w->store.transitions == e->term_transitions)
@@ -398,7 +423,8 @@ check_safety(struct world *w)
 
 	for (i = 0; i < w->n; i++) {
 		if (!w->nodes[i].alive ||
-		    !elector_is_leader(&w->nodes[i].e, w->now_ms))
+		    !elector_is_leader(&w->nodes[i].e, node_now(w,
+		    &w->nodes[i])))
 			continue;
 		if (w->nodes[i].e.passive) {
 			fprintf(stderr, "seed %" PRIu64 ": node %d leads at %"
@@ -435,7 +461,7 @@ feed(struct world *w, int i, enum elector_input_kind kind,
 
 	memset(&in, 0, sizeof(in));
 	in.kind = kind;
-	in.now_ms = w->now_ms;
+	in.now_ms = node_now(w, nd);
 	in.wall_us = 1700000000000000LL + (int64_t)w->now_ms * 1000;
 	in.record = rec;
 	in.poll_ms = WATCH_POLL_MS;	/* read by WATCH_UP only */
@@ -443,7 +469,7 @@ feed(struct world *w, int i, enum elector_input_kind kind,
 	in.cooldown_ms = nd->cooldown_ms;
 	in.to = nd->to;		/* read by HANDOVER only */
 	if (kind == ELECTOR_IN_STOP && nd->stop_in_ms == NEVER) {
-		in.until_ms = w->now_ms + nd->budget_ms;
+		in.until_ms = node_now(w, nd) + nd->budget_ms;
 		nd->stop_in_ms = w->now_ms;
 	}
 	if (rec != NULL && kind != ELECTOR_IN_WATCHED)
@@ -485,7 +511,7 @@ feed(struct world *w, int i, enum elector_input_kind kind,
 		 * (then nobody can know it landed before it is answered).
 		 */
 		if (store_is_ours(w, nd) && w->store_ms < nd->stop_in_ms &&
-		    w->now_ms < nd->e.stop_until_ms) {
+		    node_now(w, nd) < nd->e.stop_until_ms) {
 			fprintf(stderr, "seed %" PRIu64 ": node %d (%s) stopped "
 			    "at %" PRIu64 " ms, before its budget (%" PRIu64
 			    " ms), with its record in the store\n", w->seed, i,
@@ -501,7 +527,14 @@ feed(struct world *w, int i, enum elector_input_kind kind,
 	}
 	if (act.kind != ELECTOR_DO_NOTHING)
 		send_request(w, i, &act);
-	nd->wake_ms = act.wake_ms == 0 ? NEVER : act.wake_ms;
+	/*
+	 * The daemon arms a timer for the wake on the loop's clock, which
+	 * a suspend stops (CLOCK_MONOTONIC): kept in world time, moved on
+	 * by a suspend's length at its resume.
+	 */
+	nd->wake_ms = act.wake_ms == 0 ? NEVER : w->now_ms +
+	    (act.wake_ms > node_now(w, nd) ? act.wake_ms - node_now(w, nd) :
+	    0);
 	if (nd->have_pending && nd->e.inflight == ELECTOR_DO_NOTHING &&
 	    kind != ELECTOR_IN_WATCHED) {
 		struct lease	 p = nd->pending;
@@ -592,6 +625,7 @@ controller(struct world *w)
 		w->store.renew_us = 1700000000000000LL +
 		    (int64_t)w->now_ms * 1000;
 		w->store.preferred[0] = '\0';
+		w->assigned_store = 1;
 		assigned++;
 	} else if (chance(&w->rng, 300))
 		snprintf(w->store.preferred, sizeof(w->store.preferred), "%s",
@@ -671,6 +705,20 @@ run_due(struct world *w)
 		}
 		if (nd->paused_until > w->now_ms)
 			continue;
+		if (nd->suspend_ms > 0) {
+			/*
+			 * Resumed: the loop's timers and the requests' timeouts
+			 * ran on a clock that stood still; the deadline clock
+			 * did too, unless it counts a suspend.
+			 */
+			if (nd->wake_ms != NEVER)
+				nd->wake_ms += nd->suspend_ms;
+			if (nd->waiting)
+				nd->timeout_at += nd->suspend_ms;
+			if (!CLOCK_DEADLINE_COUNTS_SUSPEND)
+				nd->lag_ms += nd->suspend_ms;
+			nd->suspend_ms = 0;
+		}
 		if (nd->watch_back_at <= w->now_ms) {
 			if (nd->watch_on) {
 				watch_break(w, i);	/* queue overflowed */
@@ -718,14 +766,14 @@ run_due(struct world *w)
 		} else if (nd->wake_ms <= w->now_ms)
 			feed(w, i, ELECTOR_IN_TICK, NULL);
 		else if (nd->alive && w->faults &&
-		    elector_is_leader(&nd->e, w->now_ms) &&
+		    elector_is_leader(&nd->e, node_now(w, nd)) &&
 		    chance(&w->rng, 1)) {
 			/* POST /leader/release: step down, cool down. */
 			step_downs++;
 			feed(w, i, ELECTOR_IN_STEP_DOWN, NULL);
 		}
 		if (nd->alive && w->faults &&
-		    elector_is_leader(&nd->e, w->now_ms) &&
+		    elector_is_leader(&nd->e, node_now(w, nd)) &&
 		    chance(&w->rng, 1)) {
 			/*
 			 * POST /leader/release?to=: to another live node, to
@@ -749,7 +797,7 @@ run_due(struct world *w)
 			if (!nd->candidate) {
 				candidacy_offs++;
 				passive_leaders += elector_is_leader(&nd->e,
-				    w->now_ms);
+				    node_now(w, nd));
 			}
 			feed(w, i, ELECTOR_IN_CANDIDACY, NULL);
 		}
@@ -757,6 +805,16 @@ run_due(struct world *w)
 			/* SIGSTOP for up to 1.5 x lease_duration (F3, F4). */
 			nd->paused_until = w->now_ms + between(&w->rng, 100,
 			    22500);
+		else if (nd->alive && w->faults && chance(&w->rng, 2)) {
+			/*
+			 * Its machine suspended for up to 1.5 x lease_duration
+			 * (F40): stopped like a pause, and the clocks that a
+			 * suspend stops stand still meanwhile.
+			 */
+			nd->suspend_ms = between(&w->rng, 100, 22500);
+			nd->paused_until = w->now_ms + nd->suspend_ms;
+			suspends++;
+		}
 		if (nd->alive && w->faults && chance(&w->rng, 5))
 			/* Its network alone goes dark (F5). */
 			nd->cut_until = w->now_ms + between(&w->rng, 1000,
@@ -839,6 +897,7 @@ main(int argc, char *argv[])
 	printf("elector_sim: coordinated: %lu holders named by the "
 	    "controller, %lu leaderships taken on one\n", assigned,
 	    assigned_taken);
+	printf("elector_sim: %lu suspends (a stopped clock)\n", suspends);
 	printf("elector_sim: abandoned writes: %lu landed before the "
 	    "release, %lu refused after it, %lu never landed\n", abandoned[0],
 	    abandoned[1], abandoned[2]);
@@ -862,6 +921,11 @@ main(int argc, char *argv[])
 	if (n >= 1000 && (assigned == 0 || assigned_taken == 0)) {
 		fprintf(stderr, "elector_sim: no coordinated assignment taken "
 		    "in %" PRIu64 " schedules\n", n);
+		return 1;
+	}
+	if (n >= 1000 && suspends == 0) {
+		fprintf(stderr, "elector_sim: no suspend in %" PRIu64
+		    " schedules\n", n);
 		return 1;
 	}
 	if (n >= 1000 && step_downs == 0) {
