@@ -126,6 +126,15 @@ claim_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	lost(a, "the claim on the lease ended (renew_deadline passed)");
 }
 
+void
+actions_claim_check(struct actions *a)
+{
+	if (!a->leading || !ev_is_active(&a->claim))
+		return;
+	ev_timer_stop(a->loop, &a->claim);
+	claim_cb(a->loop, &a->claim, 0);
+}
+
 /*
  * How a write of the endpoints naming this pod ended.  Under compat
  * await the command waits for the first one of the term, and a failed

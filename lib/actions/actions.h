@@ -89,6 +89,12 @@ void		 actions_shutdown(struct actions *a, void (*done_cb)(void *),
  */
 const char	*actions_unfinished(const struct actions *a);
 
+/*
+ * Judge the claim now, as its timer would at its end: after a resume
+ * from a suspend, which that timer's clock does not count.
+ */
+void		 actions_claim_check(struct actions *a);
+
 /* The exit code the command asked leaderd to exit with, or -1. */
 int		 actions_exit_code(const struct actions *a);
 

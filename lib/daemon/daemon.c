@@ -186,6 +186,7 @@ daemon_notify_local(struct election *e)
 	char		*ev;
 	size_t		 len;
 
+	daemon_resume_arm(d);
 	if (d->httpd == NULL)
 		return;
 	if (localapi_changed(&e->st, now_ms, clock_wall_us())) {
@@ -289,6 +290,7 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 	d.el = xcalloc((size_t)d.nel, sizeof(*d.el));
 	signal(SIGPIPE, SIG_IGN);
 	d.loop = ev_default_loop(EVFLAG_AUTO);
+	daemon_resume_init(&d);
 	for (i = 0; i < d.nel; i++)
 		election_init(&d, i);
 	ev_init(&d.hard_stop, daemon_hard_stop_cb);
@@ -359,6 +361,7 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 	ev_signal_stop(d.loop, &d.sigterm);
 	ev_signal_stop(d.loop, &d.sigint);
 	ev_signal_stop(d.loop, &d.sighup);
+	daemon_resume_free(&d);
 	ev_loop_destroy(d.loop);
 	if (status == 0)
 		log_info("exiting");

@@ -121,6 +121,10 @@ struct daemon {
 						   election's, and what all
 						   share */
 	struct election		*el;		/* el[0] the first */
+	int			 resume_fd;	/* the claims' alarm, a timerfd on
+						   CLOCK_BOOTTIME, or -1 */
+	ev_io			 resume_io;
+	uint64_t		 resume_at_ms;	/* when it is armed for, or 0 */
 	int			 nel;		/* elections, 1 or more */
 	struct curlev		*cv;		/* one connection pool */
 	struct token		*token;		/* shared by every client */
@@ -319,6 +323,15 @@ int	daemon_shards_setup(struct daemon *d, const struct kube_creds *creds,
 
 /* Start: the shards not candidates until planned, the first list. */
 void	daemon_shards_start(struct daemon *d);
+
+/*
+ * The claims' alarm (daemon_resume.c): a timer on the clock that counts
+ * a suspend, armed for the earliest end of a claim we hold, so that a
+ * claim's end is acted on at once after a resume past it.
+ */
+void	daemon_resume_init(struct daemon *d);
+void	daemon_resume_arm(struct daemon *d);
+void	daemon_resume_free(struct daemon *d);
 
 /* A group election stepped: plan again, from the loop. */
 void	daemon_shards_changed(struct daemon *d);
