@@ -399,6 +399,7 @@ SAN_INTEGRATION = \
 	test_security.py::test_host_header_checked_on_tcp_only \
 	test_security.py::test_connection_flood_under_low_nofile_keeps_lease \
 	test_security.py::test_per_peer_cap_for_non_loopback_peers \
+	test_security.py::test_bidi_and_invisible_holder_escaped \
 	test_ctl.py::test_status_human_and_json \
 	test_ctl.py::test_release_moves_leadership \
 	test_ctl.py::test_wait_leader \
@@ -409,6 +410,8 @@ SAN_INTEGRATION = \
 	test_coordinated.py::test_coordinated_assignment \
 	test_coordinated.py::test_handover_auto_to_the_candidate_the_controller_picks \
 	test_coordinated.py::test_coordinated_falls_back_when_not_served \
+	test_coordinated.py::test_foreign_candidates_do_not_stop_the_pings \
+	test_coordinated.py::test_candidate_errors_back_off \
 	test_shards.py::test_initial_balance_and_api \
 	test_shards.py::test_sigterm_releases_and_deletes_member \
 	test_shards.py::test_pause_releases_every_shard \
