@@ -25,6 +25,7 @@ import pytest
 
 from fakeapp import FakeApp, holding
 from harness import RETRY_PERIOD as RP, free_port, wait_until
+from test_security import local_non_loopback_ip
 
 SLACK = 1.5
 JITTER = 2.2
@@ -42,15 +43,27 @@ def post(inst, path, timeout=3.0):
 
 class Stream:
     """A local client holding GET /leader/watch open on inst's TCP port
-    (or its unix socket), reading its events in the background."""
+    (or its unix socket), reading its events in the background.  With
+    src, a peer off the loopback: from the address src to src:port (a
+    wildcard listener), so that leaderd sees a non-loopback peer."""
 
-    def __init__(self, inst, path="/leader/watch", unix=None):
+    def __init__(self, inst, path="/leader/watch", unix=None, src=None):
+        host = b"localhost"
         if unix:
             self.s = socket.socket(socket.AF_UNIX)
             self.s.connect(unix)
+        elif src:
+            self.s = socket.socket()
+            self.s.bind((src, 0))
+            self.s.settimeout(2)
+            self.s.connect((src, inst.port))
+            self.s.settimeout(None)
+            host = b"%s:%d" % (src.encode(), inst.port)
         else:
             self.s = socket.create_connection(("127.0.0.1", inst.port), 2)
-        self.s.sendall(b"GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n" % path.encode())
+        self.s.sendall(b"GET %s HTTP/1.1\r\nHost: %s\r\n\r\n"
+                       % (path.encode(), host))
+        self.head = b""
         self.events = []
         self.t = threading.Thread(target=self._read, daemon=True)
         self.t.start()
@@ -65,11 +78,20 @@ class Stream:
             if not b:
                 return
             buf += b
+            if len(self.head) < 64:
+                self.head += b[:64 - len(self.head)]
             while b"\n\n" in buf:
                 ev, buf = buf.split(b"\n\n", 1)
                 for line in ev.split(b"\n"):
                     if line.startswith(b"data: "):
                         self.events.append(json.loads(line[6:]))
+
+    def status(self):
+        """The answer's status: 200 for a stream, 503 when refused; None
+        before the first bytes."""
+        if not self.head.startswith(b"HTTP/1."):
+            return None
+        return int(self.head.split(b" ")[1])
 
     def close(self):
         # shutdown first: close alone leaves the descriptor open while
@@ -164,6 +186,62 @@ def test_client_over_the_unix_socket(cluster, tmp_path):
     wait_until(a.is_leader, JITTER * RP + SLACK, what="a leads")
     s.close()
     wait_until(lambda: not a.is_leader(), 2.0, what="a releases")
+
+
+# -- which streams count (review L2) ---------------------------------
+
+def not_a_candidate_for_a_while(inst):
+    """inst stays out of candidacy for 2 retry periods: no client."""
+    time.sleep(2 * RP)
+    la = inst.leader()
+    assert la["candidate"] is False, la
+    assert la["candidate_reason"] == "no client", la
+    assert not inst.is_leader()
+
+
+def test_a_monitoring_stream_is_no_client(cluster):
+    """Only the first election's stream (/leader/watch, /sse) is the
+    application's: a monitoring client on /leaders/watch keeps nobody a
+    candidate, and it does not keep a leader whose application left."""
+    a = cluster.new("cb-mon", args=["--require-client"])
+    a.start()
+    mon = Stream(a, path="/leaders/watch")
+    try:
+        wait_until(lambda: mon.events, 2.0, what="the monitor is served")
+        not_a_candidate_for_a_while(a)
+        app = Stream(a)
+        wait_until(a.is_leader, JITTER * RP + SLACK, what="a leads")
+        app.close()
+        wait_until(lambda: not a.is_leader(), 2.0,
+                   what="a releases, the monitor still there")
+        assert a.leader()["candidate_reason"] == "no client"
+    finally:
+        mon.close()
+
+
+def wildcard(inst):
+    """inst's listen.http on every address (0.0.0.0), same port."""
+    inst.args += ["--http", "0.0.0.0:%d" % inst.port]
+
+
+def test_a_stream_from_off_the_pod_is_no_client(cluster):
+    """listen.http on a wildcard address: a peer off the loopback (another
+    pod) holding /leader/watch keeps nobody a candidate."""
+    ip = local_non_loopback_ip()
+    a = cluster.new("cb-remote", args=["--require-client"])
+    wildcard(a)
+    a.start()
+    remote = Stream(a, src=ip)
+    try:
+        wait_until(lambda: remote.events, 2.0, what="the peer is served")
+        not_a_candidate_for_a_while(a)
+        app = Stream(a)
+        wait_until(a.is_leader, JITTER * RP + SLACK, what="a leads")
+        app.close()
+        wait_until(lambda: not a.is_leader(), 2.0,
+                   what="a releases, the peer still there")
+    finally:
+        remote.close()
 
 
 def test_pause_and_resume(cluster):
