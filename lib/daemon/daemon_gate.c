@@ -128,8 +128,9 @@ probe_cb(int ok, uint64_t took_ms, const char *why, void *arg)
 }
 
 /*
- * The streams changed.  httpd may be in the middle of its work: apply
- * the change from the loop, at once.
+ * The application's streams changed (their number: daemon_gate_setup
+ * says which count).  httpd may be in the middle of its work: apply the
+ * change from the loop, at once.
  */
 static void
 streams_cb(int n, void *arg)
@@ -172,8 +173,14 @@ daemon_gate_setup(struct daemon *d)
 	for (i = 0; i < d->nel; i++)
 		d->el[i].cand = 1;
 	d->reason = GATE_OK;
+	/*
+	 * The application's stream is the first election's (channel 0:
+	 * /leader/watch, /sse, a peer's stream), from this pod: not
+	 * /leaders/watch, another election's or /shards/watch, nor a peer
+	 * off the loopback (review L2).
+	 */
 	if (c->require_client)
-		httpd_set_streams_cb(d->httpd, streams_cb, d);
+		httpd_set_streams_cb(d->httpd, 0, streams_cb, d);
 	if (gc.probe) {
 		memset(&pc, 0, sizeof(pc));
 		snprintf(pc.url, sizeof(pc.url), "%s", c->probe_url);

@@ -398,8 +398,10 @@ httpd_streams(const struct httpd *h)
 }
 
 void
-httpd_set_streams_cb(struct httpd *h, httpd_streams_cb cb, void *arg)
+httpd_set_streams_cb(struct httpd *h, int channel, httpd_streams_cb cb,
+    void *arg)
 {
+	h->client_channel = channel;
 	h->streams_cb = cb;
 	h->streams_arg = arg;
 }

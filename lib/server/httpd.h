@@ -184,15 +184,20 @@ void	httpd_set_max_streams(struct httpd *h, int n);
 /* Number of open streams. */
 int	httpd_streams(const struct httpd *h);
 
-/* Called with the number of open streams each time it changes. */
+/* Called with the number of the streams it counts each time it changes. */
 typedef void (*httpd_streams_cb)(int n, void *arg);
 
 /*
- * Have cb(n, arg) called when a stream opens or closes (not while
- * httpd_free closes them).  It may run in the middle of httpd's work:
- * it must not call into httpd; defer what it does to the loop.
+ * Have cb(n, arg) called when a stream on channel (httpd_reply.channel)
+ * from a local peer opens or closes, n the number of such streams open
+ * (not while httpd_free closes them).  A local peer is one on the unix
+ * socket or a loopback TCP peer, on any listener; a peer off the
+ * loopback, and a stream of another channel, never count.  cb may run
+ * in the middle of httpd's work: it must not call into httpd; defer
+ * what it does to the loop.
  */
-void	httpd_set_streams_cb(struct httpd *h, httpd_streams_cb cb, void *arg);
+void	httpd_set_streams_cb(struct httpd *h, int channel, httpd_streams_cb cb,
+	    void *arg);
 
 /*
  * Queue len bytes of data on every stream and send what the sockets

@@ -49,12 +49,8 @@ httpd_conn_close(struct httpd_conn *c)
 	ev_io_stop(h->loop, &c->rio);
 	ev_io_stop(h->loop, &c->wio);
 	ev_timer_stop(h->loop, &c->timer);
-	if (c->kind == CONN_STREAM) {
-		if (--h->nstreams == 0)
-			ev_timer_stop(h->loop, &h->ping);
-		if (h->streams_cb != NULL)
-			h->streams_cb(h->nstreams, h->streams_arg);
-	}
+	if (c->kind == CONN_STREAM)
+		httpd_stream_count(c, 0);
 	if (c->kind == CONN_WAIT)
 		h->nwaits--;
 	close(c->fd);
@@ -473,6 +469,25 @@ httpd_conn_new(struct httpd *h, int fd, struct httpd_listener *l)
 	c->phase_at = ev_now(h->loop);
 	ev_io_start(h->loop, &c->rio);
 	ev_timer_again(h->loop, &c->timer);
+}
+
+void
+httpd_stream_count(struct httpd_conn *c, int opened)
+{
+	struct httpd	*h = c->h;
+	int		 d = opened ? 1 : -1;
+
+	h->nstreams += d;
+	if (opened && h->nstreams == 1)
+		ev_timer_again(h->loop, &h->ping);
+	else if (!opened && h->nstreams == 0)
+		ev_timer_stop(h->loop, &h->ping);
+	/* The application's streams: from this pod, on its channel. */
+	if (c->remote || c->channel != h->client_channel)
+		return;
+	h->nclients += d;
+	if (h->streams_cb != NULL)
+		h->streams_cb(h->nclients, h->streams_arg);
 }
 
 /* Queue len bytes on stream c and send; may close c. */
