@@ -244,6 +244,35 @@ def test_a_stream_from_off_the_pod_is_no_client(cluster):
         remote.close()
 
 
+def test_peers_off_the_pod_leave_the_application_a_stream(cluster):
+    """Peers off the loopback together hold at most half of
+    listen.max_streams: with every slot they may have taken, the
+    application's own stream is still served, and it leads."""
+    ip = local_non_loopback_ip()
+    a = cluster.new("cb-slots", args=["--require-client"])
+    wildcard(a)
+    with open(a.config_path) as f:
+        text = f.read()
+    with open(a.config_path, "w") as f:
+        f.write(text.replace("listen:\n", "listen:\n  max_streams: 8\n", 1))
+    a.start()
+    # One peer may hold 8 connections (HTTPD_PEER_MAX): all streams.
+    remote = [Stream(a, src=ip) for _ in range(8)]
+    try:
+        wait_until(lambda: all(r.status() for r in remote), 3.0,
+                   what="every peer's stream answered")
+        app = Stream(a)
+        wait_until(lambda: app.status(), 2.0, what="the app answered")
+        assert app.status() == 200, app.head
+        wait_until(a.is_leader, JITTER * RP + SLACK, what="a leads")
+        served = sum(1 for r in remote if r.status() == 200)
+        assert served == 4, served
+        app.close()
+    finally:
+        for r in remote:
+            r.close()
+
+
 def test_pause_and_resume(cluster):
     """POST /leader/pause: the leader releases at once and another leads;
     a paused instance never takes the lease, even a free one; POST
