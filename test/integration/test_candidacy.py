@@ -273,6 +273,54 @@ def test_peers_off_the_pod_leave_the_application_a_stream(cluster):
             r.close()
 
 
+def test_peers_off_the_pod_leave_the_application_a_blocking_read(cluster):
+    """The same share for blocking reads (GET /leader?wait=): peers off
+    the loopback hold at most half of listen.max_streams waiting, and
+    this pod's read still waits instead of getting a 503."""
+    ip = local_non_loopback_ip()
+    a = cluster.new("wt-slots")
+    wildcard(a)
+    with open(a.config_path) as f:
+        text = f.read()
+    with open(a.config_path, "w") as f:
+        f.write(text.replace("listen:\n", "listen:\n  max_streams: 8\n", 1))
+    a.start()
+    wait_until(a.is_leader, JITTER * RP + SLACK + 2.0, what="a leads")
+    index = a.leader()["index"]
+    req = "GET /leader?wait=30s&index=%d HTTP/1.1\r\nHost: %%s\r\n\r\n" % index
+
+    def read(src):
+        s = socket.socket()
+        s.bind((src, 0))
+        s.settimeout(2)
+        s.connect((src, a.port))
+        s.sendall((req % ("%s:%d" % (src, a.port))).encode())
+        return s
+    remote = [read(ip) for _ in range(8)]
+    app = None
+    try:
+        time.sleep(0.3)
+        app = read("127.0.0.1")
+        app.settimeout(0.5)
+        try:
+            got = app.recv(64)
+        except socket.timeout:
+            got = b""
+        assert got == b"", "this pod's read did not wait: %r" % got
+        refused = 0
+        for s in remote:
+            s.settimeout(0.1)
+            try:
+                if s.recv(64).startswith(b"HTTP/1.1 503"):
+                    refused += 1
+            except socket.timeout:
+                pass
+        assert refused == 4, refused
+    finally:
+        for s in remote + ([app] if app else []):
+            s.close()
+
+
 def test_pause_and_resume(cluster):
     """POST /leader/pause: the leader releases at once and another leads;
     a paused instance never takes the lease, even a free one; POST
