@@ -33,6 +33,8 @@
 #define HTTPD_FD_RESERVE	32	/* descriptors kept from local clients */
 #define HTTPD_MIN_CONNS		8	/* the cap never goes below this */
 #define HTTPD_PEER_MAX		8	/* connections per non-loopback peer */
+#define HTTPD_STREAMS_REMOTE_DIV 2	/* non-loopback peers together: at most
+					   1/2 of the streams, 1/2 of the waits */
 #define HTTPD_IDLE_MS		10000	/* idle or slow connection timeout */
 #define HTTPD_OUT_MAX		65536	/* unsent reply bytes per connection */
 #define HTTPD_PING_MS		15000	/* a stream's keep-alive period */
@@ -177,7 +179,9 @@ int	httpd_conns(const struct httpd *h);
 /*
  * Allow at most n streams and, apart, at most n waiting requests (0
  * turns both off); one more is answered 503 with a JSON error.  The
- * default is 64.
+ * default is 64.  Peers off the loopback together hold at most
+ * n / HTTPD_STREAMS_REMOTE_DIV of each (32 of 64), so that the other
+ * half stays for this pod's clients (the unix socket, loopback peers).
  */
 void	httpd_set_max_streams(struct httpd *h, int n);
 

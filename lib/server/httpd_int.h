@@ -89,6 +89,8 @@ struct httpd {
 	int			 max_streams;	/* cap on streams, and on waits */
 	int			 nstreams;	/* CONN_STREAM connections */
 	int			 nwaits;	/* CONN_WAIT connections */
+	int			 nremote_streams; /* those of peers off the */
+	int			 nremote_waits;	/* loopback (c->remote) */
 	struct ev_timer		 ping;		/* stream keep-alives */
 	int			 client_channel; /* the streams streams_cb counts */
 	int			 nclients;	/* those streams from local peers */
