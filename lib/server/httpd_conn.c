@@ -184,8 +184,8 @@ handle_request(struct httpd_conn *c, int wait_over)
 			return 1;
 		if (h->nwaits >= h->max_streams ||
 		    remote_full(c, h->nremote_waits)) {
-			log_debug("http: %d requests wait (%d off the "
-			    "loopback); refusing one more", h->nwaits,
+			log_debug("http: %d requests wait; refusing one more "
+			    "(%d off the loopback)", h->nwaits,
 			    h->nremote_waits);
 			httpd_queue_error(c, 503, "too many waiting requests; "
 			    "try again later");
