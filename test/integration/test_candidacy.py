@@ -226,11 +226,13 @@ def wildcard(inst):
 
 def test_a_stream_from_off_the_pod_is_no_client(cluster):
     """listen.http on a wildcard address: a peer off the loopback (another
-    pod) holding /leader/watch keeps nobody a candidate."""
+    pod) holding /leader/watch keeps nobody a candidate; the start-up
+    log warns that only this pod's streams count."""
     ip = local_non_loopback_ip()
     a = cluster.new("cb-remote", args=["--require-client"])
     wildcard(a)
     a.start()
+    assert "only streams from this pod" in a.log()
     remote = Stream(a, src=ip)
     try:
         wait_until(lambda: remote.events, 2.0, what="the peer is served")
@@ -319,6 +321,26 @@ def test_peers_off_the_pod_leave_the_application_a_blocking_read(cluster):
     finally:
         for s in remote + ([app] if app else []):
             s.close()
+
+
+def test_require_client_beside_a_non_loopback_listener_warns(leaderd_bin):
+    """-n says that only this pod's streams count, where listen.http came
+    from, and the fix; a loopback listener gets no warning."""
+    base = [leaderd_bin, "--election=x", "--election-namespace=y",
+            "--id=a", "--require-client", "-n"]
+    p = subprocess.run(base + ["--http=0.0.0.0:4040"], capture_output=True,
+                       text=True, timeout=10)
+    assert p.returncode == 0, p.stderr
+    assert "configuration OK" in p.stdout
+    assert "warning: --http: listen.http \"0.0.0.0:4040\"" in p.stderr, \
+        p.stderr
+    assert "only streams from this pod" in p.stderr
+    assert "listen.probes" in p.stderr
+    for ok in ("localhost:4040", "127.0.0.1:4040", "[::1]:4040"):
+        p = subprocess.run(base + ["--http=" + ok], capture_output=True,
+                           text=True, timeout=10)
+        assert p.returncode == 0 and "warning" not in p.stderr, \
+            (ok, p.stderr)
 
 
 def test_pause_and_resume(cluster):
