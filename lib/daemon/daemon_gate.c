@@ -157,7 +157,7 @@ daemon_gate_setup(struct daemon *d)
 	const struct config	*c = d->conf;
 	struct gate_config	 gc;
 	struct appprobe_config	 pc;
-	char			 err[512];
+	char			 err[512], warn[CONFIG_ERR_MAX];
 	int			 i;
 
 	memset(&gc, 0, sizeof(gc));
@@ -181,6 +181,8 @@ daemon_gate_setup(struct daemon *d)
 	 */
 	if (c->require_client)
 		httpd_set_streams_cb(d->httpd, 0, streams_cb, d);
+	if (config_check_client_listen(c, warn, sizeof(warn)) == -1)
+		log_warnx("%s", warn);
 	if (gc.probe) {
 		memset(&pc, 0, sizeof(pc));
 		snprintf(pc.url, sizeof(pc.url), "%s", c->probe_url);
