@@ -200,9 +200,10 @@ def not_a_candidate_for_a_while(inst):
 
 
 def test_a_monitoring_stream_is_no_client(cluster):
-    """Only the first election's stream (/leader/watch, /sse) is the
-    application's: a monitoring client on /leaders/watch keeps nobody a
-    candidate, and it does not keep a leader whose application left."""
+    """Only the first election's stream (/leader/watch, /sse, and
+    /leader/NAME/watch for its NAME) is the application's: a monitoring
+    client on /leaders/watch keeps nobody a candidate, and it does not
+    keep a leader whose application left."""
     a = cluster.new("cb-mon", args=["--require-client"])
     a.start()
     mon = Stream(a, path="/leaders/watch")
@@ -215,6 +216,11 @@ def test_a_monitoring_stream_is_no_client(cluster):
         wait_until(lambda: not a.is_leader(), 2.0,
                    what="a releases, the monitor still there")
         assert a.leader()["candidate_reason"] == "no client"
+        # The first election's own path is the same stream: it counts.
+        app = Stream(a, path="/leader/%s/watch" % a.lock)
+        wait_until(lambda: a.log_count("a candidate again") == 2, 2.0,
+                   what="a candidate again (then its cooldown)")
+        app.close()
     finally:
         mon.close()
 
