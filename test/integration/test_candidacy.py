@@ -225,6 +225,31 @@ def test_a_monitoring_stream_is_no_client(cluster):
         mon.close()
 
 
+def test_a_peers_own_stream_is_the_applications(cluster):
+    """Under compat nais, GET /sse is nais/elector's own stream (another
+    channel): it is the application's, and it counts."""
+    a = cluster.new("cb-nais")
+    with open(a.config_path) as f:
+        text = f.read()
+    with open(a.config_path, "w") as f:
+        f.write(text.replace("listen:\n", "listen:\n  probes: \"\"\n"
+                             "  metrics: \"\"\n", 1))
+    add_config(a, "compat: nais\ncandidacy:\n  require_client: true\n")
+    a.start()
+    time.sleep(2 * RP)
+    assert a.log_count("not a candidate yet: no client") == 1
+    assert a.log_count("a candidate again") == 0
+    app = Stream(a, path="/sse")
+    try:
+        wait_until(lambda: a.log_count("a candidate again") == 1, 2.0,
+                   what="a candidate with the /sse stream")
+        assert app.status() == 200
+    finally:
+        app.close()
+    wait_until(lambda: a.log_count("not a candidate: no client") == 1, 2.0,
+               what="no candidate once the stream is gone")
+
+
 def wildcard(inst):
     """inst's listen.http on every address (0.0.0.0), same port."""
     inst.args += ["--http", "0.0.0.0:%d" % inst.port]
