@@ -174,13 +174,15 @@ daemon_gate_setup(struct daemon *d)
 		d->el[i].cand = 1;
 	d->reason = GATE_OK;
 	/*
-	 * The application's stream is the first election's (channel 0:
-	 * /leader/watch, /sse, a peer's stream), from this pod: not
+	 * The application's stream is the first election's, from this pod:
+	 * channel 0 (/leader/watch, /sse, /leader/NAME/watch for its NAME)
+	 * and a peer's own (GET /sse under compat nais).  Not
 	 * /leaders/watch, another election's or /shards/watch, nor a peer
 	 * off the loopback (review L2).
 	 */
 	if (c->require_client)
-		httpd_set_streams_cb(d->httpd, 0, streams_cb, d);
+		httpd_set_streams_cb(d->httpd, UINT32_C(1) << 0 |
+		    UINT32_C(1) << LOCALAPI_PEER_CHANNEL, streams_cb, d);
 	if (config_check_client_listen(c, warn, sizeof(warn)) == -1)
 		log_warnx("%s", warn);
 	if (gc.probe) {

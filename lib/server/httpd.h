@@ -192,16 +192,17 @@ int	httpd_streams(const struct httpd *h);
 typedef void (*httpd_streams_cb)(int n, void *arg);
 
 /*
- * Have cb(n, arg) called when a stream on channel (httpd_reply.channel)
- * from a local peer opens or closes, n the number of such streams open
- * (not while httpd_free closes them).  A local peer is one on the unix
- * socket or a loopback TCP peer, on any listener; a peer off the
- * loopback, and a stream of another channel, never count.  cb may run
- * in the middle of httpd's work: it must not call into httpd; defer
- * what it does to the loop.
+ * Have cb(n, arg) called when a stream from a local peer on one of
+ * channels (httpd_reply.channel; a mask, bit N for channel N, N < 32)
+ * opens or closes, n the number of such streams open (not while
+ * httpd_free closes them).  A local peer is one on the unix socket or a
+ * loopback TCP peer, on any listener; a peer off the loopback, and a
+ * stream of another channel, never count.  cb may run in the middle of
+ * httpd's work: it must not call into httpd; defer what it does to the
+ * loop.
  */
-void	httpd_set_streams_cb(struct httpd *h, int channel, httpd_streams_cb cb,
-	    void *arg);
+void	httpd_set_streams_cb(struct httpd *h, uint32_t channels,
+	    httpd_streams_cb cb, void *arg);
 
 /*
  * Queue len bytes of data on every stream and send what the sockets

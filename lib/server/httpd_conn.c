@@ -503,7 +503,8 @@ httpd_stream_count(struct httpd_conn *c, int opened)
 	else if (!opened && h->nstreams == 0)
 		ev_timer_stop(h->loop, &h->ping);
 	/* The application's streams: from this pod, on its channel. */
-	if (c->remote || c->channel != h->client_channel)
+	if (c->remote || c->channel < 0 || c->channel >= 32 ||
+	    (h->client_channels & (UINT32_C(1) << c->channel)) == 0)
 		return;
 	h->nclients += d;
 	if (h->streams_cb != NULL)

@@ -92,7 +92,8 @@ struct httpd {
 	int			 nremote_streams; /* those of peers off the */
 	int			 nremote_waits;	/* loopback (c->remote) */
 	struct ev_timer		 ping;		/* stream keep-alives */
-	int			 client_channel; /* the streams streams_cb counts */
+	uint32_t		 client_channels; /* streams_cb counts these:
+						   bit N, channel N */
 	int			 nclients;	/* those streams from local peers */
 	httpd_streams_cb	 streams_cb;	/* nclients changed */
 	void			*streams_arg;
