@@ -243,7 +243,7 @@ def test_a_peers_own_stream_is_the_applications(cluster):
     try:
         wait_until(lambda: a.log_count("a candidate again") == 1, 2.0,
                    what="a candidate with the /sse stream")
-        assert app.status() == 200
+        wait_until(lambda: app.status() == 200, 2.0, what="/sse's 200")
     finally:
         app.close()
     wait_until(lambda: a.log_count("not a candidate: no client") == 1, 2.0,
