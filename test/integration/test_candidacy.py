@@ -250,6 +250,29 @@ def test_a_peers_own_stream_is_the_applications(cluster):
                what="no candidate once the stream is gone")
 
 
+def test_a_shard_members_application_holds_leader_watch(cluster):
+    """In a shard group, the application's stream is /leader/watch (the
+    member Lease's, the first election): /shards/watch, a monitor's
+    stream here, keeps the member out of candidacy and owning nothing."""
+    from shardkit import member_config, shards
+    a = cluster.new("cb-shard", args=["--require-client"])
+    member_config(a, "cbs%d" % (os.getpid() % 100000), 2)
+    a.start()
+    mon = Stream(a, path="/shards/watch")
+    app = None
+    try:
+        wait_until(lambda: mon.events, 2.0, what="the monitor is served")
+        not_a_candidate_for_a_while(a)
+        assert shards(a)["owned"] == []
+        app = Stream(a)
+        wait_until(lambda: len((shards(a) or {}).get("owned", [])) == 2,
+                   JITTER * RP + SLACK + 3.0, what="a owns both shards")
+    finally:
+        mon.close()
+        if app:
+            app.close()
+
+
 def wildcard(inst):
     """inst's listen.http on every address (0.0.0.0), same port."""
     inst.args += ["--http", "0.0.0.0:%d" % inst.port]
