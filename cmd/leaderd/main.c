@@ -407,6 +407,9 @@ start(struct config *conf, int check, int verbose, int run, char **cmd)
 		fprintf(stderr, "leaderd: warning: %s\n", err);
 	if (run && config_check_shutdown(conf, err, sizeof(err)) == -1)
 		config_fail(err);
+	/* Said by -n here, by the daemon at start-up (daemon_gate.c). */
+	if (check && config_check_client_listen(conf, err, sizeof(err)) == -1)
+		fprintf(stderr, "leaderd: warning: %s\n", err);
 	if (check) {
 		if (conf->kubeconfig[0] != '\0') {
 			load_creds(conf, &creds, err, sizeof(err));

@@ -252,6 +252,16 @@ size_t	config_identity_bad(const char *s);
 int	config_check_grace(const struct config *c, char *err, size_t errlen);
 
 /*
+ * Whether candidacy.require_client meets a listen.http that peers off
+ * the pod may reach (any host but localhost or a loopback literal).
+ * Their streams never keep this instance a candidate, but the operator
+ * should know, and how to serve this pod only.  Returns 0, or -1 with
+ * the warning, prefixed by where listen.http came from, in err.
+ */
+int	config_check_client_listen(const struct config *c, char *err,
+	    size_t errlen);
+
+/*
  * Whether shutdown_timeout leaves the run mode's command room to stop:
  * an explicit shutdown_timeout must be longer than run.grace, since the
  * budget counts from the signal and covers the command's stop before the

@@ -147,6 +147,32 @@ config_check_endpoints(const struct config *c, struct config_errs *e)
 		    "core Endpoints object alone");
 }
 
+/* require_client beside a listen.http off the loopback (review L2). */
+int
+config_check_client_listen(const struct config *c, char *err, size_t errlen)
+{
+	struct config_errs	 e = { err, errlen, 0, 0 };
+	char			 host[CONFIG_STR_MAX], port[16], why[64];
+
+	if (!c->require_client || c->listen_http[0] == '\0')
+		return 0;
+	if (netaddr_split(c->listen_http, 0, host, sizeof(host), port,
+	    sizeof(port), why, sizeof(why)) == -1)
+		snprintf(port, sizeof(port), "PORT");
+	else if (strcasecmp(host, "localhost") == 0 ||
+	    netaddr_is_loopback(host))
+		return 0;
+	err[0] = '\0';
+	config_errs_add(&e, ORIGIN(c, CONFIG_LISTEN_HTTP), "listen.http \"%s\" "
+	    "is reachable from off the pod and candidacy.require_client is "
+	    "on: only streams from this pod (the unix socket, a loopback "
+	    "address) keep this instance a candidate, and peers off the pod "
+	    "hold at most half of listen.max_streams; to serve this pod "
+	    "only, set listen.http to localhost:%s (and listen.probes for "
+	    "the kubelet's probes)", c->listen_http, port);
+	return -1;
+}
+
 /*
  * candidacy: the application probe's URL, by default only to this pod
  * (loopback, localhost, or $POD_IP): a probe is the application's

@@ -128,8 +128,9 @@ probe_cb(int ok, uint64_t took_ms, const char *why, void *arg)
 }
 
 /*
- * The streams changed.  httpd may be in the middle of its work: apply
- * the change from the loop, at once.
+ * The application's streams changed (their number: daemon_gate_setup
+ * says which count).  httpd may be in the middle of its work: apply the
+ * change from the loop, at once.
  */
 static void
 streams_cb(int n, void *arg)
@@ -156,7 +157,7 @@ daemon_gate_setup(struct daemon *d)
 	const struct config	*c = d->conf;
 	struct gate_config	 gc;
 	struct appprobe_config	 pc;
-	char			 err[512];
+	char			 err[512], warn[CONFIG_ERR_MAX];
 	int			 i;
 
 	memset(&gc, 0, sizeof(gc));
@@ -172,8 +173,18 @@ daemon_gate_setup(struct daemon *d)
 	for (i = 0; i < d->nel; i++)
 		d->el[i].cand = 1;
 	d->reason = GATE_OK;
+	/*
+	 * The application's stream is the first election's, from this pod:
+	 * channel 0 (/leader/watch, /sse, /leader/NAME/watch for its NAME)
+	 * and a peer's own (GET /sse under compat nais).  Not
+	 * /leaders/watch, another election's or /shards/watch, nor a peer
+	 * off the loopback (review L2).
+	 */
 	if (c->require_client)
-		httpd_set_streams_cb(d->httpd, streams_cb, d);
+		httpd_set_streams_cb(d->httpd, UINT32_C(1) << 0 |
+		    UINT32_C(1) << LOCALAPI_PEER_CHANNEL, streams_cb, d);
+	if (config_check_client_listen(c, warn, sizeof(warn)) == -1)
+		log_warnx("%s", warn);
 	if (gc.probe) {
 		memset(&pc, 0, sizeof(pc));
 		snprintf(pc.url, sizeof(pc.url), "%s", c->probe_url);

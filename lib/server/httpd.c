@@ -398,8 +398,10 @@ httpd_streams(const struct httpd *h)
 }
 
 void
-httpd_set_streams_cb(struct httpd *h, httpd_streams_cb cb, void *arg)
+httpd_set_streams_cb(struct httpd *h, uint32_t channels,
+    httpd_streams_cb cb, void *arg)
 {
+	h->client_channels = channels;
 	h->streams_cb = cb;
 	h->streams_arg = arg;
 }

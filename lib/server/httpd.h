@@ -33,6 +33,8 @@
 #define HTTPD_FD_RESERVE	32	/* descriptors kept from local clients */
 #define HTTPD_MIN_CONNS		8	/* the cap never goes below this */
 #define HTTPD_PEER_MAX		8	/* connections per non-loopback peer */
+#define HTTPD_STREAMS_REMOTE_DIV 2	/* non-loopback peers together: at most
+					   1/2 of the streams, 1/2 of the waits */
 #define HTTPD_IDLE_MS		10000	/* idle or slow connection timeout */
 #define HTTPD_OUT_MAX		65536	/* unsent reply bytes per connection */
 #define HTTPD_PING_MS		15000	/* a stream's keep-alive period */
@@ -177,22 +179,30 @@ int	httpd_conns(const struct httpd *h);
 /*
  * Allow at most n streams and, apart, at most n waiting requests (0
  * turns both off); one more is answered 503 with a JSON error.  The
- * default is 64.
+ * default is 64.  Peers off the loopback together hold at most
+ * n / HTTPD_STREAMS_REMOTE_DIV of each (32 of 64), so that the other
+ * half stays for this pod's clients (the unix socket, loopback peers).
  */
 void	httpd_set_max_streams(struct httpd *h, int n);
 
 /* Number of open streams. */
 int	httpd_streams(const struct httpd *h);
 
-/* Called with the number of open streams each time it changes. */
+/* Called with the number of the streams it counts each time it changes. */
 typedef void (*httpd_streams_cb)(int n, void *arg);
 
 /*
- * Have cb(n, arg) called when a stream opens or closes (not while
- * httpd_free closes them).  It may run in the middle of httpd's work:
- * it must not call into httpd; defer what it does to the loop.
+ * Have cb(n, arg) called when a stream from a local peer on one of
+ * channels (httpd_reply.channel; a mask, bit N for channel N, N < 32)
+ * opens or closes, n the number of such streams open (not while
+ * httpd_free closes them).  A local peer is one on the unix socket or a
+ * loopback TCP peer, on any listener; a peer off the loopback, and a
+ * stream of another channel, never count.  cb may run in the middle of
+ * httpd's work: it must not call into httpd; defer what it does to the
+ * loop.
  */
-void	httpd_set_streams_cb(struct httpd *h, httpd_streams_cb cb, void *arg);
+void	httpd_set_streams_cb(struct httpd *h, uint32_t channels,
+	    httpd_streams_cb cb, void *arg);
 
 /*
  * Queue len bytes of data on every stream and send what the sockets

@@ -49,14 +49,12 @@ httpd_conn_close(struct httpd_conn *c)
 	ev_io_stop(h->loop, &c->rio);
 	ev_io_stop(h->loop, &c->wio);
 	ev_timer_stop(h->loop, &c->timer);
-	if (c->kind == CONN_STREAM) {
-		if (--h->nstreams == 0)
-			ev_timer_stop(h->loop, &h->ping);
-		if (h->streams_cb != NULL)
-			h->streams_cb(h->nstreams, h->streams_arg);
-	}
-	if (c->kind == CONN_WAIT)
+	if (c->kind == CONN_STREAM)
+		httpd_stream_count(c, 0);
+	if (c->kind == CONN_WAIT) {
 		h->nwaits--;
+		h->nremote_waits -= c->remote;
+	}
 	close(c->fd);
 	if (c->prev != NULL)
 		c->prev->next = c->next;
@@ -107,9 +105,21 @@ conn_park(struct httpd_conn *c, uint64_t wait_ms)
 
 	c->kind = CONN_WAIT;
 	c->h->nwaits++;
+	c->h->nremote_waits += c->remote;
 	ev_timer_stop(loop, &c->timer);
 	ev_timer_set(&c->timer, (double)wait_ms / 1000.0, 0.);
 	ev_timer_start(loop, &c->timer);
+}
+
+/*
+ * Whether c, from a peer off the loopback, finds its kind's share full:
+ * such peers hold n, and together they may hold max_streams /
+ * HTTPD_STREAMS_REMOTE_DIV; the rest stays for this pod's clients.
+ */
+static int
+remote_full(const struct httpd_conn *c, int n)
+{
+	return c->remote && n >= c->h->max_streams / HTTPD_STREAMS_REMOTE_DIV;
 }
 
 /* Fill reply with the JSON error a route refusal answers. */
@@ -172,9 +182,11 @@ handle_request(struct httpd_conn *c, int wait_over)
 		free(reply.body);
 		if (waiting)
 			return 1;
-		if (h->nwaits >= h->max_streams) {
-			log_debug("http: %d requests wait; refusing one more",
-			    h->nwaits);
+		if (h->nwaits >= h->max_streams ||
+		    remote_full(c, h->nremote_waits)) {
+			log_debug("http: %d requests wait; refusing one more "
+			    "(%d off the loopback)", h->nwaits,
+			    h->nremote_waits);
 			httpd_queue_error(c, 503, "too many waiting requests; "
 			    "try again later");
 			c->closing = 1;
@@ -188,6 +200,7 @@ handle_request(struct httpd_conn *c, int wait_over)
 	if (waiting) {
 		c->kind = CONN_PLAIN;
 		h->nwaits--;
+		h->nremote_waits -= c->remote;
 		ev_timer_stop(h->loop, &c->timer);
 		c->timer.repeat = HTTPD_IDLE_MS / 1000.0;
 	}
@@ -195,9 +208,11 @@ handle_request(struct httpd_conn *c, int wait_over)
 	if (req->minor == 0)
 		reply.chunked = 0;
 	if (reply.mode == HTTPD_REPLY_STREAM && reply.status == 200) {
-		if (h->nstreams >= h->max_streams) {
-			log_debug("http: %s %s -> 503: %d streams open",
-			    req->method, req->path, h->nstreams);
+		if (h->nstreams >= h->max_streams ||
+		    remote_full(c, h->nremote_streams)) {
+			log_debug("http: %s %s -> 503: %d streams open (%d "
+			    "off the loopback)", req->method, req->path,
+			    h->nstreams, h->nremote_streams);
 			httpd_queue_error(c, 503, "too many streams open; try "
 			    "again later");
 			c->closing = 1;
@@ -473,6 +488,27 @@ httpd_conn_new(struct httpd *h, int fd, struct httpd_listener *l)
 	c->phase_at = ev_now(h->loop);
 	ev_io_start(h->loop, &c->rio);
 	ev_timer_again(h->loop, &c->timer);
+}
+
+void
+httpd_stream_count(struct httpd_conn *c, int opened)
+{
+	struct httpd	*h = c->h;
+	int		 d = opened ? 1 : -1;
+
+	h->nstreams += d;
+	h->nremote_streams += c->remote ? d : 0;
+	if (opened && h->nstreams == 1)
+		ev_timer_again(h->loop, &h->ping);
+	else if (!opened && h->nstreams == 0)
+		ev_timer_stop(h->loop, &h->ping);
+	/* The application's streams: from this pod, on its channel. */
+	if (c->remote || c->channel < 0 || c->channel >= 32 ||
+	    (h->client_channels & (UINT32_C(1) << c->channel)) == 0)
+		return;
+	h->nclients += d;
+	if (h->streams_cb != NULL)
+		h->streams_cb(h->nclients, h->streams_arg);
 }
 
 /* Queue len bytes on stream c and send; may close c. */

@@ -89,8 +89,13 @@ struct httpd {
 	int			 max_streams;	/* cap on streams, and on waits */
 	int			 nstreams;	/* CONN_STREAM connections */
 	int			 nwaits;	/* CONN_WAIT connections */
+	int			 nremote_streams; /* those of peers off the */
+	int			 nremote_waits;	/* loopback (c->remote) */
 	struct ev_timer		 ping;		/* stream keep-alives */
-	httpd_streams_cb	 streams_cb;	/* the number of streams changed */
+	uint32_t		 client_channels; /* streams_cb counts these:
+						   bit N, channel N */
+	int			 nclients;	/* those streams from local peers */
+	httpd_streams_cb	 streams_cb;	/* nclients changed */
 	void			*streams_arg;
 };
 
@@ -115,6 +120,13 @@ void	httpd_conn_answer(struct httpd_conn *c, int wait_over);
 
 /* Write what the socket takes.  Returns -1 on a write error. */
 int	httpd_conn_flush(struct httpd_conn *c);
+
+/*
+ * c became a stream (opened 1) or a stream ends (opened 0): the counts,
+ * the keep-alive timer, and streams_cb if the local clients' count on
+ * its channel changed.
+ */
+void	httpd_stream_count(struct httpd_conn *c, int opened);
 
 /* Queue len bytes on stream c and send; may close c. */
 void	httpd_stream_queue(struct httpd_conn *c, const char *data,

@@ -200,8 +200,5 @@ httpd_stream_start(struct httpd_conn *c, const struct httpd_reply *reply)
 	c->ping = reply->ping;
 	c->inoff = c->inlen = 0;
 	ev_timer_stop(h->loop, &c->timer);
-	if (h->nstreams++ == 0)
-		ev_timer_again(h->loop, &h->ping);
-	if (h->streams_cb != NULL)
-		h->streams_cb(h->nstreams, h->streams_arg);
+	httpd_stream_count(c, 1);
 }

@@ -25,6 +25,7 @@ import pytest
 
 from fakeapp import FakeApp, holding
 from harness import RETRY_PERIOD as RP, free_port, wait_until
+from test_security import local_non_loopback_ip
 
 SLACK = 1.5
 JITTER = 2.2
@@ -42,15 +43,27 @@ def post(inst, path, timeout=3.0):
 
 class Stream:
     """A local client holding GET /leader/watch open on inst's TCP port
-    (or its unix socket), reading its events in the background."""
+    (or its unix socket), reading its events in the background.  With
+    src, a peer off the loopback: from the address src to src:port (a
+    wildcard listener), so that leaderd sees a non-loopback peer."""
 
-    def __init__(self, inst, path="/leader/watch", unix=None):
+    def __init__(self, inst, path="/leader/watch", unix=None, src=None):
+        host = b"localhost"
         if unix:
             self.s = socket.socket(socket.AF_UNIX)
             self.s.connect(unix)
+        elif src:
+            self.s = socket.socket()
+            self.s.bind((src, 0))
+            self.s.settimeout(2)
+            self.s.connect((src, inst.port))
+            self.s.settimeout(None)
+            host = b"%s:%d" % (src.encode(), inst.port)
         else:
             self.s = socket.create_connection(("127.0.0.1", inst.port), 2)
-        self.s.sendall(b"GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n" % path.encode())
+        self.s.sendall(b"GET %s HTTP/1.1\r\nHost: %s\r\n\r\n"
+                       % (path.encode(), host))
+        self.head = b""
         self.events = []
         self.t = threading.Thread(target=self._read, daemon=True)
         self.t.start()
@@ -65,11 +78,20 @@ class Stream:
             if not b:
                 return
             buf += b
+            if len(self.head) < 64:
+                self.head += b[:64 - len(self.head)]
             while b"\n\n" in buf:
                 ev, buf = buf.split(b"\n\n", 1)
                 for line in ev.split(b"\n"):
                     if line.startswith(b"data: "):
                         self.events.append(json.loads(line[6:]))
+
+    def status(self):
+        """The answer's status: 200 for a stream, 503 when refused; None
+        before the first bytes."""
+        if not self.head.startswith(b"HTTP/1."):
+            return None
+        return int(self.head.split(b" ")[1])
 
     def close(self):
         # shutdown first: close alone leaves the descriptor open while
@@ -164,6 +186,215 @@ def test_client_over_the_unix_socket(cluster, tmp_path):
     wait_until(a.is_leader, JITTER * RP + SLACK, what="a leads")
     s.close()
     wait_until(lambda: not a.is_leader(), 2.0, what="a releases")
+
+
+# -- which streams count (review L2) ---------------------------------
+
+def not_a_candidate_for_a_while(inst):
+    """inst stays out of candidacy for 2 retry periods: no client."""
+    time.sleep(2 * RP)
+    la = inst.leader()
+    assert la["candidate"] is False, la
+    assert la["candidate_reason"] == "no client", la
+    assert not inst.is_leader()
+
+
+def test_a_monitoring_stream_is_no_client(cluster):
+    """Only the first election's stream (/leader/watch, /sse, and
+    /leader/NAME/watch for its NAME) is the application's: a monitoring
+    client on /leaders/watch keeps nobody a candidate, and it does not
+    keep a leader whose application left."""
+    a = cluster.new("cb-mon", args=["--require-client"])
+    a.start()
+    mon = Stream(a, path="/leaders/watch")
+    try:
+        wait_until(lambda: mon.events, 2.0, what="the monitor is served")
+        not_a_candidate_for_a_while(a)
+        app = Stream(a)
+        wait_until(a.is_leader, JITTER * RP + SLACK, what="a leads")
+        app.close()
+        wait_until(lambda: not a.is_leader(), 2.0,
+                   what="a releases, the monitor still there")
+        assert a.leader()["candidate_reason"] == "no client"
+        # The first election's own path is the same stream: it counts.
+        app = Stream(a, path="/leader/%s/watch" % a.lock)
+        wait_until(lambda: a.log_count("a candidate again") == 2, 2.0,
+                   what="a candidate again (then its cooldown)")
+        app.close()
+    finally:
+        mon.close()
+
+
+def test_a_peers_own_stream_is_the_applications(cluster):
+    """Under compat nais, GET /sse is nais/elector's own stream (another
+    channel): it is the application's, and it counts."""
+    a = cluster.new("cb-nais")
+    with open(a.config_path) as f:
+        text = f.read()
+    with open(a.config_path, "w") as f:
+        f.write(text.replace("listen:\n", "listen:\n  probes: \"\"\n"
+                             "  metrics: \"\"\n", 1))
+    add_config(a, "compat: nais\ncandidacy:\n  require_client: true\n")
+    a.start()
+    time.sleep(2 * RP)
+    assert a.log_count("not a candidate yet: no client") == 1
+    assert a.log_count("a candidate again") == 0
+    app = Stream(a, path="/sse")
+    try:
+        wait_until(lambda: a.log_count("a candidate again") == 1, 2.0,
+                   what="a candidate with the /sse stream")
+        wait_until(lambda: app.status() == 200, 2.0, what="/sse's 200")
+    finally:
+        app.close()
+    wait_until(lambda: a.log_count("not a candidate: no client") == 1, 2.0,
+               what="no candidate once the stream is gone")
+
+
+def test_a_shard_members_application_holds_leader_watch(cluster):
+    """In a shard group, the application's stream is /leader/watch (the
+    member Lease's, the first election): /shards/watch, a monitor's
+    stream here, keeps the member out of candidacy and owning nothing."""
+    from shardkit import member_config, shards
+    a = cluster.new("cb-shard", args=["--require-client"])
+    member_config(a, "cbs%d" % (os.getpid() % 100000), 2)
+    a.start()
+    mon = Stream(a, path="/shards/watch")
+    app = None
+    try:
+        wait_until(lambda: mon.events, 2.0, what="the monitor is served")
+        not_a_candidate_for_a_while(a)
+        assert shards(a)["owned"] == []
+        app = Stream(a)
+        wait_until(lambda: len((shards(a) or {}).get("owned", [])) == 2,
+                   JITTER * RP + SLACK + 3.0, what="a owns both shards")
+    finally:
+        mon.close()
+        if app:
+            app.close()
+
+
+def wildcard(inst):
+    """inst's listen.http on every address (0.0.0.0), same port."""
+    inst.args += ["--http", "0.0.0.0:%d" % inst.port]
+
+
+def test_a_stream_from_off_the_pod_is_no_client(cluster):
+    """listen.http on a wildcard address: a peer off the loopback (another
+    pod) holding /leader/watch keeps nobody a candidate; the start-up
+    log warns that only this pod's streams count."""
+    ip = local_non_loopback_ip()
+    a = cluster.new("cb-remote", args=["--require-client"])
+    wildcard(a)
+    a.start()
+    assert "only streams from this pod" in a.log()
+    remote = Stream(a, src=ip)
+    try:
+        wait_until(lambda: remote.events, 2.0, what="the peer is served")
+        not_a_candidate_for_a_while(a)
+        app = Stream(a)
+        wait_until(a.is_leader, JITTER * RP + SLACK, what="a leads")
+        app.close()
+        wait_until(lambda: not a.is_leader(), 2.0,
+                   what="a releases, the peer still there")
+    finally:
+        remote.close()
+
+
+def test_peers_off_the_pod_leave_the_application_a_stream(cluster):
+    """Peers off the loopback together hold at most half of
+    listen.max_streams: with every slot they may have taken, the
+    application's own stream is still served, and it leads."""
+    ip = local_non_loopback_ip()
+    a = cluster.new("cb-slots", args=["--require-client"])
+    wildcard(a)
+    with open(a.config_path) as f:
+        text = f.read()
+    with open(a.config_path, "w") as f:
+        f.write(text.replace("listen:\n", "listen:\n  max_streams: 8\n", 1))
+    a.start()
+    # One peer may hold 8 connections (HTTPD_PEER_MAX): all streams.
+    remote = [Stream(a, src=ip) for _ in range(8)]
+    try:
+        wait_until(lambda: all(r.status() for r in remote), 3.0,
+                   what="every peer's stream answered")
+        app = Stream(a)
+        wait_until(lambda: app.status(), 2.0, what="the app answered")
+        assert app.status() == 200, app.head
+        wait_until(a.is_leader, JITTER * RP + SLACK, what="a leads")
+        served = sum(1 for r in remote if r.status() == 200)
+        assert served == 4, served
+        app.close()
+    finally:
+        for r in remote:
+            r.close()
+
+
+def test_peers_off_the_pod_leave_the_application_a_blocking_read(cluster):
+    """The same share for blocking reads (GET /leader?wait=): peers off
+    the loopback hold at most half of listen.max_streams waiting, and
+    this pod's read still waits instead of getting a 503."""
+    ip = local_non_loopback_ip()
+    a = cluster.new("wt-slots")
+    wildcard(a)
+    with open(a.config_path) as f:
+        text = f.read()
+    with open(a.config_path, "w") as f:
+        f.write(text.replace("listen:\n", "listen:\n  max_streams: 8\n", 1))
+    a.start()
+    wait_until(a.is_leader, JITTER * RP + SLACK + 2.0, what="a leads")
+    index = a.leader()["index"]
+    req = "GET /leader?wait=30s&index=%d HTTP/1.1\r\nHost: %%s\r\n\r\n" % index
+
+    def read(src):
+        s = socket.socket()
+        s.bind((src, 0))
+        s.settimeout(2)
+        s.connect((src, a.port))
+        s.sendall((req % ("%s:%d" % (src, a.port))).encode())
+        return s
+    remote = [read(ip) for _ in range(8)]
+    app = None
+    try:
+        time.sleep(0.3)
+        app = read("127.0.0.1")
+        app.settimeout(0.5)
+        try:
+            got = app.recv(64)
+        except socket.timeout:
+            got = b""
+        assert got == b"", "this pod's read did not wait: %r" % got
+        refused = 0
+        for s in remote:
+            s.settimeout(0.1)
+            try:
+                if s.recv(64).startswith(b"HTTP/1.1 503"):
+                    refused += 1
+            except socket.timeout:
+                pass
+        assert refused == 4, refused
+    finally:
+        for s in remote + ([app] if app else []):
+            s.close()
+
+
+def test_require_client_beside_a_non_loopback_listener_warns(leaderd_bin):
+    """-n says that only this pod's streams count, where listen.http came
+    from, and the fix; a loopback listener gets no warning."""
+    base = [leaderd_bin, "--election=x", "--election-namespace=y",
+            "--id=a", "--require-client", "-n"]
+    p = subprocess.run(base + ["--http=0.0.0.0:4040"], capture_output=True,
+                       text=True, timeout=10)
+    assert p.returncode == 0, p.stderr
+    assert "configuration OK" in p.stdout
+    assert "warning: --http: listen.http \"0.0.0.0:4040\"" in p.stderr, \
+        p.stderr
+    assert "only streams from this pod" in p.stderr
+    assert "listen.probes" in p.stderr
+    for ok in ("localhost:4040", "127.0.0.1:4040", "[::1]:4040"):
+        p = subprocess.run(base + ["--http=" + ok], capture_output=True,
+                           text=True, timeout=10)
+        assert p.returncode == 0 and "warning" not in p.stderr, \
+            (ok, p.stderr)
 
 
 def test_pause_and_resume(cluster):
