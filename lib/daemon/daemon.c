@@ -131,9 +131,7 @@ daemon_step(struct election *e, enum elector_input_kind kind,
 		if (e->el.state == ELECTOR_STOPPED) {
 			if (d->stopping && !e->released &&
 			    in.now_ms >= e->el.stop_until_ms)
-				log_warnx("lease %s: shutdown_timeout spent; the "
-				    "release was not written, followers take "
-				    "over after lease_duration", e->lock);
+				daemon_say_unreleased(e);
 			lock_cancel(e->lk);
 			e->req = ELECTOR_DO_NOTHING;
 			e->st.req_deadline_ms = 0;

@@ -94,6 +94,7 @@ struct election {
 	enum elector_action_kind req;		/* request in flight */
 	char			 lock[2 * CONFIG_STR_MAX + 34]; /* "ns/name",
 						    "type/ns/name" */
+	int			 unreleased_said; /* daemon_say_unreleased */
 	char			 api_err[4][768]; /* last error logged, by
 						    request kind; 0: Events */
 	int			 released;	/* the release was written */
@@ -329,6 +330,7 @@ void	daemon_shards_start(struct daemon *d);
  * a suspend, armed for the earliest end of a claim we hold, so that a
  * claim's end is acted on at once after a resume past it.
  */
+void	daemon_say_unreleased(struct election *e);
 void	daemon_resume_init(struct daemon *d);
 void	daemon_resume_arm(struct daemon *d);
 void	daemon_resume_free(struct daemon *d);

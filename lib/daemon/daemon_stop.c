@@ -22,6 +22,22 @@
 
 static void	stop_daemon(struct daemon *, const char *);
 
+/*
+ * The stop's budget ran out with our release unwritten: said once.
+ * Whether anyone takes over then is not ours to promise (their Role may
+ * refuse them as it refused us): the lease stays ours until it expires.
+ */
+void
+daemon_say_unreleased(struct election *e)
+{
+	if (e->unreleased_said)
+		return;
+	e->unreleased_said = 1;
+	log_warnx("lease %s: shutdown_timeout spent; the release was not "
+	    "written: the lease stays ours until it expires, lease_duration "
+	    "after our last renew", e->lock);
+}
+
 /* The shutdown budget is spent: say what did not finish, and exit. */
 void
 daemon_hard_stop_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -39,9 +55,7 @@ daemon_hard_stop_cb(struct ev_loop *loop, ev_timer *w, int revents)
 			log_warnx("lease %s: shutdown_timeout spent: %s",
 			    e->lock, what);
 		if (!e->released && e->el.state != ELECTOR_STOPPED)
-			log_warnx("lease %s: shutdown_timeout spent; the "
-			    "release was not written, followers take over "
-			    "after lease_duration", e->lock);
+			daemon_say_unreleased(e);
 	}
 	log_warnx("lease %s: exiting without waiting for the API server",
 	    d->el[0].lock);
