@@ -666,3 +666,98 @@ def test_sigterm_shards_taken_by_a_new_member_through_the_watch(api, group):
           if e["code"] == 200]
     assert ok == [], "the newcomer listed the group: %s" % ok
     api.clear_fault(f)
+
+
+# -- co-tenants with Lease create rights (review M1, M2) -------------------
+
+MEMBER_LABELS = "leaderd.io/shard-member"
+
+
+def plant_member(api, group, name, holder, duration=2147483647):
+    """A member Lease as a co-tenant creates it with create rights alone:
+    the group's labels, a holder, renewed once "now" and never again."""
+    from fakeapi import now_microtime
+    return api.create_lease(
+        "default", "%s-member-%s" % (group, name),
+        {"holderIdentity": holder, "leaseDurationSeconds": duration,
+         "acquireTime": now_microtime(), "renewTime": now_microtime()},
+        labels={LABEL_GROUP: group, MEMBER_LABELS: "true"})
+
+
+def metric(inst, series):
+    _, _, met = inst.request("/metrics")
+    for ln in met.decode().splitlines():
+        if ln.startswith(series + " "):
+            return float(ln.split()[1])
+    return None
+
+
+def shard_holders(api, group, n):
+    """Every holder any shard Lease of the group has had, by history."""
+    names = {"%s-%d" % (group, s) for s in range(n)}
+    return {h["spec"].get("holderIdentity") for h in api.history()
+            if h["name"] in names}
+
+
+def test_ghost_members_are_not_members(api, group):
+    """Member Leases created once and never renewed (a co-tenant with
+    Lease create rights: a huge leaseDurationSeconds, or a fresh one every
+    retry_period with an ordinary one), and one renewed but held by a name
+    other than its own, are not members: no shard is handed to them, the
+    real members stay balanced, and the ghosts are counted in
+    leaderd_shard_members_unconfirmed."""
+    n = 8
+    insts = group(2, n)
+    wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    moves0 = sum(metric(i, 'leaderd_shard_handovers_total{group="%s"}' %
+                        group.name) for i in insts)
+    for k in range(6):
+        plant_member(api, group.name, "ghost%d" % k, "ghost%d" % k)
+    # Held by another name than its own, though renewed every period.
+    plant_member(api, group.name, "liar", "someone-else", duration=3)
+    t_end = time.monotonic() + 2 * LD + 2.0
+    churn = 0
+    while time.monotonic() < t_end:
+        plant_member(api, group.name, "churn%d" % churn, "churn%d" % churn,
+                     duration=int(LD))
+        churn += 1
+        api.modify_lease("default", "%s-member-liar" % group.name,
+                         lambda o: o["spec"].update(
+                             leaseTransitions=o["spec"].get(
+                                 "leaseTransitions", 0) + 1))
+        time.sleep(RP)
+    real = {i.identity for i in insts}
+    v = wait_until(lambda: balanced(insts, n), BALANCE,
+                   what="balance among the real members")
+    for i in insts:
+        assert sorted(v[i.name]["members"]) == sorted(real)
+    assert shard_holders(api, group.name, n) <= real | {"", None}, \
+        "a shard was handed to a ghost"
+    moves = sum(metric(i, 'leaderd_shard_handovers_total{group="%s"}' %
+                       group.name) for i in insts)
+    assert moves == moves0, "%d handovers under ghosts" % (moves - moves0)
+    for i in insts:
+        assert metric(i, 'leaderd_shard_members{group="%s"}' %
+                      group.name) == 2
+        assert metric(i, 'leaderd_shard_members_unconfirmed{group="%s"}' %
+                      group.name) == 6 + 1 + churn
+
+
+def test_member_table_full_of_ghosts(api, group):
+    """300 never-renewed member Leases, more than a member's table holds,
+    do not keep a real member out: a member that joins after them is
+    counted once seen renewing, and the group balances over the three."""
+    n = 8
+    insts = group(2, n)
+    wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    for k in range(300):
+        plant_member(api, group.name, "ghost%03d" % k, "ghost%03d" % k)
+    time.sleep(RP)
+    allm = insts + group(1, n)
+    v = wait_until(lambda: balanced(allm, n), BALANCE,
+                   what="balance with a third member among 300 ghosts")
+    for i in allm:
+        assert sorted(v[i.name]["members"]) == sorted(
+            j.identity for j in allm)
+    assert shard_holders(api, group.name, n) <= \
+        {i.identity for i in allm} | {"", None}
