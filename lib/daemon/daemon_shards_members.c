@@ -7,8 +7,16 @@
  * repeated every retry_period while the watch is down or quiet, every
  * WATCH_POLL_MS while it delivers, and at once after a 410 Gone.  Safety
  * stays the electors': the list and the watch only wake them, and a
- * member seen late only moves the balance, never a claim.  A member is
- * live for its Lease's duration from when we first saw its last version.
+ * member seen late only moves the balance, never a claim.
+ *
+ * Anyone who may create Leases in the namespace can create a member
+ * Lease, so one counts as a member only once it shows a process behind
+ * it: held by the identity its name carries, and seen renewing (a newer
+ * version within our lease_duration of the one before); it stays live
+ * for our lease_duration from its last version, whatever the record
+ * says.  Every member runs with the group's durations and renews each
+ * retry_period, so a real member is counted about one retry_period after
+ * its Lease first appears.
  */
 
 #include <stdint.h>
@@ -55,13 +63,48 @@ shard_of(const struct shards *sh, const char *name, unsigned *s)
 static int
 member_live(const struct shards *sh, const struct member *k, uint64_t now_ms)
 {
-	uint64_t	 dur = sh->d->conf->lease_duration_ms;
+	return k->holder[0] != '\0' && k->renewing && k->named &&
+	    now_ms < k->seen_ms + sh->d->conf->lease_duration_ms;
+}
 
-	if (k->holder[0] == '\0')
-		return 0;
-	if (k->dur_ms > dur)
-		dur = k->dur_ms;
-	return now_ms < k->seen_ms + dur;
+int
+daemon_shards_looked(const struct shards *sh, uint64_t now_ms)
+{
+	return sh->look_ms != 0 &&
+	    now_ms >= sh->look_ms + sh->d->conf->renew_deadline_ms;
+}
+
+unsigned
+daemon_shards_unconfirmed(const struct shards *sh)
+{
+	unsigned	 i, n = 0;
+
+	for (i = 0; i < sh->nm; i++)
+		if (sh->m[i].holder[0] != '\0' &&
+		    (!sh->m[i].renewing || !sh->m[i].named))
+			n++;
+	return n;
+}
+
+/*
+ * A slot for a member Lease not in the table: a free one, or else the
+ * one of a Lease never seen renewing that has waited longest (a table
+ * full of Leases nobody renews keeps no real member out); NULL when
+ * every slot holds a member seen renewing.
+ */
+static struct member *
+member_slot(struct shards *sh)
+{
+	struct member	*k = NULL;
+	unsigned	 i;
+
+	if (sh->nm < SHARD_MEMBERS_MAX)
+		return &sh->m[sh->nm++];
+	for (i = 0; i < sh->nm; i++)
+		if ((!sh->m[i].renewing || !sh->m[i].named) &&
+		    (k == NULL || sh->m[i].seen_ms < k->seen_ms))
+			k = &sh->m[i];
+	return k;
 }
 
 /* Whether we hold our own member Lease now. */
@@ -112,6 +155,7 @@ list_item(const char *name, const struct lease *rec, char *obj, void *arg)
 	struct shards	*sh = arg;
 	struct election	*e;
 	struct member	*k = NULL;
+	uint64_t	 now_ms;
 	unsigned	 s, i;
 
 	if (strncmp(name, sh->mprefix, strlen(sh->mprefix)) == 0) {
@@ -122,9 +166,8 @@ list_item(const char *name, const struct lease *rec, char *obj, void *arg)
 				break;
 			}
 		if (k == NULL) {
-			if (sh->nm == SHARD_MEMBERS_MAX)
+			if ((k = member_slot(sh)) == NULL)
 				return;
-			k = &sh->m[sh->nm++];
 			memset(k, 0, sizeof(*k));
 			snprintf(k->name, sizeof(k->name), "%s", name);
 		}
@@ -132,12 +175,17 @@ list_item(const char *name, const struct lease *rec, char *obj, void *arg)
 		/* A list from the cache may be older than one seen. */
 		if (k->rv[0] != '\0' && !watch_rv_newer(rec->rv, k->rv))
 			return;
-		/* A new version: live for its duration from now. */
+		/*
+		 * A new version: live for our lease_duration from now, once
+		 * one has followed another within it (seen renewing).
+		 */
+		now_ms = clock_mono_ms();
+		k->renewing = k->rv[0] != '\0' &&
+		    now_ms < k->seen_ms + sh->d->conf->lease_duration_ms;
 		snprintf(k->rv, sizeof(k->rv), "%s", rec->rv);
 		snprintf(k->holder, sizeof(k->holder), "%s", rec->holder);
-		k->seen_ms = clock_mono_ms();
-		k->dur_ms = rec->duration_s > 0 ?
-		    (uint64_t)rec->duration_s * 1000 : 0;
+		k->named = strcmp(name + strlen(sh->mprefix), rec->holder) == 0;
+		k->seen_ms = now_ms;
 		return;
 	}
 	if (!shard_of(sh, name, &s)) {
@@ -300,6 +348,8 @@ list_done_cb(const struct kube_result *res, void *arg)
 	}
 	if (ok && was_member)
 		sh->listed = 1;
+	if (ok && sh->look_ms == 0)
+		sh->look_ms = clock_mono_ms();
 	/* The watch goes on from the list's version. */
 	if (ok && sh->watch != NULL && rv[0] != '\0') {
 		if (!sh->watch_started) {
