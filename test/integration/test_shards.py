@@ -761,3 +761,46 @@ def test_member_table_full_of_ghosts(api, group):
             j.identity for j in allm)
     assert shard_holders(api, group.name, n) <= \
         {i.identity for i in allm} | {"", None}
+
+
+def test_big_labelled_leases_keep_no_member_out(api, group):
+    """Five Leases with the group's label and 250 KiB of annotations each
+    (valid for the API server; together past the 1 MiB a leaderd reads in
+    one answer), one with the label and a name that is not the group's,
+    and a member Lease leaderd cannot read (a 300-byte holder) keep no
+    member out: the list comes in pages (the watch cache answering
+    resourceVersion=0 whole, the pages from etcd), what does not belong is
+    skipped and counted, and the members balance.  The watch carries such
+    objects too: one written while the group runs breaks no member's
+    watch for good, and a join is rebalanced."""
+    n = 8
+    g = group.name
+    pad = {"example.com/pad": "x" * (250 * 1024)}
+    for k in range(5):
+        api.create_lease("default", "%s-big%d" % (g, k),
+                         {"holderIdentity": "nobody"},
+                         labels={LABEL_GROUP: g}, annotations=pad)
+    api.create_lease("default", "%s-odd" % g, {"holderIdentity": "x"},
+                     labels={LABEL_GROUP: g})
+    plant_member(api, g, "long", "h" * 300)
+    insts = group(2, n)
+    wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    for i in insts:
+        assert [e for e in group_lists(api, i)
+                if "continue=" in (e.get("query") or "")], \
+            "%s did not page the list" % i.name
+        assert metric(i, 'leaderd_shard_leases_skipped{group="%s"}' %
+                      g) == 7
+    # Written while the group runs: the watch carries them.
+    t0 = time.monotonic()
+    api.modify_lease("default", "%s-big0" % g, lambda o: o["metadata"][
+        "annotations"].update({"example.com/pad": "y" * (250 * 1024)}))
+    plant_member(api, g, "long2", "h" * 300)
+    new = group(1, n)[0]
+    allm = insts + [new]
+    wait_until(lambda: balanced(allm, n), BALANCE,
+               what="rebalance with a third member")
+    wait_until(lambda: all([w for w in group_watches(api, i)
+                            if w[0]["t_recv"] > t0 and
+                            w[0].get("streaming")] for i in insts), BALANCE,
+               what="the old members' watches streaming again")
