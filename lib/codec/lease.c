@@ -392,28 +392,44 @@ lease_encode_create_labeled(const char *ns, const char *name,
 	return codec_json_dump(root);
 }
 
+/*
+ * A list's item that lease_list_decode skips: counted, the first
+ * unreadable one noted.
+ */
+static void
+list_skip(struct lease_list *out, const char *name, const char *why)
+{
+	out->skipped++;
+	if (why != NULL && out->why[0] == '\0')
+		snprintf(out->why, sizeof(out->why), "%.80s: %.110s",
+		    name[0] != '\0' ? name : "(no name)", why);
+}
+
 int
 lease_list_decode(const char *buf, size_t len,
+    int (*want_cb)(const char *, void *),
     void (*item_cb)(const char *, const struct lease *, char *, void *),
-    void *arg, char *rv, size_t rvlen, char *err, size_t errlen)
+    void *arg, struct lease_list *out, char *err, size_t errlen)
 {
 	json_t		*root, *items, *item, *meta;
 	struct lease	 rec;
-	char		 name[LEASE_HOLDER_MAX], *obj;
+	char		 name[LEASE_HOLDER_MAX], *obj, ierr[160];
 	size_t		 i;
 	int		 rc = -1;
 
 	codec_json_init();
 	if (errlen > 0)
 		err[0] = '\0';
-	if (rvlen > 0)
-		rv[0] = '\0';
-	/* A list of many Leases: no single Lease's bound. */
+	memset(out, 0, sizeof(*out));
+	/* A page of many Leases: no single Lease's bound. */
 	if ((root = codec_load(buf, len, 0, err, errlen)) == NULL)
 		return -1;
 	meta = json_object_get(root, "metadata");
-	if (json_is_object(meta) && codec_get_string(meta, "resourceVersion",
-	    "metadata.resourceVersion", rv, rvlen, err, errlen) == -1)
+	if (json_is_object(meta) && (codec_get_string(meta, "resourceVersion",
+	    "metadata.resourceVersion", out->rv, sizeof(out->rv), err,
+	    errlen) == -1 || codec_get_string(meta, "continue",
+	    "metadata.continue", out->cont, sizeof(out->cont), err,
+	    errlen) == -1))
 		goto out;
 	items = json_object_get(root, "items");
 	if (items != NULL && !json_is_null(items) && !json_is_array(items)) {
@@ -421,25 +437,36 @@ lease_list_decode(const char *buf, size_t len,
 		goto out;
 	}
 	json_array_foreach(items, i, item) {
-		if (!json_is_object(item)) {
-			snprintf(err, errlen, "items[%zu]: not an object", i);
-			goto out;
-		}
 		name[0] = '\0';
+		if (!json_is_object(item)) {
+			list_skip(out, name, "not an object");
+			continue;
+		}
 		meta = json_object_get(item, "metadata");
-		if (json_is_object(meta) && codec_get_string(meta, "name",
-		    "metadata.name", name, sizeof(name), err, errlen) == -1)
-			goto out;
+		if (!json_is_object(meta) || codec_get_string(meta, "name",
+		    "metadata.name", name, sizeof(name), ierr,
+		    sizeof(ierr)) == -1) {
+			list_skip(out, "", json_is_object(meta) ? ierr :
+			    "no metadata");
+			continue;
+		}
+		if (want_cb != NULL && !want_cb(name, arg)) {
+			list_skip(out, name, NULL);
+			continue;
+		}
 		/* A list's items carry no kind: a PUT's body needs one. */
 		json_object_set_new(item, "apiVersion",
 		    json_string(LEASE_API_VERSION));
 		json_object_set_new(item, "kind", json_string("Lease"));
 		json_incref(item);
 		obj = codec_json_dump(item);
-		if (lease_decode(obj, strlen(obj), &rec, err, errlen) == -1) {
+		if (lease_decode(obj, strlen(obj), &rec, ierr,
+		    sizeof(ierr)) == -1) {
 			free(obj);
-			goto out;
+			list_skip(out, name, ierr);
+			continue;
 		}
+		out->items++;
 		item_cb(name, &rec, obj, arg);
 	}
 	rc = 0;

@@ -68,6 +68,21 @@ struct shards {
 						   others are counted once seen
 						   renewing, renew_deadline on */
 	int			 list_ok;	/* the last list answered */
+	/* The list's walk over its pages (limit, continue). */
+	char			 cont[LEASE_CONTINUE_MAX]; /* the next page's
+						   token; "" for a first */
+	char			 walk_rv[LEASE_RV_MAX];	/* its first page's
+						   version */
+	int			 walk_member;	/* a member at its first page */
+	unsigned		 walk_skipped;	/* skipped in its pages */
+	char			 walk_why[200];	/* the first unreadable one */
+	unsigned		 limit;		/* the page size now */
+	int			 from_store;	/* the cache answered whole and
+						   too large: pages from
+						   storage */
+	unsigned		 skipped;	/* Leases the last whole list
+						   skipped */
+	char			 said_why[200];	/* the unreadable one logged */
 	struct watch		*watch;		/* the group's, or NULL */
 	int			 watch_started;	/* after the first list */
 	int			 fresh;		/* the watch delivers */

@@ -35,6 +35,8 @@
 #include "daemon/daemon_int.h"
 #include "daemon/daemon_shards_int.h"
 
+#define LIST_PAGE	100	/* a list's page, at most */
+
 static void	list_later(struct shards *);
 
 /* Whether name is the group's shard GROUP-s; s in *s. */
@@ -298,42 +300,121 @@ daemon_shards_watch_health_cb(int healthy, void *arg)
 	daemon_shards_check_watch(sh, clock_mono_ms());
 }
 
+/* Whether the list's item name is one of the group's Leases. */
+static int
+list_want(const char *name, void *arg)
+{
+	const struct shards	*sh = arg;
+	unsigned		 s;
+
+	return (strncmp(name, sh->mprefix, strlen(sh->mprefix)) == 0 &&
+	    name[strlen(sh->mprefix)] != '\0') || shard_of(sh, name, &s);
+}
+
+/* Whether the list failed on a page larger than one answer may be. */
+static int
+too_large(const struct kube_result *res)
+{
+	return res->outcome != KUBE_OK &&
+	    strcmp(res->reason, "BodyTooLarge") == 0;
+}
+
+/* A whole list answered: forget who is gone, note what was skipped. */
+static void
+list_whole(struct shards *sh)
+{
+	unsigned	 i, k;
+
+	/*
+	 * Leases deleted, or gone from a whole list, are forgotten, but for
+	 * one the watch showed newer than the list (the list comes from
+	 * the API server's cache).
+	 */
+	for (i = k = 0; i < sh->nm; i++)
+		if (sh->m[i].gen == sh->gen ||
+		    watch_rv_newer(sh->m[i].rv, sh->walk_rv))
+			sh->m[k++] = sh->m[i];
+	sh->nm = k;
+	/* Logged as it changes: each list does not repeat it. */
+	if (sh->walk_skipped != sh->skipped ||
+	    strcmp(sh->walk_why, sh->said_why) != 0) {
+		if (sh->walk_skipped > 0)
+			log_warnx("shard group %s: %u Leases with its label "
+			    "skipped, not the group's or not readable%s%s",
+			    sh->group, sh->walk_skipped,
+			    sh->walk_why[0] != '\0' ? "; first: " : "",
+			    sh->walk_why);
+		snprintf(sh->said_why, sizeof(sh->said_why), "%s",
+		    sh->walk_why);
+	}
+	sh->skipped = sh->walk_skipped;
+}
+
 static void
 list_done_cb(const struct kube_result *res, void *arg)
 {
-	struct shards	*sh = arg;
-	struct daemon	*d = sh->d;
-	char		 rv[LEASE_RV_MAX], err[256];
-	unsigned	 i, k;
-	int		 ok, was_member;
+	struct shards		*sh = arg;
+	struct daemon		*d = sh->d;
+	static struct lease_list page;
+	char			 err[256];
+	int			 ok, cache, first = sh->cont[0] == '\0';
 
 	if (d->stopping)
 		return;
-	was_member = daemon_shards_self_member(sh, clock_mono_ms());
+	/*
+	 * A page over one answer's bound: a cache that answered every item
+	 * at once is left for pages from storage, a page from storage is
+	 * asked again half as large.
+	 */
+	cache = first && !sh->from_store;
+	if (too_large(res) && (cache || sh->limit > 1)) {
+		if (cache) {
+			sh->from_store = 1;
+			log_info("shard group %s: its list is larger than one "
+			    "answer; listing in pages from storage",
+			    sh->group);
+		} else
+			sh->limit /= 2;
+		daemon_shards_list_now(sh);
+		return;
+	}
 	ok = res->outcome == KUBE_OK;
 	if (ok) {
-		/*
-		 * Not a flag cleared first: feeding a shard's record answers
-		 * blocking reads, which must see the members as they were.
-		 */
-		sh->gen++;
-		if (lease_list_decode(res->body, res->len, list_item, sh, rv,
-		    sizeof(rv), err, sizeof(err)) == -1) {
+		if (first) {
+			/*
+			 * Not a flag cleared first: feeding a shard's record
+			 * answers blocking reads, which must see the members
+			 * as they were.
+			 */
+			sh->gen++;
+			sh->walk_member = daemon_shards_self_member(sh,
+			    clock_mono_ms());
+			sh->walk_skipped = 0;
+			sh->walk_why[0] = '\0';
+		}
+		if (lease_list_decode(res->body, res->len, list_want,
+		    list_item, sh, &page, err, sizeof(err)) == -1) {
 			log_warnx("shard group %s: the list of its Leases: %s",
 			    sh->group, err);
 			ok = 0;
+		} else {
+			if (first)
+				snprintf(sh->walk_rv, sizeof(sh->walk_rv), "%s",
+				    page.rv);
+			sh->walk_skipped += page.skipped;
+			if (sh->walk_why[0] == '\0')
+				snprintf(sh->walk_why, sizeof(sh->walk_why),
+				    "%s", page.why);
+			/* A page answered: the next may be larger. */
+			if (sh->limit < LIST_PAGE)
+				sh->limit *= 2;
+			if (page.cont[0] != '\0') {
+				snprintf(sh->cont, sizeof(sh->cont), "%s",
+				    page.cont);
+				daemon_shards_list_now(sh);
+				return;
+			}
 		}
-		/*
-		 * Leases deleted, or gone from a whole list, are forgotten,
-		 * but for one the watch showed newer than the list (the list
-		 * comes from the API server's cache).
-		 */
-		for (i = k = 0; ok && i < sh->nm; i++)
-			if (sh->m[i].gen == sh->gen ||
-			    watch_rv_newer(sh->m[i].rv, rv))
-				sh->m[k++] = sh->m[i];
-		if (ok)
-			sh->nm = k;
 	} else {
 		if (res->status == 401)
 			kube_token_stale(sh->list);
@@ -344,19 +425,24 @@ list_done_cb(const struct kube_result *res, void *arg)
 			    "(%ld %s: %s)%s", sh->group, res->status,
 			    res->reason, res->message, res->status == 403 ?
 			    "; leaderd needs leases list in the namespace" :
-			    "");
+			    too_large(res) ? "; one Lease with its label is "
+			    "larger than one answer" : "");
 	}
-	if (ok && was_member)
+	/* A failed page ends the walk: the next list starts over. */
+	sh->cont[0] = '\0';
+	if (ok)
+		list_whole(sh);
+	if (ok && sh->walk_member)
 		sh->listed = 1;
 	if (ok && sh->look_ms == 0)
 		sh->look_ms = clock_mono_ms();
 	/* The watch goes on from the list's version. */
-	if (ok && sh->watch != NULL && rv[0] != '\0') {
+	if (ok && sh->watch != NULL && sh->walk_rv[0] != '\0') {
 		if (!sh->watch_started) {
 			sh->watch_started = 1;
-			watch_start(sh->watch, rv);
+			watch_start(sh->watch, sh->walk_rv);
 		} else
-			watch_seen(sh->watch, rv);
+			watch_seen(sh->watch, sh->walk_rv);
 	}
 	/* The list and the watch stand in for the shard electors' own. */
 	sh->list_ok = ok;
@@ -369,12 +455,20 @@ void
 daemon_shards_list_now(struct shards *sh)
 {
 	struct daemon	*d = sh->d;
+	const char	*cont = sh->cont;
 
 	if (d->stopping || kube_busy(sh->list))
 		return;
+	if (sh->limit == 0)
+		sh->limit = LIST_PAGE;
+	/* A first page from the cache, unless it answered too large. */
+	if (cont[0] == '\0' && !sh->from_store)
+		cont = NULL;
 	if (kube_lease_list(sh->list, d->conf->lock_namespace, sh->selector,
-	    d->conf->request_timeout_ms, list_done_cb, sh) == -1) {
+	    sh->limit, cont, d->conf->request_timeout_ms, list_done_cb,
+	    sh) == -1) {
 		log_warnx("shard group %s: cannot start the list", sh->group);
+		sh->cont[0] = '\0';
 		list_later(sh);
 	}
 }

@@ -953,7 +953,20 @@ list_cb(const char *name, const struct lease *rec, char *obj, void *arg)
 	free(obj);
 }
 
-/* A LeaseList: each item by name, its record and object; the list's rv. */
+/* The names a caller follows: work-*. */
+static int
+work_only(const char *name, void *arg)
+{
+	(void)arg;
+	return strncmp(name, "work-", 5) == 0;
+}
+
+/*
+ * A LeaseList's page: each item by name, its record and object; the
+ * page's rv and continue token; an item that is no object, has no name,
+ * is not wanted or is not a valid Lease skipped and counted, not the
+ * page failed; a page that cannot be read is an error.
+ */
 static void
 test_list_decode(void **state)
 {
@@ -966,39 +979,68 @@ test_list_decode(void **state)
 	    "\"resourceVersion\":\"41\"},\"spec\":{}}]}";
 	const char	*empty = "{\"kind\":\"LeaseList\",\"metadata\":{"
 	    "\"resourceVersion\":\"7\"},\"items\":null}";
+	/* Items skipped and counted, not the page failed. */
+	const char	*mixed = "{\"metadata\":{\"resourceVersion\":\"9\","
+	    "\"continue\":\"eyJydiI6OX0\"},\"items\":[1,{\"spec\":{}},"
+	    "{\"metadata\":{\"name\":\"other\"}},"
+	    "{\"metadata\":{\"name\":\"work-1\"},\"spec\":{"
+	    "\"leaseDurationSeconds\":\"x\"}},"
+	    "{\"metadata\":{\"name\":\"work-2\"},\"spec\":{"
+	    "\"holderIdentity\":\"pod-c\"}}]}";
 	const char	*bad[] = {
 		"not json",
 		"{\"items\":{}}",
-		"{\"items\":[1]}",
-		"{\"items\":[{\"metadata\":{\"name\":\"a\"},\"spec\":{"
-		    "\"leaseDurationSeconds\":\"x\"}}]}",
+		"{\"metadata\":{\"continue\":7},\"items\":[]}",
 	};
+	struct lease_list	 page;
 	struct list_seen	 ls;
-	char			 rv[32], err[256];
+	char			 err[256], *big;
 	size_t			 i;
 
 	(void)state;
 	memset(&ls, 0, sizeof(ls));
-	assert_int_equal(lease_list_decode(ok, strlen(ok), list_cb, &ls, rv,
-	    sizeof(rv), err, sizeof(err)), 0);
-	assert_string_equal(rv, "42");
+	assert_int_equal(lease_list_decode(ok, strlen(ok), NULL, list_cb, &ls,
+	    &page, err, sizeof(err)), 0);
+	assert_string_equal(page.rv, "42");
+	assert_string_equal(page.cont, "");
+	assert_int_equal(page.items, 2);
+	assert_int_equal(page.skipped, 0);
 	assert_int_equal(ls.n, 2);
 	assert_string_equal(ls.names[0], "work-0");
 	assert_string_equal(ls.holders[0], "pod-a");
 	assert_string_equal(ls.names[1], "work-member-pod-b");
 	assert_string_equal(ls.holders[1], "");
 	memset(&ls, 0, sizeof(ls));
-	assert_int_equal(lease_list_decode(empty, strlen(empty), list_cb, &ls,
-	    rv, sizeof(rv), err, sizeof(err)), 0);
+	assert_int_equal(lease_list_decode(empty, strlen(empty), NULL, list_cb,
+	    &ls, &page, err, sizeof(err)), 0);
 	assert_int_equal(ls.n, 0);
-	assert_string_equal(rv, "7");
+	assert_string_equal(page.rv, "7");
+	memset(&ls, 0, sizeof(ls));
+	assert_int_equal(lease_list_decode(mixed, strlen(mixed), work_only,
+	    list_cb, &ls, &page, err, sizeof(err)), 0);
+	assert_string_equal(page.cont, "eyJydiI6OX0");
+	assert_int_equal(ls.n, 1);
+	assert_string_equal(ls.names[0], "work-2");
+	assert_int_equal(page.items, 1);
+	assert_int_equal(page.skipped, 4);
+	assert_non_null(strstr(page.why, "(no name)"));
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memset(&ls, 0, sizeof(ls));
 		assert_int_equal(lease_list_decode(bad[i], strlen(bad[i]),
-		    list_cb, &ls, rv, sizeof(rv), err, sizeof(err)), -1);
+		    NULL, list_cb, &ls, &page, err, sizeof(err)), -1);
 		assert_true(err[0] != '\0');
 		assert_int_equal(ls.n, 0);
 	}
+	/* A continue token longer than any the API server writes. */
+	big = malloc(LEASE_CONTINUE_MAX + 64);
+	assert_non_null(big);
+	i = (size_t)snprintf(big, 64, "{\"metadata\":{\"continue\":\"");
+	memset(big + i, 'a', LEASE_CONTINUE_MAX);
+	snprintf(big + i + LEASE_CONTINUE_MAX, 32, "\"},\"items\":[]}");
+	assert_int_equal(lease_list_decode(big, strlen(big), NULL, list_cb,
+	    &ls, &page, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "metadata.continue"));
+	free(big);
 }
 
 int
