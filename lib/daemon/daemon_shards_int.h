@@ -42,6 +42,7 @@ struct member {
 					   within our lease_duration */
 	int		 named;		/* held by GROUP-member-HOLDER's
 					   HOLDER */
+	int64_t		 renew_us;	/* its renewTime, wall clock */
 	unsigned	 gen;		/* the list it was last in */
 };
 
@@ -118,8 +119,9 @@ int	daemon_shards_self_member(const struct shards *sh, uint64_t now_ms);
 
 /*
  * Whether the others had time to show themselves renewing since we first
- * looked (renew_deadline after the first list answered): until then a
- * member takes nothing new, lest it think itself alone.
+ * looked: every member Lease that may be a live member's has been seen
+ * renewing, or renew_deadline has passed since the first list answered.
+ * Until then a member takes nothing new, lest it think itself alone.
  */
 int	daemon_shards_looked(const struct shards *sh, uint64_t now_ms);
 

@@ -69,11 +69,39 @@ member_live(const struct shards *sh, const struct member *k, uint64_t now_ms)
 	    now_ms < k->seen_ms + sh->d->conf->lease_duration_ms;
 }
 
+/*
+ * Whether member slot k may yet show itself renewing: named, not seen
+ * renewing, its version first seen less than renew_deadline ago (a live
+ * member renews within it), and its record renewed within our
+ * lease_duration by our wall clock (one that says otherwise is no live
+ * member's; one that lies is waited for no longer than renew_deadline).
+ */
+static int
+member_pending(const struct shards *sh, const struct member *k,
+    uint64_t now_ms, int64_t wall_us)
+{
+	const struct config	*c = sh->d->conf;
+
+	return k->holder[0] != '\0' && k->named && !k->renewing &&
+	    now_ms < k->seen_ms + c->renew_deadline_ms &&
+	    k->renew_us + (int64_t)c->lease_duration_ms * 1000 > wall_us;
+}
+
 int
 daemon_shards_looked(const struct shards *sh, uint64_t now_ms)
 {
-	return sh->look_ms != 0 &&
-	    now_ms >= sh->look_ms + sh->d->conf->renew_deadline_ms;
+	int64_t		 wall_us = clock_wall_us();
+	unsigned	 i;
+
+	if (sh->look_ms == 0)
+		return 0;
+	if (now_ms >= sh->look_ms + sh->d->conf->renew_deadline_ms)
+		return 1;
+	for (i = 0; i < sh->nm; i++)
+		if (strcmp(sh->m[i].holder, sh->d->conf->identity) != 0 &&
+		    member_pending(sh, &sh->m[i], now_ms, wall_us))
+			return 0;
+	return 1;
 }
 
 unsigned
@@ -187,6 +215,7 @@ list_item(const char *name, const struct lease *rec, char *obj, void *arg)
 		snprintf(k->rv, sizeof(k->rv), "%s", rec->rv);
 		snprintf(k->holder, sizeof(k->holder), "%s", rec->holder);
 		k->named = strcmp(name + strlen(sh->mprefix), rec->holder) == 0;
+		k->renew_us = rec->renew_us;
 		k->seen_ms = now_ms;
 		return;
 	}
