@@ -126,8 +126,9 @@ int	daemon_shards_self_member(const struct shards *sh, uint64_t now_ms);
 int	daemon_shards_looked(const struct shards *sh, uint64_t now_ms);
 
 /*
- * Member Leases naming a holder that do not count as members: never seen
- * renewing since we looked, or held by another name than their own.
+ * Member Leases naming a holder that do not count as members, our own
+ * aside: never seen renewing since we looked, or held by another name
+ * than their own.
  */
 unsigned daemon_shards_unconfirmed(const struct shards *sh);
 

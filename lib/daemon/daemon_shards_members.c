@@ -111,7 +111,8 @@ daemon_shards_unconfirmed(const struct shards *sh)
 
 	for (i = 0; i < sh->nm; i++)
 		if (sh->m[i].holder[0] != '\0' &&
-		    (!sh->m[i].renewing || !sh->m[i].named))
+		    (!sh->m[i].renewing || !sh->m[i].named) &&
+		    strcmp(sh->m[i].name, sh->d->conf->lock_name) != 0)
 			n++;
 	return n;
 }

@@ -739,8 +739,10 @@ def test_ghost_members_are_not_members(api, group):
     for i in insts:
         assert metric(i, 'leaderd_shard_members{group="%s"}' %
                       group.name) == 2
-        assert metric(i, 'leaderd_shard_members_unconfirmed{group="%s"}' %
-                      group.name) == 6 + 1 + churn
+        wait_until(lambda: metric(
+            i, 'leaderd_shard_members_unconfirmed{group="%s"}' %
+            group.name) == 6 + 1 + churn, 5.0,
+            what="%s's unconfirmed members" % i.name)
 
 
 def test_member_table_full_of_ghosts(api, group):
