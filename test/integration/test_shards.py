@@ -813,3 +813,38 @@ def test_big_labelled_leases_keep_no_member_out(api, group):
                             if w[0]["t_recv"] > t0 and
                             w[0].get("streaming")] for i in insts), BALANCE,
                what="the old members' watches streaming again")
+
+
+def test_one_lease_over_an_answer(api, group):
+    """One Lease with the group's label whose JSON is over the 1 MiB a
+    leaderd reads in one answer (valid for the API server: 200 KiB of
+    annotations that JSON escapes six-fold, as kube-apiserver writes '&'
+    or '<'), alone in its page, is skipped by that page's own continue
+    token, read from the head of the answer cut short: a group started
+    after it balances, and one written while the group runs breaks no
+    member's watch for good."""
+    n = 8
+    g = group.name
+    pad = {"example.com/pad": "\x01" * (200 * 1024)}
+    api.create_lease("default", "%s-huge" % g, {"holderIdentity": "x"},
+                     labels={LABEL_GROUP: g}, annotations=pad)
+    insts = group(2, n)
+    wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    for i in insts:
+        assert metric(i, 'leaderd_shard_leases_skipped{group="%s"}' %
+                      g) == 1
+    t0 = time.monotonic()
+    api.create_lease("default", "%s-huge2" % g, {"holderIdentity": "x"},
+                     labels={LABEL_GROUP: g}, annotations=pad)
+    new = group(1, n)[0]
+    allm = insts + [new]
+    wait_until(lambda: balanced(allm, n), BALANCE,
+               what="rebalance with a third member")
+    wait_until(lambda: all([w for w in group_watches(api, i)
+                            if w[0]["t_recv"] > t0 and
+                            w[0].get("streaming")] for i in insts), BALANCE,
+               what="the old members' watches streaming again")
+    for i in allm:
+        wait_until(lambda: metric(
+            i, 'leaderd_shard_leases_skipped{group="%s"}' % g) == 2, 5.0,
+            what="%s's count of skipped Leases" % i.name)
