@@ -117,6 +117,18 @@ int	lease_list_decode(const char *buf, size_t len,
 	    char *object, void *arg), void *arg, struct lease_list *out,
 	    char *err, size_t errlen);
 
+/*
+ * The head of a LeaseList page cut short (the first len bytes of an
+ * answer larger than leaderd reads): its resourceVersion and continue
+ * token into out (items and skipped 0), and in name the name of the
+ * first item, or "" if the cut came before it or it is not a DNS
+ * subdomain.  The API server writes a list's metadata before its items,
+ * so a page of one Lease too large to read still says where the next
+ * page starts.  Returns -1 with err when buf holds no list head.
+ */
+int	lease_list_head(const char *buf, size_t len, struct lease_list *out,
+	    char *name, size_t namelen, char *err, size_t errlen);
+
 /* The object a Lease created for life is owned by (ownerReferences). */
 struct lease_owner {
 	char	 api_version[16];		/* "v1" */

@@ -380,6 +380,31 @@ list_whole(struct shards *sh)
 	sh->skipped = sh->walk_skipped;
 }
 
+/*
+ * Read one page of the list into page: an answer decoded item by item,
+ * or a page of one Lease too large to read, skipped by the page's own
+ * continue token (lease_list_head).  Returns -1 with err otherwise.
+ */
+static int
+read_page(struct shards *sh, const struct kube_result *res,
+    struct lease_list *page, char *err, size_t errlen)
+{
+	char	 name[LEASE_HOLDER_MAX];
+
+	if (res->outcome == KUBE_OK)
+		return lease_list_decode(res->body, res->len, list_want,
+		    list_item, sh, page, err, errlen);
+	if (!too_large(res) || sh->limit != 1 ||
+	    lease_list_head(res->body, res->len, page, name, sizeof(name),
+	    err, errlen) == -1)
+		return -1;
+	page->skipped = 1;
+	snprintf(page->why, sizeof(page->why), "%.80s: larger than one "
+	    "answer (%d bytes)", name[0] != '\0' ? name : "(no name)",
+	    LEASE_BODY_MAX);
+	return 0;
+}
+
 static void
 list_done_cb(const struct kube_result *res, void *arg)
 {
@@ -394,7 +419,7 @@ list_done_cb(const struct kube_result *res, void *arg)
 	/*
 	 * A page over one answer's bound: a cache that answered every item
 	 * at once is left for pages from storage, a page from storage is
-	 * asked again half as large.
+	 * asked again half as large, and a page of one is skipped.
 	 */
 	cache = first && !sh->from_store;
 	if (too_large(res) && (cache || sh->limit > 1)) {
@@ -408,44 +433,38 @@ list_done_cb(const struct kube_result *res, void *arg)
 		daemon_shards_list_now(sh);
 		return;
 	}
-	ok = res->outcome == KUBE_OK;
+	if (first) {
+		/*
+		 * Not a flag cleared first: feeding a shard's record answers
+		 * blocking reads, which must see the members as they were.
+		 */
+		sh->gen++;
+		sh->walk_member = daemon_shards_self_member(sh,
+		    clock_mono_ms());
+		sh->walk_skipped = 0;
+		sh->walk_why[0] = '\0';
+	}
+	ok = read_page(sh, res, &page, err, sizeof(err)) == 0;
 	if (ok) {
-		if (first) {
-			/*
-			 * Not a flag cleared first: feeding a shard's record
-			 * answers blocking reads, which must see the members
-			 * as they were.
-			 */
-			sh->gen++;
-			sh->walk_member = daemon_shards_self_member(sh,
-			    clock_mono_ms());
-			sh->walk_skipped = 0;
-			sh->walk_why[0] = '\0';
+		if (first)
+			snprintf(sh->walk_rv, sizeof(sh->walk_rv), "%s",
+			    page.rv);
+		sh->walk_skipped += page.skipped;
+		if (sh->walk_why[0] == '\0')
+			snprintf(sh->walk_why, sizeof(sh->walk_why), "%s",
+			    page.why);
+		/* A page answered: the next may be larger. */
+		if (sh->limit < LIST_PAGE)
+			sh->limit *= 2;
+		if (page.cont[0] != '\0') {
+			snprintf(sh->cont, sizeof(sh->cont), "%s", page.cont);
+			daemon_shards_list_now(sh);
+			return;
 		}
-		if (lease_list_decode(res->body, res->len, list_want,
-		    list_item, sh, &page, err, sizeof(err)) == -1) {
-			log_warnx("shard group %s: the list of its Leases: %s",
-			    sh->group, err);
-			ok = 0;
-		} else {
-			if (first)
-				snprintf(sh->walk_rv, sizeof(sh->walk_rv), "%s",
-				    page.rv);
-			sh->walk_skipped += page.skipped;
-			if (sh->walk_why[0] == '\0')
-				snprintf(sh->walk_why, sizeof(sh->walk_why),
-				    "%s", page.why);
-			/* A page answered: the next may be larger. */
-			if (sh->limit < LIST_PAGE)
-				sh->limit *= 2;
-			if (page.cont[0] != '\0') {
-				snprintf(sh->cont, sizeof(sh->cont), "%s",
-				    page.cont);
-				daemon_shards_list_now(sh);
-				return;
-			}
-		}
-	} else {
+	} else if (res->outcome == KUBE_OK)
+		log_warnx("shard group %s: the list of its Leases: %s",
+		    sh->group, err);
+	else {
 		if (res->status == 401)
 			kube_token_stale(sh->list);
 		log_debug("shard group %s: list failed: %ld %s: %s",
@@ -455,8 +474,7 @@ list_done_cb(const struct kube_result *res, void *arg)
 			    "(%ld %s: %s)%s", sh->group, res->status,
 			    res->reason, res->message, res->status == 403 ?
 			    "; leaderd needs leases list in the namespace" :
-			    too_large(res) ? "; one Lease with its label is "
-			    "larger than one answer" : "");
+			    "");
 	}
 	/* A failed page ends the walk: the next list starts over. */
 	sh->cont[0] = '\0';

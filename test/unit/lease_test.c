@@ -1043,6 +1043,54 @@ test_list_decode(void **state)
 	free(big);
 }
 
+/*
+ * A LeaseList page cut short: its version and continue token, and the
+ * first item's name when the cut came after it; no head, an error.
+ */
+static void
+test_list_head(void **state)
+{
+	const char	*page = "{\"kind\":\"LeaseList\",\"apiVersion\":"
+	    "\"coordination.k8s.io/v1\",\"metadata\":{\"resourceVersion\":"
+	    "\"77\",\"continue\":\"eyJydiI6Nzd9\",\"remainingItemCount\":3},"
+	    "\"items\":[{\"metadata\":{\"name\":\"big-1\",\"namespace\":"
+	    "\"ns\",\"annotations\":{\"pad\":\"\\u0026\\u0026";
+	const char	*last = "{\"metadata\":{\"resourceVersion\":\"78\"},"
+	    "\"items\":[{\"metadata\":{\"na";
+	const char	*bad[] = {
+		"{\"metadata\":{\"resourceVersion\":\"78\"",
+		"{\"metadata\":{\"continue\":7},\"items\":[",
+		"{\"metadata\":7,\"items\":[",
+		"not json \"items\":[",
+	};
+	struct lease_list	 out;
+	char			 name[LEASE_HOLDER_MAX], err[256];
+	size_t			 i;
+
+	(void)state;
+	assert_int_equal(lease_list_head(page, strlen(page), &out, name,
+	    sizeof(name), err, sizeof(err)), 0);
+	assert_string_equal(out.rv, "77");
+	assert_string_equal(out.cont, "eyJydiI6Nzd9");
+	assert_string_equal(name, "big-1");
+	assert_int_equal(out.items, 0);
+	/* The last page: no token; the cut within the first name. */
+	assert_int_equal(lease_list_head(last, strlen(last), &out, name,
+	    sizeof(name), err, sizeof(err)), 0);
+	assert_string_equal(out.rv, "78");
+	assert_string_equal(out.cont, "");
+	assert_string_equal(name, "");
+	/* A name cut short is no name. */
+	assert_int_equal(lease_list_head(page, strstr(page, "big-1") + 3 -
+	    page, &out, name, sizeof(name), err, sizeof(err)), 0);
+	assert_string_equal(name, "");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(lease_list_head(bad[i], strlen(bad[i]), &out,
+		    name, sizeof(name), err, sizeof(err)), -1);
+		assert_true(err[0] != '\0');
+	}
+}
+
 int
 main(void)
 {
@@ -1066,6 +1114,7 @@ main(void)
 		cmocka_unit_test(test_fencing_token),
 		cmocka_unit_test(test_encode_create_labeled),
 		cmocka_unit_test(test_list_decode),
+		cmocka_unit_test(test_list_head),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
