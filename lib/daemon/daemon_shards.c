@@ -228,6 +228,7 @@ plan_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	plan(sh);
 	now_ms = clock_mono_ms();
 	daemon_shards_report(sh, now_ms);
+	daemon_shards_note_unconfirmed(sh, now_ms);
 	if (!sh->d->stopping)
 		arm_plan(sh, now_ms);
 }

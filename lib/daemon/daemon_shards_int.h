@@ -84,6 +84,9 @@ struct shards {
 	unsigned		 skipped;	/* Leases the last whole list
 						   skipped */
 	char			 said_why[200];	/* the unreadable one logged */
+	unsigned		 said_unconfirmed; /* member Leases not counted,
+						   as last logged */
+	uint64_t		 said_ms;	/* when that was logged */
 	struct watch		*watch;		/* the group's, or NULL */
 	int			 watch_started;	/* after the first list */
 	int			 fresh;		/* the watch delivers */
@@ -131,6 +134,12 @@ int	daemon_shards_looked(const struct shards *sh, uint64_t now_ms);
  * than their own.
  */
 unsigned daemon_shards_unconfirmed(const struct shards *sh);
+
+/*
+ * Log the member Leases that do not count as they change, at most once
+ * per lease_duration.
+ */
+void	daemon_shards_note_unconfirmed(struct shards *sh, uint64_t now_ms);
 
 /*
  * The live members at now_ms into out (SHARD_MEMBERS_MAX of them),

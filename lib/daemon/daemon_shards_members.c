@@ -381,6 +381,27 @@ list_whole(struct shards *sh)
 }
 
 /*
+ * Log the member Leases that do not count as they change, once the
+ * others had time to show themselves renewing, at most once per
+ * lease_duration.
+ */
+void
+daemon_shards_note_unconfirmed(struct shards *sh, uint64_t now_ms)
+{
+	unsigned	 n;
+
+	if (!daemon_shards_looked(sh, now_ms) || (sh->said_ms != 0 &&
+	    now_ms < sh->said_ms + sh->d->conf->lease_duration_ms) ||
+	    (n = daemon_shards_unconfirmed(sh)) == sh->said_unconfirmed)
+		return;
+	log_info("shard group %s: %u member Leases not counted as members: "
+	    "never seen renewing (a Lease nobody runs, or a member gone "
+	    "before we started), or held by another name", sh->group, n);
+	sh->said_unconfirmed = n;
+	sh->said_ms = now_ms;
+}
+
+/*
  * Read one page of the list into page: an answer decoded item by item,
  * or a page of one Lease too large to read, skipped by the page's own
  * continue token (lease_list_head).  Returns -1 with err otherwise.
