@@ -6,7 +6,10 @@ semantics of a real kube-apiserver (ref/clientgo-leaderelection.md 4):
 a global resourceVersion counter, uid and creationTimestamp on create,
 optimistic concurrency on PUT (409 Conflict, 422 without resourceVersion,
 409 on a uid precondition), create-on-update, MicroTime and field
-validation, and the real Status bodies for 400/401/404/409/422.  Core
+validation, and the real Status bodies for 400/401/404/409/422.  A
+list by label selector pages with limit and continue (resourceVersion=0
+answers whole, as a watch cache without snapshots does, unless
+list_cache_pages is set).  Core
 events (POST /api/v1/namespaces/NS/events) are accepted and kept.  Pods
 (GET and JSON merge PATCH on /api/v1/namespaces/NS/pods/NAME, for the
 leader label) exist only when a test creates them, and every change of
