@@ -121,13 +121,18 @@ int	kube_lease_watch(struct kube *k, const char *ns, const char *name,
 	    kube_line_cb line_cb, kube_done_cb done_cb, void *arg);
 
 /*
- * List the Leases of ns whose labels match selector (a label selector,
- * "leaderd.io/shard-group=NAME"), from the API server's cache
+ * List one page of the Leases of ns whose labels match selector (a label
+ * selector, "leaderd.io/shard-group=NAME"), at most limit of them (0: no
+ * limit).  cont NULL asks for the first page from the API server's cache
  * (resourceVersion=0: a shard group's view of its members need not be
- * read from etcd).  The LeaseList is res->body.
+ * read from etcd; a cache that keeps no pages answers every item at
+ * once); cont "" for the first page from storage, where limit holds;
+ * otherwise for the page after that continue token.  The LeaseList is
+ * res->body, its metadata.continue the next page's token.
  */
 int	kube_lease_list(struct kube *k, const char *ns, const char *selector,
-	    uint64_t timeout_ms, kube_done_cb done_cb, void *arg);
+	    unsigned limit, const char *cont, uint64_t timeout_ms,
+	    kube_done_cb done_cb, void *arg);
 
 /*
  * Delete the Lease ns/name if its resourceVersion is still rv (the

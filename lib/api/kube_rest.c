@@ -122,17 +122,28 @@ kube_lease_watch(struct kube *k, const char *ns, const char *name,
 
 int
 kube_lease_list(struct kube *k, const char *ns, const char *selector,
-    uint64_t timeout_ms, kube_done_cb cb, void *arg)
+    unsigned limit, const char *cont, uint64_t timeout_ms, kube_done_cb cb,
+    void *arg)
 {
-	char	*base, *esel, *url;
+	char	*base, *esel, *econt = NULL, *url;
+	char	 lim[32] = "";
 
 	if ((base = lease_url(k, ns, NULL)) == NULL)
 		return -1;
-	if ((esel = curl_easy_escape(k->easy, selector, 0)) == NULL) {
+	if ((esel = curl_easy_escape(k->easy, selector, 0)) == NULL ||
+	    (cont != NULL && cont[0] != '\0' &&
+	    (econt = curl_easy_escape(k->easy, cont, 0)) == NULL)) {
+		curl_free(esel);
 		free(base);
 		return -1;
 	}
-	xasprintf(&url, "%s?labelSelector=%s&resourceVersion=0", base, esel);
+	if (limit > 0)
+		snprintf(lim, sizeof(lim), "&limit=%u", limit);
+	/* A continue token carries its version: none beside it. */
+	xasprintf(&url, "%s?labelSelector=%s%s%s%s%s", base, esel, lim,
+	    econt != NULL ? "&continue=" : "", econt != NULL ? econt : "",
+	    cont == NULL ? "&resourceVersion=0" : "");
+	curl_free(econt);
 	curl_free(esel);
 	free(base);
 	if (!k->busy)

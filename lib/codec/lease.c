@@ -392,62 +392,6 @@ lease_encode_create_labeled(const char *ns, const char *name,
 	return codec_json_dump(root);
 }
 
-int
-lease_list_decode(const char *buf, size_t len,
-    void (*item_cb)(const char *, const struct lease *, char *, void *),
-    void *arg, char *rv, size_t rvlen, char *err, size_t errlen)
-{
-	json_t		*root, *items, *item, *meta;
-	struct lease	 rec;
-	char		 name[LEASE_HOLDER_MAX], *obj;
-	size_t		 i;
-	int		 rc = -1;
-
-	codec_json_init();
-	if (errlen > 0)
-		err[0] = '\0';
-	if (rvlen > 0)
-		rv[0] = '\0';
-	/* A list of many Leases: no single Lease's bound. */
-	if ((root = codec_load(buf, len, 0, err, errlen)) == NULL)
-		return -1;
-	meta = json_object_get(root, "metadata");
-	if (json_is_object(meta) && codec_get_string(meta, "resourceVersion",
-	    "metadata.resourceVersion", rv, rvlen, err, errlen) == -1)
-		goto out;
-	items = json_object_get(root, "items");
-	if (items != NULL && !json_is_null(items) && !json_is_array(items)) {
-		snprintf(err, errlen, "items: not an array");
-		goto out;
-	}
-	json_array_foreach(items, i, item) {
-		if (!json_is_object(item)) {
-			snprintf(err, errlen, "items[%zu]: not an object", i);
-			goto out;
-		}
-		name[0] = '\0';
-		meta = json_object_get(item, "metadata");
-		if (json_is_object(meta) && codec_get_string(meta, "name",
-		    "metadata.name", name, sizeof(name), err, errlen) == -1)
-			goto out;
-		/* A list's items carry no kind: a PUT's body needs one. */
-		json_object_set_new(item, "apiVersion",
-		    json_string(LEASE_API_VERSION));
-		json_object_set_new(item, "kind", json_string("Lease"));
-		json_incref(item);
-		obj = codec_json_dump(item);
-		if (lease_decode(obj, strlen(obj), &rec, err, errlen) == -1) {
-			free(obj);
-			goto out;
-		}
-		item_cb(name, &rec, obj, arg);
-	}
-	rc = 0;
- out:
-	json_decref(root);
-	return rc;
-}
-
 char *
 lease_encode_create_owned(const char *ns, const char *name,
     const struct lease *rec, const struct lease_owner *owner)

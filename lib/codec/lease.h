@@ -85,18 +85,50 @@ char	*lease_encode_create(const char *ns, const char *name,
 char	*lease_encode_create_labeled(const char *ns, const char *name,
 	    const struct lease *rec, const char *const *labels);
 
+#define LEASE_CONTINUE_MAX	2048	/* a list's continue token incl. NUL */
+
+/* What one page of a LeaseList says beside its items. */
+struct lease_list {
+	char		 rv[LEASE_RV_MAX];	/* metadata.resourceVersion */
+	char		 cont[LEASE_CONTINUE_MAX];	/* metadata.continue;
+						   "" on the last page */
+	unsigned	 items;		/* given to item_cb */
+	unsigned	 skipped;	/* refused by want_cb, or not a
+					   Lease leaderd can read */
+	char		 why[200];	/* the first unreadable one: name and
+					   error; "" if none */
+};
+
 /*
- * Decode a LeaseList (the answer to a list of a namespace's Leases):
- * item_cb(name, rec, object, arg) for each item, object the item as
- * JSON with its kind and apiVersion restored (the body a PUT can go
- * over; item_cb takes it and frees it).  The list's resourceVersion goes
- * to rv.  An item that is not a valid Lease is an error: -1 with err,
- * after the items before it were given.
+ * Decode one page of a LeaseList (the answer to a list of a namespace's
+ * Leases) item by item.  want_cb(name, arg), if not NULL, says whether an
+ * item is one the caller follows, from its name alone: the others are
+ * skipped without being decoded.  An item decoded alone that is not a
+ * valid Lease (or has no name that fits) is skipped too, the first one's
+ * name and error in out->why.  Both count in out->skipped.  For every
+ * other item item_cb(name, rec, object, arg), object the item as JSON
+ * with its kind and apiVersion restored (the body a PUT can go over;
+ * item_cb takes it and frees it).  Returns -1 with err only when the
+ * page itself cannot be read: not JSON, items not an array, a
+ * resourceVersion or continue token that does not fit.
  */
 int	lease_list_decode(const char *buf, size_t len,
+	    int (*want_cb)(const char *name, void *arg),
 	    void (*item_cb)(const char *name, const struct lease *rec,
-	    char *object, void *arg), void *arg, char *rv, size_t rvlen,
+	    char *object, void *arg), void *arg, struct lease_list *out,
 	    char *err, size_t errlen);
+
+/*
+ * The head of a LeaseList page cut short (the first len bytes of an
+ * answer larger than leaderd reads): its resourceVersion and continue
+ * token into out (items and skipped 0), and in name the name of the
+ * first item, or "" if the cut came before it or it is not a DNS
+ * subdomain.  The API server writes a list's metadata before its items,
+ * so a page of one Lease too large to read still says where the next
+ * page starts.  Returns -1 with err when buf holds no list head.
+ */
+int	lease_list_head(const char *buf, size_t len, struct lease_list *out,
+	    char *name, size_t namelen, char *err, size_t errlen);
 
 /* The object a Lease created for life is owned by (ownerReferences). */
 struct lease_owner {

@@ -110,7 +110,7 @@ plan(struct shards *sh)
 	const struct elector	*el;
 	uint64_t		 now_ms = clock_mono_ms();
 	unsigned		 nm, s;
-	int			 live, want, taken;
+	int			 live, want, taken, ready;
 
 	if (d->stopping)
 		return;
@@ -147,16 +147,19 @@ plan(struct shards *sh)
 		return;
 	}
 	/*
-	 * Until a list has shown us the others, we would think ourselves
-	 * alone and take every free shard: hold back (keep what we hold).
+	 * Until a list has shown us the others, and they had the time to
+	 * show themselves renewing (they count only then), we would think
+	 * ourselves alone and take every free shard: hold back (keep what we
+	 * hold, take what is handed to us).
 	 */
-	if (!sh->listed)
+	ready = sh->listed && daemon_shards_looked(sh, now_ms);
+	if (!ready)
 		p.release = -1;
 	for (s = 0; s < sh->n; s++) {
 		/* Paused, unhealthy, without a client: no shard at all. */
 		if (d->reason != GATE_OK)
 			p.want[s] = 0;
-		if (!sh->listed && !v[s].mine && !v[s].handed && !v[s].ours)
+		if (!ready && !v[s].mine && !v[s].handed && !v[s].ours)
 			p.want[s] = 0;
 	}
 	/* Run mode: the command lets go of a shard before we do. */
@@ -188,7 +191,7 @@ static void
 arm_plan(struct shards *sh, uint64_t now_ms)
 {
 	struct daemon	*d = sh->d;
-	uint64_t	 at = now_ms + PLAN_MS, t, dur;
+	uint64_t	 at = now_ms + PLAN_MS, t;
 	unsigned	 s, i;
 
 	for (s = 0; s < sh->n; s++) {
@@ -199,13 +202,13 @@ arm_plan(struct shards *sh, uint64_t now_ms)
 			at = el->lead_until_ms;
 	}
 	for (i = 0; i < sh->nm; i++) {
-		dur = d->conf->lease_duration_ms;
-		if (sh->m[i].dur_ms > dur)
-			dur = sh->m[i].dur_ms;
-		t = sh->m[i].seen_ms + dur;
+		t = sh->m[i].seen_ms + d->conf->lease_duration_ms;
 		if (t > now_ms && t < at)
 			at = t;
 	}
+	t = sh->look_ms + d->conf->renew_deadline_ms;
+	if (sh->look_ms != 0 && t > now_ms && t < at)
+		at = t;
 	ev_timer_stop(d->loop, &sh->plan_timer);
 	ev_now_update(d->loop);
 	ev_timer_set(&sh->plan_timer, clock_timer_seconds(at > now_ms ?
@@ -225,6 +228,7 @@ plan_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	plan(sh);
 	now_ms = clock_mono_ms();
 	daemon_shards_report(sh, now_ms);
+	daemon_shards_note_unconfirmed(sh, now_ms);
 	if (!sh->d->stopping)
 		arm_plan(sh, now_ms);
 }

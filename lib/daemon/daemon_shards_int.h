@@ -26,13 +26,23 @@ struct election;
 struct kube;
 struct watch;
 
-/* A member Lease of the group as the list showed it. */
+/*
+ * A member Lease of the group as the list or the watch showed it.  It
+ * counts as a member only once seen renewing (a version newer than one
+ * seen within our lease_duration before it), while held by the name's
+ * own identity, and for our lease_duration from its last version: a
+ * Lease created once and never written again counts for nothing.
+ */
 struct member {
 	char		 name[LEASE_HOLDER_MAX + 16];	/* the Lease's */
 	char		 holder[LEASE_HOLDER_MAX];	/* its holder */
 	char		 rv[LEASE_RV_MAX];	/* the version seen */
 	uint64_t	 seen_ms;	/* when that version was first seen */
-	uint64_t	 dur_ms;	/* its leaseDurationSeconds */
+	int		 renewing;	/* that version followed another one
+					   within our lease_duration */
+	int		 named;		/* held by GROUP-member-HOLDER's
+					   HOLDER */
+	int64_t		 renew_us;	/* its renewTime, wall clock */
 	unsigned	 gen;		/* the list it was last in */
 };
 
@@ -55,7 +65,28 @@ struct shards {
 	char			 own_rv[LEASE_RV_MAX];	/* our member Lease's
 						   last version the watch
 						   delivered */
+	uint64_t		 look_ms;	/* the first list answered: the
+						   others are counted once seen
+						   renewing, renew_deadline on */
 	int			 list_ok;	/* the last list answered */
+	/* The list's walk over its pages (limit, continue). */
+	char			 cont[LEASE_CONTINUE_MAX]; /* the next page's
+						   token; "" for a first */
+	char			 walk_rv[LEASE_RV_MAX];	/* its first page's
+						   version */
+	int			 walk_member;	/* a member at its first page */
+	unsigned		 walk_skipped;	/* skipped in its pages */
+	char			 walk_why[200];	/* the first unreadable one */
+	unsigned		 limit;		/* the page size now */
+	int			 from_store;	/* the cache answered whole and
+						   too large: pages from
+						   storage */
+	unsigned		 skipped;	/* Leases the last whole list
+						   skipped */
+	char			 said_why[200];	/* the unreadable one logged */
+	unsigned		 said_unconfirmed; /* member Leases not counted,
+						   as last logged */
+	uint64_t		 said_ms;	/* when that was logged */
 	struct watch		*watch;		/* the group's, or NULL */
 	int			 watch_started;	/* after the first list */
 	int			 fresh;		/* the watch delivers */
@@ -88,6 +119,27 @@ void	daemon_shards_plan_soon(struct shards *sh);
 
 /* Whether we hold our own member Lease now. */
 int	daemon_shards_self_member(const struct shards *sh, uint64_t now_ms);
+
+/*
+ * Whether the others had time to show themselves renewing since we first
+ * looked: every member Lease that may be a live member's has been seen
+ * renewing, or renew_deadline has passed since the first list answered.
+ * Until then a member takes nothing new, lest it think itself alone.
+ */
+int	daemon_shards_looked(const struct shards *sh, uint64_t now_ms);
+
+/*
+ * Member Leases naming a holder that do not count as members, our own
+ * aside: never seen renewing since we looked, or held by another name
+ * than their own.
+ */
+unsigned daemon_shards_unconfirmed(const struct shards *sh);
+
+/*
+ * Log the member Leases that do not count as they change, at most once
+ * per lease_duration.
+ */
+void	daemon_shards_note_unconfirmed(struct shards *sh, uint64_t now_ms);
 
 /*
  * The live members at now_ms into out (SHARD_MEMBERS_MAX of them),

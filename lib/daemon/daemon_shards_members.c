@@ -7,8 +7,16 @@
  * repeated every retry_period while the watch is down or quiet, every
  * WATCH_POLL_MS while it delivers, and at once after a 410 Gone.  Safety
  * stays the electors': the list and the watch only wake them, and a
- * member seen late only moves the balance, never a claim.  A member is
- * live for its Lease's duration from when we first saw its last version.
+ * member seen late only moves the balance, never a claim.
+ *
+ * Anyone who may create Leases in the namespace can create a member
+ * Lease, so one counts as a member only once it shows a process behind
+ * it: held by the identity its name carries, and seen renewing (a newer
+ * version within our lease_duration of the one before); it stays live
+ * for our lease_duration from its last version, whatever the record
+ * says.  Every member runs with the group's durations and renews each
+ * retry_period, so a real member is counted about one retry_period after
+ * its Lease first appears.
  */
 
 #include <stdint.h>
@@ -26,6 +34,8 @@
 #include "core/shard.h"
 #include "daemon/daemon_int.h"
 #include "daemon/daemon_shards_int.h"
+
+#define LIST_PAGE	100	/* a list's page, at most */
 
 static void	list_later(struct shards *);
 
@@ -55,13 +65,77 @@ shard_of(const struct shards *sh, const char *name, unsigned *s)
 static int
 member_live(const struct shards *sh, const struct member *k, uint64_t now_ms)
 {
-	uint64_t	 dur = sh->d->conf->lease_duration_ms;
+	return k->holder[0] != '\0' && k->renewing && k->named &&
+	    now_ms < k->seen_ms + sh->d->conf->lease_duration_ms;
+}
 
-	if (k->holder[0] == '\0')
+/*
+ * Whether member slot k may yet show itself renewing: named, not seen
+ * renewing, its version first seen less than renew_deadline ago (a live
+ * member renews within it), and its record renewed within our
+ * lease_duration by our wall clock (one that says otherwise is no live
+ * member's; one that lies is waited for no longer than renew_deadline).
+ */
+static int
+member_pending(const struct shards *sh, const struct member *k,
+    uint64_t now_ms, int64_t wall_us)
+{
+	const struct config	*c = sh->d->conf;
+
+	return k->holder[0] != '\0' && k->named && !k->renewing &&
+	    now_ms < k->seen_ms + c->renew_deadline_ms &&
+	    k->renew_us + (int64_t)c->lease_duration_ms * 1000 > wall_us;
+}
+
+int
+daemon_shards_looked(const struct shards *sh, uint64_t now_ms)
+{
+	int64_t		 wall_us = clock_wall_us();
+	unsigned	 i;
+
+	if (sh->look_ms == 0)
 		return 0;
-	if (k->dur_ms > dur)
-		dur = k->dur_ms;
-	return now_ms < k->seen_ms + dur;
+	if (now_ms >= sh->look_ms + sh->d->conf->renew_deadline_ms)
+		return 1;
+	for (i = 0; i < sh->nm; i++)
+		if (strcmp(sh->m[i].holder, sh->d->conf->identity) != 0 &&
+		    member_pending(sh, &sh->m[i], now_ms, wall_us))
+			return 0;
+	return 1;
+}
+
+unsigned
+daemon_shards_unconfirmed(const struct shards *sh)
+{
+	unsigned	 i, n = 0;
+
+	for (i = 0; i < sh->nm; i++)
+		if (sh->m[i].holder[0] != '\0' &&
+		    (!sh->m[i].renewing || !sh->m[i].named) &&
+		    strcmp(sh->m[i].name, sh->d->conf->lock_name) != 0)
+			n++;
+	return n;
+}
+
+/*
+ * A slot for a member Lease not in the table: a free one, or else the
+ * one of a Lease never seen renewing that has waited longest (a table
+ * full of Leases nobody renews keeps no real member out); NULL when
+ * every slot holds a member seen renewing.
+ */
+static struct member *
+member_slot(struct shards *sh)
+{
+	struct member	*k = NULL;
+	unsigned	 i;
+
+	if (sh->nm < SHARD_MEMBERS_MAX)
+		return &sh->m[sh->nm++];
+	for (i = 0; i < sh->nm; i++)
+		if ((!sh->m[i].renewing || !sh->m[i].named) &&
+		    (k == NULL || sh->m[i].seen_ms < k->seen_ms))
+			k = &sh->m[i];
+	return k;
 }
 
 /* Whether we hold our own member Lease now. */
@@ -112,6 +186,7 @@ list_item(const char *name, const struct lease *rec, char *obj, void *arg)
 	struct shards	*sh = arg;
 	struct election	*e;
 	struct member	*k = NULL;
+	uint64_t	 now_ms;
 	unsigned	 s, i;
 
 	if (strncmp(name, sh->mprefix, strlen(sh->mprefix)) == 0) {
@@ -122,9 +197,8 @@ list_item(const char *name, const struct lease *rec, char *obj, void *arg)
 				break;
 			}
 		if (k == NULL) {
-			if (sh->nm == SHARD_MEMBERS_MAX)
+			if ((k = member_slot(sh)) == NULL)
 				return;
-			k = &sh->m[sh->nm++];
 			memset(k, 0, sizeof(*k));
 			snprintf(k->name, sizeof(k->name), "%s", name);
 		}
@@ -132,12 +206,18 @@ list_item(const char *name, const struct lease *rec, char *obj, void *arg)
 		/* A list from the cache may be older than one seen. */
 		if (k->rv[0] != '\0' && !watch_rv_newer(rec->rv, k->rv))
 			return;
-		/* A new version: live for its duration from now. */
+		/*
+		 * A new version: live for our lease_duration from now, once
+		 * one has followed another within it (seen renewing).
+		 */
+		now_ms = clock_mono_ms();
+		k->renewing = k->rv[0] != '\0' &&
+		    now_ms < k->seen_ms + sh->d->conf->lease_duration_ms;
 		snprintf(k->rv, sizeof(k->rv), "%s", rec->rv);
 		snprintf(k->holder, sizeof(k->holder), "%s", rec->holder);
-		k->seen_ms = clock_mono_ms();
-		k->dur_ms = rec->duration_s > 0 ?
-		    (uint64_t)rec->duration_s * 1000 : 0;
+		k->named = strcmp(name + strlen(sh->mprefix), rec->holder) == 0;
+		k->renew_us = rec->renew_us;
+		k->seen_ms = now_ms;
 		return;
 	}
 	if (!shard_of(sh, name, &s)) {
@@ -250,43 +330,162 @@ daemon_shards_watch_health_cb(int healthy, void *arg)
 	daemon_shards_check_watch(sh, clock_mono_ms());
 }
 
+/* Whether the list's item name is one of the group's Leases. */
+static int
+list_want(const char *name, void *arg)
+{
+	const struct shards	*sh = arg;
+	unsigned		 s;
+
+	return (strncmp(name, sh->mprefix, strlen(sh->mprefix)) == 0 &&
+	    name[strlen(sh->mprefix)] != '\0') || shard_of(sh, name, &s);
+}
+
+/* Whether the list failed on a page larger than one answer may be. */
+static int
+too_large(const struct kube_result *res)
+{
+	return res->outcome != KUBE_OK &&
+	    strcmp(res->reason, "BodyTooLarge") == 0;
+}
+
+/* A whole list answered: forget who is gone, note what was skipped. */
+static void
+list_whole(struct shards *sh)
+{
+	unsigned	 i, k;
+
+	/*
+	 * Leases deleted, or gone from a whole list, are forgotten, but for
+	 * one the watch showed newer than the list (the list comes from
+	 * the API server's cache).
+	 */
+	for (i = k = 0; i < sh->nm; i++)
+		if (sh->m[i].gen == sh->gen ||
+		    watch_rv_newer(sh->m[i].rv, sh->walk_rv))
+			sh->m[k++] = sh->m[i];
+	sh->nm = k;
+	/* Logged as it changes: each list does not repeat it. */
+	if (sh->walk_skipped != sh->skipped ||
+	    strcmp(sh->walk_why, sh->said_why) != 0) {
+		if (sh->walk_skipped > 0)
+			log_warnx("shard group %s: %u Leases with its label "
+			    "skipped, not the group's or not readable%s%s",
+			    sh->group, sh->walk_skipped,
+			    sh->walk_why[0] != '\0' ? "; first: " : "",
+			    sh->walk_why);
+		snprintf(sh->said_why, sizeof(sh->said_why), "%s",
+		    sh->walk_why);
+	}
+	sh->skipped = sh->walk_skipped;
+}
+
+/*
+ * Log the member Leases that do not count as they change, once the
+ * others had time to show themselves renewing, at most once per
+ * lease_duration.
+ */
+void
+daemon_shards_note_unconfirmed(struct shards *sh, uint64_t now_ms)
+{
+	unsigned	 n;
+
+	if (!daemon_shards_looked(sh, now_ms) || (sh->said_ms != 0 &&
+	    now_ms < sh->said_ms + sh->d->conf->lease_duration_ms) ||
+	    (n = daemon_shards_unconfirmed(sh)) == sh->said_unconfirmed)
+		return;
+	log_info("shard group %s: %u member Leases not counted as members: "
+	    "never seen renewing (a Lease nobody runs, or a member gone "
+	    "before we started), or held by another name", sh->group, n);
+	sh->said_unconfirmed = n;
+	sh->said_ms = now_ms;
+}
+
+/*
+ * Read one page of the list into page: an answer decoded item by item,
+ * or a page of one Lease too large to read, skipped by the page's own
+ * continue token (lease_list_head).  Returns -1 with err otherwise.
+ */
+static int
+read_page(struct shards *sh, const struct kube_result *res,
+    struct lease_list *page, char *err, size_t errlen)
+{
+	char	 name[LEASE_HOLDER_MAX];
+
+	if (res->outcome == KUBE_OK)
+		return lease_list_decode(res->body, res->len, list_want,
+		    list_item, sh, page, err, errlen);
+	if (!too_large(res) || sh->limit != 1 ||
+	    lease_list_head(res->body, res->len, page, name, sizeof(name),
+	    err, errlen) == -1)
+		return -1;
+	page->skipped = 1;
+	snprintf(page->why, sizeof(page->why), "%.80s: larger than one "
+	    "answer (%d bytes)", name[0] != '\0' ? name : "(no name)",
+	    LEASE_BODY_MAX);
+	return 0;
+}
+
 static void
 list_done_cb(const struct kube_result *res, void *arg)
 {
-	struct shards	*sh = arg;
-	struct daemon	*d = sh->d;
-	char		 rv[LEASE_RV_MAX], err[256];
-	unsigned	 i, k;
-	int		 ok, was_member;
+	struct shards		*sh = arg;
+	struct daemon		*d = sh->d;
+	static struct lease_list page;
+	char			 err[256];
+	int			 ok, cache, first = sh->cont[0] == '\0';
 
 	if (d->stopping)
 		return;
-	was_member = daemon_shards_self_member(sh, clock_mono_ms());
-	ok = res->outcome == KUBE_OK;
-	if (ok) {
+	/*
+	 * A page over one answer's bound: a cache that answered every item
+	 * at once is left for pages from storage, a page from storage is
+	 * asked again half as large, and a page of one is skipped.
+	 */
+	cache = first && !sh->from_store;
+	if (too_large(res) && (cache || sh->limit > 1)) {
+		if (cache) {
+			sh->from_store = 1;
+			log_info("shard group %s: its list is larger than one "
+			    "answer; listing in pages from storage",
+			    sh->group);
+		} else
+			sh->limit /= 2;
+		daemon_shards_list_now(sh);
+		return;
+	}
+	if (first) {
 		/*
 		 * Not a flag cleared first: feeding a shard's record answers
 		 * blocking reads, which must see the members as they were.
 		 */
 		sh->gen++;
-		if (lease_list_decode(res->body, res->len, list_item, sh, rv,
-		    sizeof(rv), err, sizeof(err)) == -1) {
-			log_warnx("shard group %s: the list of its Leases: %s",
-			    sh->group, err);
-			ok = 0;
+		sh->walk_member = daemon_shards_self_member(sh,
+		    clock_mono_ms());
+		sh->walk_skipped = 0;
+		sh->walk_why[0] = '\0';
+	}
+	ok = read_page(sh, res, &page, err, sizeof(err)) == 0;
+	if (ok) {
+		if (first)
+			snprintf(sh->walk_rv, sizeof(sh->walk_rv), "%s",
+			    page.rv);
+		sh->walk_skipped += page.skipped;
+		if (sh->walk_why[0] == '\0')
+			snprintf(sh->walk_why, sizeof(sh->walk_why), "%s",
+			    page.why);
+		/* A page answered: the next may be larger. */
+		if (sh->limit < LIST_PAGE)
+			sh->limit *= 2;
+		if (page.cont[0] != '\0') {
+			snprintf(sh->cont, sizeof(sh->cont), "%s", page.cont);
+			daemon_shards_list_now(sh);
+			return;
 		}
-		/*
-		 * Leases deleted, or gone from a whole list, are forgotten,
-		 * but for one the watch showed newer than the list (the list
-		 * comes from the API server's cache).
-		 */
-		for (i = k = 0; ok && i < sh->nm; i++)
-			if (sh->m[i].gen == sh->gen ||
-			    watch_rv_newer(sh->m[i].rv, rv))
-				sh->m[k++] = sh->m[i];
-		if (ok)
-			sh->nm = k;
-	} else {
+	} else if (res->outcome == KUBE_OK)
+		log_warnx("shard group %s: the list of its Leases: %s",
+		    sh->group, err);
+	else {
 		if (res->status == 401)
 			kube_token_stale(sh->list);
 		log_debug("shard group %s: list failed: %ld %s: %s",
@@ -298,15 +497,21 @@ list_done_cb(const struct kube_result *res, void *arg)
 			    "; leaderd needs leases list in the namespace" :
 			    "");
 	}
-	if (ok && was_member)
+	/* A failed page ends the walk: the next list starts over. */
+	sh->cont[0] = '\0';
+	if (ok)
+		list_whole(sh);
+	if (ok && sh->walk_member)
 		sh->listed = 1;
+	if (ok && sh->look_ms == 0)
+		sh->look_ms = clock_mono_ms();
 	/* The watch goes on from the list's version. */
-	if (ok && sh->watch != NULL && rv[0] != '\0') {
+	if (ok && sh->watch != NULL && sh->walk_rv[0] != '\0') {
 		if (!sh->watch_started) {
 			sh->watch_started = 1;
-			watch_start(sh->watch, rv);
+			watch_start(sh->watch, sh->walk_rv);
 		} else
-			watch_seen(sh->watch, rv);
+			watch_seen(sh->watch, sh->walk_rv);
 	}
 	/* The list and the watch stand in for the shard electors' own. */
 	sh->list_ok = ok;
@@ -319,12 +524,20 @@ void
 daemon_shards_list_now(struct shards *sh)
 {
 	struct daemon	*d = sh->d;
+	const char	*cont = sh->cont;
 
 	if (d->stopping || kube_busy(sh->list))
 		return;
+	if (sh->limit == 0)
+		sh->limit = LIST_PAGE;
+	/* A first page from the cache, unless it answered too large. */
+	if (cont[0] == '\0' && !sh->from_store)
+		cont = NULL;
 	if (kube_lease_list(sh->list, d->conf->lock_namespace, sh->selector,
-	    d->conf->request_timeout_ms, list_done_cb, sh) == -1) {
+	    sh->limit, cont, d->conf->request_timeout_ms, list_done_cb,
+	    sh) == -1) {
 		log_warnx("shard group %s: cannot start the list", sh->group);
+		sh->cont[0] = '\0';
 		list_later(sh);
 	}
 }

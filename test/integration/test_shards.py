@@ -670,3 +670,185 @@ def test_sigterm_shards_taken_by_a_new_member_through_the_watch(api, group):
           if e["code"] == 200]
     assert ok == [], "the newcomer listed the group: %s" % ok
     api.clear_fault(f)
+
+
+# -- co-tenants with Lease create rights (review M1, M2) -------------------
+
+MEMBER_LABELS = "leaderd.io/shard-member"
+
+
+def plant_member(api, group, name, holder, duration=2147483647):
+    """A member Lease as a co-tenant creates it with create rights alone:
+    the group's labels, a holder, renewed once "now" and never again."""
+    from fakeapi import now_microtime
+    return api.create_lease(
+        "default", "%s-member-%s" % (group, name),
+        {"holderIdentity": holder, "leaseDurationSeconds": duration,
+         "acquireTime": now_microtime(), "renewTime": now_microtime()},
+        labels={LABEL_GROUP: group, MEMBER_LABELS: "true"})
+
+
+def metric(inst, series):
+    _, _, met = inst.request("/metrics")
+    for ln in met.decode().splitlines():
+        if ln.startswith(series + " "):
+            return float(ln.split()[1])
+    return None
+
+
+def shard_holders(api, group, n):
+    """Every holder any shard Lease of the group has had, by history."""
+    names = {"%s-%d" % (group, s) for s in range(n)}
+    return {h["spec"].get("holderIdentity") for h in api.history()
+            if h["name"] in names}
+
+
+def test_ghost_members_are_not_members(api, group):
+    """Member Leases created once and never renewed (a co-tenant with
+    Lease create rights: a huge leaseDurationSeconds, or a fresh one every
+    retry_period with an ordinary one), and one renewed but held by a name
+    other than its own, are not members: no shard is handed to them, the
+    real members stay balanced, and the ghosts are counted in
+    leaderd_shard_members_unconfirmed."""
+    n = 8
+    insts = group(2, n)
+    wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    moves0 = sum(metric(i, 'leaderd_shard_handovers_total{group="%s"}' %
+                        group.name) for i in insts)
+    for k in range(6):
+        plant_member(api, group.name, "ghost%d" % k, "ghost%d" % k)
+    # Held by another name than its own, though renewed every period.
+    plant_member(api, group.name, "liar", "someone-else", duration=3)
+    t_end = time.monotonic() + 2 * LD + 2.0
+    churn = 0
+    while time.monotonic() < t_end:
+        plant_member(api, group.name, "churn%d" % churn, "churn%d" % churn,
+                     duration=int(LD))
+        churn += 1
+        api.modify_lease("default", "%s-member-liar" % group.name,
+                         lambda o: o["spec"].update(
+                             leaseTransitions=o["spec"].get(
+                                 "leaseTransitions", 0) + 1))
+        time.sleep(RP)
+    real = {i.identity for i in insts}
+    v = wait_until(lambda: balanced(insts, n), BALANCE,
+                   what="balance among the real members")
+    for i in insts:
+        assert sorted(v[i.name]["members"]) == sorted(real)
+    assert shard_holders(api, group.name, n) <= real | {"", None}, \
+        "a shard was handed to a ghost"
+    moves = sum(metric(i, 'leaderd_shard_handovers_total{group="%s"}' %
+                       group.name) for i in insts)
+    assert moves == moves0, "%d handovers under ghosts" % (moves - moves0)
+    for i in insts:
+        assert metric(i, 'leaderd_shard_members{group="%s"}' %
+                      group.name) == 2
+        wait_until(lambda: metric(
+            i, 'leaderd_shard_members_unconfirmed{group="%s"}' %
+            group.name) == 6 + 1 + churn, 5.0,
+            what="%s's unconfirmed members" % i.name)
+
+
+def test_member_table_full_of_ghosts(api, group):
+    """300 never-renewed member Leases, more than a member's table holds,
+    do not keep a real member out: a member that joins after them is
+    counted once seen renewing, and the group balances over the three.
+    The API server's cache keeps pages here: the lists are pages of 100
+    from the cache, then from their continue tokens."""
+    api.list_cache_pages = True
+    n = 8
+    insts = group(2, n)
+    wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    for k in range(300):
+        plant_member(api, group.name, "ghost%03d" % k, "ghost%03d" % k)
+    time.sleep(RP)
+    allm = insts + group(1, n)
+    v = wait_until(lambda: balanced(allm, n), BALANCE,
+                   what="balance with a third member among 300 ghosts")
+    for i in allm:
+        assert sorted(v[i.name]["members"]) == sorted(
+            j.identity for j in allm)
+    assert shard_holders(api, group.name, n) <= \
+        {i.identity for i in allm} | {"", None}
+    qs = [urllib.parse.parse_qs(e.get("query") or "")
+          for e in group_lists(api, allm[-1])]
+    assert qs[0]["limit"] == ["100"] and qs[0]["resourceVersion"] == ["0"]
+    assert [q for q in qs if "continue" in q and "resourceVersion" not in q]
+
+
+def test_big_labelled_leases_keep_no_member_out(api, group):
+    """Five Leases with the group's label and 250 KiB of annotations each
+    (valid for the API server; together past the 1 MiB a leaderd reads in
+    one answer), one with the label and a name that is not the group's,
+    and a member Lease leaderd cannot read (a 300-byte holder) keep no
+    member out: the list comes in pages (the watch cache answering
+    resourceVersion=0 whole, the pages from etcd), what does not belong is
+    skipped and counted, and the members balance.  The watch carries such
+    objects too: one written while the group runs breaks no member's
+    watch for good, and a join is rebalanced."""
+    n = 8
+    g = group.name
+    pad = {"example.com/pad": "x" * (250 * 1024)}
+    for k in range(5):
+        api.create_lease("default", "%s-big%d" % (g, k),
+                         {"holderIdentity": "nobody"},
+                         labels={LABEL_GROUP: g}, annotations=pad)
+    api.create_lease("default", "%s-odd" % g, {"holderIdentity": "x"},
+                     labels={LABEL_GROUP: g})
+    plant_member(api, g, "long", "h" * 300)
+    insts = group(2, n)
+    wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    for i in insts:
+        assert [e for e in group_lists(api, i)
+                if "continue=" in (e.get("query") or "")], \
+            "%s did not page the list" % i.name
+        assert metric(i, 'leaderd_shard_leases_skipped{group="%s"}' %
+                      g) == 7
+    # Written while the group runs: the watch carries them.
+    t0 = time.monotonic()
+    api.modify_lease("default", "%s-big0" % g, lambda o: o["metadata"][
+        "annotations"].update({"example.com/pad": "y" * (250 * 1024)}))
+    plant_member(api, g, "long2", "h" * 300)
+    new = group(1, n)[0]
+    allm = insts + [new]
+    wait_until(lambda: balanced(allm, n), BALANCE,
+               what="rebalance with a third member")
+    wait_until(lambda: all([w for w in group_watches(api, i)
+                            if w[0]["t_recv"] > t0 and
+                            w[0].get("streaming")] for i in insts), BALANCE,
+               what="the old members' watches streaming again")
+
+
+def test_one_lease_over_an_answer(api, group):
+    """One Lease with the group's label whose JSON is over the 1 MiB a
+    leaderd reads in one answer (valid for the API server: 200 KiB of
+    annotations that JSON escapes six-fold, as kube-apiserver writes '&'
+    or '<'), alone in its page, is skipped by that page's own continue
+    token, read from the head of the answer cut short: a group started
+    after it balances, and one written while the group runs breaks no
+    member's watch for good."""
+    n = 8
+    g = group.name
+    pad = {"example.com/pad": "\x01" * (200 * 1024)}
+    api.create_lease("default", "%s-huge" % g, {"holderIdentity": "x"},
+                     labels={LABEL_GROUP: g}, annotations=pad)
+    insts = group(2, n)
+    wait_until(lambda: balanced(insts, n), BALANCE, what="balance")
+    for i in insts:
+        assert metric(i, 'leaderd_shard_leases_skipped{group="%s"}' %
+                      g) == 1
+    t0 = time.monotonic()
+    api.create_lease("default", "%s-huge2" % g, {"holderIdentity": "x"},
+                     labels={LABEL_GROUP: g}, annotations=pad)
+    new = group(1, n)[0]
+    allm = insts + [new]
+    wait_until(lambda: balanced(allm, n), BALANCE,
+               what="rebalance with a third member")
+    wait_until(lambda: all([w for w in group_watches(api, i)
+                            if w[0]["t_recv"] > t0 and
+                            w[0].get("streaming")] for i in insts), BALANCE,
+               what="the old members' watches streaming again")
+    for i in allm:
+        wait_until(lambda: metric(
+            i, 'leaderd_shard_leases_skipped{group="%s"}' % g) == 2, 5.0,
+            what="%s's count of skipped Leases" % i.name)

@@ -6,7 +6,10 @@ semantics of a real kube-apiserver (ref/clientgo-leaderelection.md 4):
 a global resourceVersion counter, uid and creationTimestamp on create,
 optimistic concurrency on PUT (409 Conflict, 422 without resourceVersion,
 409 on a uid precondition), create-on-update, MicroTime and field
-validation, and the real Status bodies for 400/401/404/409/422.  Core
+validation, and the real Status bodies for 400/401/404/409/422.  A
+list by label selector pages with limit and continue (resourceVersion=0
+answers whole, as a watch cache without snapshots does, unless
+list_cache_pages is set).  Core
 events (POST /api/v1/namespaces/NS/events) are accepted and kept.  Pods
 (GET and JSON merge PATCH on /api/v1/namespaces/NS/pods/NAME, for the
 leader label) exist only when a test creates them, and every change of
@@ -56,6 +59,7 @@ command line tool.
 """
 
 import argparse
+import base64
 import copy
 import datetime
 import json
@@ -2038,9 +2042,7 @@ class FakeAPI(_WatchMixin, _CoreObjects):
                     for o in items:
                         o.pop("kind", None)
                         o.pop("apiVersion", None)
-                    return 200, {"kind": "LeaseList", "apiVersion": LEASE_API,
-                                 "metadata": {"resourceVersion": str(self._rv)},
-                                 "items": items}, {}
+                    return self._list_page(q, items)
                 if method == "POST":
                     return self._create(ns, body, token, entry, manager)
                 return 405, status_body(405, "the server does not allow this "
@@ -2083,6 +2085,45 @@ class FakeAPI(_WatchMixin, _CoreObjects):
                              "details": det}, {}
             return 405, status_body(405, "the server does not allow this "
                                     "method on the requested resource"), {}
+
+    # A list's pages (limit, continue), as kube-apiserver serves them:
+    # items by name, a continue token while more are left, and a page
+    # after it from that token.  resourceVersion=0 is served from the
+    # watch cache, which ignores limit and answers every item at once
+    # (kube-apiserver before its cache kept snapshots) unless
+    # list_cache_pages is set.  No snapshot: a later page shows the items
+    # after the token's name as they are now, at the token's version.
+    list_cache_pages = False
+
+    def _list_page(self, q, items):
+        def arg(k):
+            return (q.get(k) or [""])[0]
+        rv, start = str(self._rv), None
+        if arg("continue"):
+            if arg("resourceVersion"):
+                return 400, bad_request("specifying resource version is "
+                                        "not allowed when using "
+                                        "continue"), {}
+            try:
+                tok = json.loads(base64.urlsafe_b64decode(
+                    arg("continue").encode()))
+                rv, start = str(int(tok["rv"])), str(tok["start"])
+            except (ValueError, KeyError, TypeError):
+                return 400, bad_request("continue key is not valid"), {}
+            items = [o for o in items if o["metadata"]["name"] > start]
+        meta = {"resourceVersion": rv}
+        try:
+            limit = int(arg("limit") or 0)
+        except ValueError:
+            return 400, bad_request("limit: not an integer"), {}
+        if limit > 0 and len(items) > limit and (
+                arg("resourceVersion") != "0" or self.list_cache_pages):
+            items = items[:limit]
+            meta["continue"] = base64.urlsafe_b64encode(json.dumps(
+                {"rv": int(rv), "start": items[-1]["metadata"]["name"]}
+            ).encode()).decode()
+        return 200, {"kind": "LeaseList", "apiVersion": LEASE_API,
+                     "metadata": meta, "items": items}, {}
 
     def _create(self, ns, body, token, entry, manager):
         try:

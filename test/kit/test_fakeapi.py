@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -1169,3 +1170,34 @@ def test_pod_patch_errors(api):
                 token="bad")[0] == 401
     api.set_pod_labels("default", "p2", {"k": "v"})
     assert api.pod_labels("default", "p2") == {"k": "v"}
+
+
+def test_list_pages(api):
+    """A list's limit and continue: pages by name, each with the token of
+    the next while more are left; resourceVersion=0 answers whole unless
+    list_cache_pages; a continue beside a resourceVersion is a 400."""
+    for k in range(5):
+        api.create_lease("default", "p%d" % k, {"holderIdentity": "x"},
+                         labels={"g": "a"})
+    api.create_lease("default", "q", {"holderIdentity": "x"})
+    base = "/apis/coordination.k8s.io/v1/namespaces/default/leases" \
+        "?labelSelector=g%3Da&limit=2"
+    names, path = [], base
+    while True:
+        code, _, body = call(api, "GET", path)
+        assert code == 200
+        names += [o["metadata"]["name"] for o in body["items"]]
+        cont = body["metadata"].get("continue")
+        if not cont:
+            break
+        assert len(body["items"]) == 2
+        path = base + "&continue=" + urllib.parse.quote(cont)
+    assert names == ["p0", "p1", "p2", "p3", "p4"]
+    code, _, body = call(api, "GET", base + "&resourceVersion=0")
+    assert len(body["items"]) == 5 and "continue" not in body["metadata"]
+    api.list_cache_pages = True
+    code, _, body = call(api, "GET", base + "&resourceVersion=0")
+    assert len(body["items"]) == 2 and body["metadata"]["continue"]
+    code, _, _ = call(api, "GET", base + "&resourceVersion=0&continue=" +
+                      urllib.parse.quote(body["metadata"]["continue"]))
+    assert code == 400

@@ -953,7 +953,20 @@ list_cb(const char *name, const struct lease *rec, char *obj, void *arg)
 	free(obj);
 }
 
-/* A LeaseList: each item by name, its record and object; the list's rv. */
+/* The names a caller follows: work-*. */
+static int
+work_only(const char *name, void *arg)
+{
+	(void)arg;
+	return strncmp(name, "work-", 5) == 0;
+}
+
+/*
+ * A LeaseList's page: each item by name, its record and object; the
+ * page's rv and continue token; an item that is no object, has no name,
+ * is not wanted or is not a valid Lease skipped and counted, not the
+ * page failed; a page that cannot be read is an error.
+ */
 static void
 test_list_decode(void **state)
 {
@@ -966,38 +979,115 @@ test_list_decode(void **state)
 	    "\"resourceVersion\":\"41\"},\"spec\":{}}]}";
 	const char	*empty = "{\"kind\":\"LeaseList\",\"metadata\":{"
 	    "\"resourceVersion\":\"7\"},\"items\":null}";
+	/* Items skipped and counted, not the page failed. */
+	const char	*mixed = "{\"metadata\":{\"resourceVersion\":\"9\","
+	    "\"continue\":\"eyJydiI6OX0\"},\"items\":[1,{\"spec\":{}},"
+	    "{\"metadata\":{\"name\":\"other\"}},"
+	    "{\"metadata\":{\"name\":\"work-1\"},\"spec\":{"
+	    "\"leaseDurationSeconds\":\"x\"}},"
+	    "{\"metadata\":{\"name\":\"work-2\"},\"spec\":{"
+	    "\"holderIdentity\":\"pod-c\"}}]}";
 	const char	*bad[] = {
 		"not json",
 		"{\"items\":{}}",
-		"{\"items\":[1]}",
-		"{\"items\":[{\"metadata\":{\"name\":\"a\"},\"spec\":{"
-		    "\"leaseDurationSeconds\":\"x\"}}]}",
+		"{\"metadata\":{\"continue\":7},\"items\":[]}",
 	};
+	struct lease_list	 page;
 	struct list_seen	 ls;
-	char			 rv[32], err[256];
+	char			 err[256], *big;
 	size_t			 i;
 
 	(void)state;
 	memset(&ls, 0, sizeof(ls));
-	assert_int_equal(lease_list_decode(ok, strlen(ok), list_cb, &ls, rv,
-	    sizeof(rv), err, sizeof(err)), 0);
-	assert_string_equal(rv, "42");
+	assert_int_equal(lease_list_decode(ok, strlen(ok), NULL, list_cb, &ls,
+	    &page, err, sizeof(err)), 0);
+	assert_string_equal(page.rv, "42");
+	assert_string_equal(page.cont, "");
+	assert_int_equal(page.items, 2);
+	assert_int_equal(page.skipped, 0);
 	assert_int_equal(ls.n, 2);
 	assert_string_equal(ls.names[0], "work-0");
 	assert_string_equal(ls.holders[0], "pod-a");
 	assert_string_equal(ls.names[1], "work-member-pod-b");
 	assert_string_equal(ls.holders[1], "");
 	memset(&ls, 0, sizeof(ls));
-	assert_int_equal(lease_list_decode(empty, strlen(empty), list_cb, &ls,
-	    rv, sizeof(rv), err, sizeof(err)), 0);
+	assert_int_equal(lease_list_decode(empty, strlen(empty), NULL, list_cb,
+	    &ls, &page, err, sizeof(err)), 0);
 	assert_int_equal(ls.n, 0);
-	assert_string_equal(rv, "7");
+	assert_string_equal(page.rv, "7");
+	memset(&ls, 0, sizeof(ls));
+	assert_int_equal(lease_list_decode(mixed, strlen(mixed), work_only,
+	    list_cb, &ls, &page, err, sizeof(err)), 0);
+	assert_string_equal(page.cont, "eyJydiI6OX0");
+	assert_int_equal(ls.n, 1);
+	assert_string_equal(ls.names[0], "work-2");
+	assert_int_equal(page.items, 1);
+	assert_int_equal(page.skipped, 4);
+	assert_non_null(strstr(page.why, "(no name)"));
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memset(&ls, 0, sizeof(ls));
 		assert_int_equal(lease_list_decode(bad[i], strlen(bad[i]),
-		    list_cb, &ls, rv, sizeof(rv), err, sizeof(err)), -1);
+		    NULL, list_cb, &ls, &page, err, sizeof(err)), -1);
 		assert_true(err[0] != '\0');
 		assert_int_equal(ls.n, 0);
+	}
+	/* A continue token longer than any the API server writes. */
+	big = malloc(LEASE_CONTINUE_MAX + 64);
+	assert_non_null(big);
+	i = (size_t)snprintf(big, 64, "{\"metadata\":{\"continue\":\"");
+	memset(big + i, 'a', LEASE_CONTINUE_MAX);
+	snprintf(big + i + LEASE_CONTINUE_MAX, 32, "\"},\"items\":[]}");
+	assert_int_equal(lease_list_decode(big, strlen(big), NULL, list_cb,
+	    &ls, &page, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "metadata.continue"));
+	free(big);
+}
+
+/*
+ * A LeaseList page cut short: its version and continue token, and the
+ * first item's name when the cut came after it; no head, an error.
+ */
+static void
+test_list_head(void **state)
+{
+	const char	*page = "{\"kind\":\"LeaseList\",\"apiVersion\":"
+	    "\"coordination.k8s.io/v1\",\"metadata\":{\"resourceVersion\":"
+	    "\"77\",\"continue\":\"eyJydiI6Nzd9\",\"remainingItemCount\":3},"
+	    "\"items\":[{\"metadata\":{\"name\":\"big-1\",\"namespace\":"
+	    "\"ns\",\"annotations\":{\"pad\":\"\\u0026\\u0026";
+	const char	*last = "{\"metadata\":{\"resourceVersion\":\"78\"},"
+	    "\"items\":[{\"metadata\":{\"na";
+	const char	*bad[] = {
+		"{\"metadata\":{\"resourceVersion\":\"78\"",
+		"{\"metadata\":{\"continue\":7},\"items\":[",
+		"{\"metadata\":7,\"items\":[",
+		"not json \"items\":[",
+	};
+	struct lease_list	 out;
+	char			 name[LEASE_HOLDER_MAX], err[256];
+	size_t			 i;
+
+	(void)state;
+	assert_int_equal(lease_list_head(page, strlen(page), &out, name,
+	    sizeof(name), err, sizeof(err)), 0);
+	assert_string_equal(out.rv, "77");
+	assert_string_equal(out.cont, "eyJydiI6Nzd9");
+	assert_string_equal(name, "big-1");
+	assert_int_equal(out.items, 0);
+	/* The last page: no token; the cut within the first name. */
+	assert_int_equal(lease_list_head(last, strlen(last), &out, name,
+	    sizeof(name), err, sizeof(err)), 0);
+	assert_string_equal(out.rv, "78");
+	assert_string_equal(out.cont, "");
+	assert_string_equal(name, "");
+	/* A name cut short is no name. */
+	assert_int_equal(lease_list_head(page, strstr(page, "big-1") + 3 -
+	    page, &out, name, sizeof(name), err, sizeof(err)), 0);
+	assert_string_equal(name, "");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(lease_list_head(bad[i], strlen(bad[i]), &out,
+		    name, sizeof(name), err, sizeof(err)), -1);
+		assert_true(err[0] != '\0');
 	}
 }
 
@@ -1024,6 +1114,7 @@ main(void)
 		cmocka_unit_test(test_fencing_token),
 		cmocka_unit_test(test_encode_create_labeled),
 		cmocka_unit_test(test_list_decode),
+		cmocka_unit_test(test_list_head),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
