@@ -343,9 +343,12 @@ def test_licenses(image_root, licenses, leaderd):
     assert (d / "leaderd.txt").read_bytes() == (ROOT / "LICENSE").read_bytes()
     have = {p.name for p in d.iterdir()}
     assert have == {"COMPONENTS"} | {n + ".txt" for n in names}, have
-    version = subprocess.run([str(leaderd), "--version"],
-        capture_output=True, text=True, timeout=10).stdout.split()[-1]
-    assert ["leaderd", version, "Apache-2.0"] in lines
+    # "leaderd 0.1.0 (revision ...)": the version is the second word.
+    out = subprocess.run([str(leaderd), "--version"],
+        capture_output=True, text=True, timeout=10).stdout
+    m = re.match(r"leaderd (\S+) \(revision \S+\)$", out.strip())
+    assert m, out
+    assert ["leaderd", m.group(1), "Apache-2.0"] in lines
     # The versions listed are the ones static.mk pins and builds.
     mk = (ROOT / "deploy" / "image" / "static.mk").read_text()
     pins = dict(re.findall(r"^(\w+)_DEB\s*=\s*(\S+)$", mk, re.M))
