@@ -37,6 +37,17 @@ image is a Debian binary package; each library was compiled here from
 Debian's source, and Debian's security tracker, which scanners match
 against, is keyed by source package.
 
+Where it goes, and why both places: registries and scanners expect an
+image's SBOM beside the image, attached to the digest of the platform
+it describes (BuildKit's SBOM attestations, `cosign attest --type
+spdxjson`, OCI referrers), and each architecture's SBOM names its own
+binary's checksum: `make image` leaves one per architecture beside the
+tarball, build/image/leaderd-VERSION-ARCH.spdx.json, to attach when the
+image is pushed.  The copy in /licenses, next to the licence texts the
+image already carries, travels with the image wherever it is copied,
+for whoever holds only the image (no scanner picks it up there by
+itself: none reads SBOM files at an arbitrary path in an image).
+
 The document is a function of its inputs: creationInfo.created is
 SOURCE_DATE_EPOCH (the Makefile sets it to the commit's time), and the
 documentNamespace ends in a UUID derived from the packages, so the same

@@ -108,7 +108,7 @@ PURL = re.compile(r"^pkg:[a-z][a-z0-9.+-]*/[^\s?#@]+(@[^\s?#]+)?"
 
 
 def load_sbom(text):
-    """The document, or pytest.fail saying why it is not JSON."""
+    """The document, or ValueError saying why it is not one."""
     try:
         doc = json.loads(text)
     except ValueError as e:
