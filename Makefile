@@ -506,7 +506,12 @@ man-lint:
 # stays the one for development and the sanitizers.  image-bin and
 # image-rootfs build one architecture, IMAGE_ARCH (this machine's by
 # default): the binary, and the file set in ROOTFS, which the
-# Dockerfile makes too.
+# Dockerfile makes too.  Beside the licences, image-bin writes the
+# image's SBOM (deploy/image/sbom.py, SPDX 2.3 JSON, from COMPONENTS),
+# which mkrootfs.sh puts in /licenses with them; make image also leaves
+# each architecture's copy beside the tarball, IMAGE_SBOM, the file to
+# attach to that architecture's manifest when the image is pushed
+# (cosign attest --type spdxjson, oras attach).
 IMAGE_LIBC	?= musl
 IMAGE_ARCH	?= $(HOST_ARCH)
 IMAGE_ARCHS	?= amd64 arm64
@@ -517,11 +522,31 @@ IMAGE_LICENSES	 = $(IMAGE_BUILD)/licenses
 IMAGE_DIR	 = $(TOP_BUILD)/image
 IMAGE_TAR	 = $(IMAGE_DIR)/leaderd-$(VERSION).oci.tar
 ROOTFS		?= $(IMAGE_DIR)/rootfs-$(IMAGE_ARCH)
+IMAGE_SBOM	 = $(IMAGE_DIR)/leaderd-$(VERSION)-$(1).spdx.json
 .PHONY: image-bin image-rootfs
 image-bin:
 	@$(MAKE) --no-print-directory STATIC=1 LIBC=$(IMAGE_LIBC) \
 		STATIC_ARCH=$(IMAGE_ARCH) SANITIZE= \
-		$(IMAGE_BIN) $(IMAGE_LICENSES)/COMPONENTS
+		$(IMAGE_BIN) $(IMAGE_LICENSES)/COMPONENTS \
+		$(IMAGE_LICENSES)/sbom.spdx.json
+
+# The SBOM of a static build's licences (make STATIC=1, as image-bin
+# runs it): the C library of a native build is the build host's
+# package, a cross build's musl is built from source like the rest;
+# Debian's ca-certificates is listed unless CA_BUNDLE names another
+# bundle for mkrootfs.sh.  Its time is the commit's (SOURCE_DATE_EPOCH),
+# so the same tree writes the same bytes.
+ifneq ($(STATIC),)
+SBOM_HOST_LIBC	 = $(if $(MUSL_GCC),,--host-package $(LIBC_NAME)=$(LIBC_PKG)$(if $(HOST),-$(STATIC_ARCH)-cross))
+$(LICENSES_DIR)/sbom.spdx.json: $(LICENSES_DIR)/COMPONENTS $(LEADERD_TARGET) \
+		deploy/image/sbom.py $(wildcard deploy/image/patches/*.patch)
+	SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null)} \
+		$(PYTHON) deploy/image/sbom.py $(LICENSES_DIR) $@ \
+		--arch $(STATIC_ARCH) --binary $(LEADERD_TARGET) \
+		--revision $(REVISION) --strip $(or $(STRIP),strip) \
+		--apt-dir $(STATIC_ROOT)/apt $(SBOM_HOST_LIBC) \
+		$(if $(CA_BUNDLE),,--ca-certificates)
+endif
 
 image-rootfs: image-bin
 	rm -rf $(ROOTFS)
@@ -540,6 +565,9 @@ image: image-deps
 	$(PYTHON) deploy/image/oci.py build --tag $(VERSION) \
 		$(foreach a,$(IMAGE_ARCHS),--platform $(a)=$(IMAGE_DIR)/rootfs-$(a)) \
 		$(IMAGE_DIR)/oci $(IMAGE_TAR)
+	@set -e; for a in $(IMAGE_ARCHS); do \
+		cp $(IMAGE_DIR)/rootfs-$$a/licenses/sbom.spdx.json \
+		$(call IMAGE_SBOM,$$a); echo "image: $(call IMAGE_SBOM,$$a)"; done
 
 # image-test: the image checked, and each architecture's binary run from
 # it (arm64's under qemu-user, Debian's qemu-user-static).
@@ -548,7 +576,8 @@ image-test: image
 		LEADERD_LICENSES=$(CURDIR)/$(IMAGE_LICENSES) \
 		LEADERD_IMAGE=$(CURDIR)/$(IMAGE_TAR) \
 		LEADERD_IMAGE_ARCHS="$(IMAGE_ARCHS)" \
-		$(PYTHON) -m pytest -q -p no:cacheprovider -rs test_image.py
+		$(PYTHON) -m pytest -q -p no:cacheprovider -rs test_image.py \
+		test_sbom.py
 	@echo "image-test: $(IMAGE_TAR): $$(wc -c <$(IMAGE_TAR)) bytes" \
 		"(compressed layer, config, manifest, index)"
 

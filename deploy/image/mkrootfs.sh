@@ -8,8 +8,9 @@
 # root and nonroot (65532), the CA bundle ($CA_BUNDLE, by default
 # Debian's /etc/ssl/certs/ca-certificates.crt) at the path libcurl looks
 # for it when a kubeconfig names no CA, and the files of the directory
-# LICENSES (the licence texts of what the binary links, and their list,
-# COMPONENTS: deploy/image/static.mk) as ROOT/licenses/.
+# LICENSES (the licence texts of what the binary links, their list,
+# COMPONENTS: deploy/image/static.mk, and the SBOM made from it,
+# sbom.spdx.json: deploy/image/sbom.py) as ROOT/licenses/.
 #
 # The Dockerfile runs this in its build stage and copies ROOT onto
 # scratch; `make image` (deploy/image/oci.py) packs it as the image's

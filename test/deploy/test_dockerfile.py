@@ -201,11 +201,19 @@ def test_dockerignore_rule():
     assert dockerignore_excludes("README.md", pats)
 
 
+def link_or_copy(src, dst):
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
 def seed_third_party(ctx):
     """Copy this tree's build of the static binary's libraries (Mbed TLS,
     curl, libev, jansson, libyaml: deploy/image/static.mk), if there is
-    one, into the context's build directory, times kept, as a docker
-    build cache would hold it: the make step then builds leaderd itself
+    one, and the apt lists its sources were fetched with, into the
+    context's build directory, times kept, as a docker build cache
+    would hold it: the make step then builds leaderd itself
     from the context and reuses them (a fresh context builds them too,
     about 3 minutes)."""
     top = ROOT / "build" / "static"
@@ -215,6 +223,10 @@ def seed_third_party(ctx):
     (dst / "apt" / "sources.d").mkdir(parents=True)
     for f in ("updated", "sources.d/src.sources"):
         shutil.copy2(top / "apt" / f, dst / "apt" / f)
+    # The lists that step read, which the SBOM's rule reads again
+    # (deploy/image/sbom.py); linked where the file system allows.
+    shutil.copytree(top / "apt" / "lists", dst / "apt" / "lists",
+                    copy_function=link_or_copy)
     (dst / "src").mkdir()
     for v in (top / "src").glob("*.version"):
         shutil.copy2(v, dst / "src" / v.name)
@@ -273,6 +285,10 @@ def test_build_stage_builds_from_its_context(stages, tmp_path):
         capture_output=True, text=True, timeout=10)
     assert out.returncode == 0 and env.get("VERSION", "") in out.stdout
     assert (ctx / "rootfs" / "licenses" / "COMPONENTS").is_file()
+    # The SBOM too (test_sbom.py checks its contents).
+    sbom = json.loads((ctx / "rootfs" / "licenses" / "sbom.spdx.json")
+                      .read_text())
+    assert sbom["spdxVersion"] == "SPDX-2.3"
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,8 @@ way `make image` does.  Checked:
     /licenses;
   - /licenses: COMPONENTS lists every component linked in (leaderd,
     curl, mbedtls, libev, jansson, libyaml, the C library) with its
-    version and licence, and each has its licence text beside it;
+    version and licence, and each has its licence text beside it, and
+    the SBOM made from it (test_sbom.py checks its contents);
   - the compressed layer is at most 2 MB;
   - every architecture of the image ($LEADERD_IMAGE_ARCHS, as `make
     image-test` passes it: amd64 and arm64) has its own static binary of
@@ -341,11 +342,16 @@ def test_licenses(image_root, licenses, leaderd):
         assert len(text.read_text(errors="replace").strip()) > 200, \
             f"{name}.txt is too short to be a licence"
     assert (d / "leaderd.txt").read_bytes() == (ROOT / "LICENSE").read_bytes()
+    # Beside them, the SBOM made from COMPONENTS (test_sbom.py).
     have = {p.name for p in d.iterdir()}
-    assert have == {"COMPONENTS"} | {n + ".txt" for n in names}, have
-    version = subprocess.run([str(leaderd), "--version"],
-        capture_output=True, text=True, timeout=10).stdout.split()[-1]
-    assert ["leaderd", version, "Apache-2.0"] in lines
+    assert have == {"COMPONENTS", "sbom.spdx.json"} | \
+        {n + ".txt" for n in names}, have
+    # "leaderd 0.1.0 (revision ...)": the version is the second word.
+    out = subprocess.run([str(leaderd), "--version"],
+        capture_output=True, text=True, timeout=10).stdout
+    m = re.match(r"leaderd (\S+) \(revision \S+\)$", out.strip())
+    assert m, out
+    assert ["leaderd", m.group(1), "Apache-2.0"] in lines
     # The versions listed are the ones static.mk pins and builds.
     mk = (ROOT / "deploy" / "image" / "static.mk").read_text()
     pins = dict(re.findall(r"^(\w+)_DEB\s*=\s*(\S+)$", mk, re.M))

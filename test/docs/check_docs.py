@@ -4,8 +4,9 @@
     check_docs.py [--root DIR] [--leaderd BIN]
     check_docs.py --self-test [--root DIR] [--leaderd BIN]
 
-Reads README.md, docs/*.md and docs/man/* under DIR (the checkout by
-default) and checks, without network, in a few seconds:
+Reads README.md, CHANGELOG.md, SECURITY.md, docs/*.md and docs/man/*
+under DIR (the checkout by default) and checks, without network, in a
+few seconds:
 
   run       every fenced block marked with a line
             `<!-- docs-check: run -->` just above it: each `$ COMMAND`
@@ -63,7 +64,8 @@ class Problems:
 
 
 def md_files(root):
-    out = [os.path.join(root, "README.md")]
+    out = [os.path.join(root, f) for f in ("README.md", "CHANGELOG.md",
+                                           "SECURITY.md")]
     d = os.path.join(root, "docs")
     out += sorted(os.path.join(d, f) for f in os.listdir(d)
                   if f.endswith(".md"))
