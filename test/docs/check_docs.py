@@ -743,6 +743,9 @@ def check_deploy_map(root, probs):
         j += 1
     missing = []
     for dp, ds, _ in os.walk(deploy):
+        # What a test run leaves (bytecode) is no part of the tree.
+        ds[:] = [d for d in ds if d != "__pycache__" and
+                 not d.startswith(".")]
         for d in ds:
             rel = os.path.relpath(os.path.join(dp, d), deploy)
             if rel not in named:
