@@ -230,6 +230,7 @@ def test_fo1_fencing_oracle_kill_pause_partition_delay(group, measure):
         time.sleep(1.0)
         t1 = time.monotonic()
         rep = _report(measure, g, "FO1", fault, t0, t1)
+        g.check()
         assert rep["accepted"] > 0
         if g.mode == "run" and fault.startswith("SIGSTOP"):
             assert rep["window"] > 0 and rep["refused"], (
@@ -247,7 +248,6 @@ def test_fo1_fencing_oracle_kill_pause_partition_delay(group, measure):
                 "%s mode, %s: old-token actions landed %.3fs into the new "
                 "term: %s" % (g.mode, fault, rep["window"], rep["terms"]))
         leader, tok = new, first["token"]
-    g.check()
     terms_ok(g.cluster)
 
 
@@ -294,9 +294,7 @@ def test_fo2_worker_paused_between_check_and_write(group, measure):
     if g.mode == "run":
         assert _gone(pid), "the stopped command outlived its claim"
     else:
-        wait_until(lambda: [r for r in g.oracle.refused(t_c)
-                            if r["worker"] == old.name], 2.0,
-                   what="the stale write to reach the store")
+        _wait_stale(g, old, t_c)
     time.sleep(1.0)
     _assert_nemesis(g, measure, "FO2", "worker paused, leaderd cut off",
                     old, tok, first, t_p)
@@ -311,15 +309,23 @@ def test_fo3_pod_frozen_between_check_and_write(group, measure):
     refuses it; (a), (b) and the server-term check hold."""
     g = group
     old, tok, first, pid, t_p, t_c = _nemesis(g, freeze_leaderd=True)
-    wait_until(lambda: [r for r in g.oracle.refused(t_c)
-                        if r["worker"] == old.name], 2.0,
-               what="the stale write to reach the store")
+    _wait_stale(g, old, t_c)
     time.sleep(1.0)
     _assert_nemesis(g, measure, "FO3", "pod frozen", old, tok, first, t_p)
 
 
+def _wait_stale(g, old, t_c):
+    """Wait for the continued worker's write to land in the shadow log
+    (it always does; the fenced store decides on it just after)."""
+    wait_until(lambda: [e for e in g.oracle.shadow.entries
+                        if e["worker"] == old.name and e["t"] >= t_c], 2.0,
+               what="the continued worker's write in the shadow log")
+    time.sleep(0.05)
+
+
 def _assert_nemesis(g, measure, row, fault, old, tok, first, t_p):
     rep = _report(measure, g, row, fault, t_p, time.monotonic())
+    g.check()
     stale = [e for e in g.oracle.shadow.entries
              if e["worker"] == old.name and e["token"] == tok and
              e["t"] >= first["t_done"]]
@@ -337,5 +343,4 @@ def _assert_nemesis(g, measure, row, fault, old, tok, first, t_p):
               "after the new term's first action, refused by the fenced "
               "store" % (row, g.mode, old.name, tok,
                          stale[0]["t"] - first["t_done"]))
-    g.check()
     terms_ok(g.cluster)

@@ -32,8 +32,9 @@ The worker is this file run as a script:
         --period seconds until it is stopped;
     fencing.py worker --store PORT --name NAME --mode api --leaderd PORT
         polls GET /leader every --poll seconds and acts, every --period
-        seconds, only while is_leader was true and valid_for_ms has not
-        run out, counted from the poll's send time.
+        seconds, only while the last answer said is_leader and its
+        valid_for_ms, counted from that poll's send time, has not run
+        out (a poll that gets no answer changes nothing).
 
 Between its check (am I leader?) and its write, a worker stops itself
 with SIGSTOP when its pause file (--pause-file) exists: the nemesis
@@ -336,7 +337,9 @@ def worker_api(a):
             t_send = time.monotonic()
             v = _leader(a.leaderd, a.poll)
             next_poll = t_send + a.poll
-            if v is None or not v[0] or not v[1]:
+            if v is None:
+                pass            # no answer: the last one holds
+            elif not v[0] or not v[1]:
                 valid_until = 0.0
             else:
                 token = v[1]
