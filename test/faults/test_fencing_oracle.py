@@ -2,9 +2,11 @@
 
 Three leaderd instances on one lock, each with an application, a worker
 that acts every 20 ms only while it believes it leads, in run mode (the
-worker is the `leaderd run` command, with $LEADERD_FENCING_TOKEN) or in
+worker is the `leaderd run` command, with $LEADERD_FENCING_TOKEN), in
 API mode (the worker polls GET /leader every 100 ms and acts within
-valid_for_ms of the poll's send time).  Every action goes to a fenced
+valid_for_ms of the poll's send time) or, in FO1 only, watch mode (the
+worker holds GET /leader/watch and acts while its last event said
+is_leader, with no valid_for_ms check).  Every action goes to a fenced
 store and to an unfenced shadow log.  Each row checks, on the store's
 history:
 
@@ -20,10 +22,12 @@ landing in the shadow log after the new term's first action.
 
 FO1  kill -9, SIGSTOP for LD + 1.5 s, blackhole, 2.4 s of latency on
      the leader, in turn (one cluster per mode).  Exposure 0 expected,
-     and asserted, except run mode under SIGSTOP of leaderd: a stopped
-     leaderd cannot stop its command (docs/configuration.md, "The
-     guarantee"), so the old command acts on into the new term until
-     SIGCONT; the test asserts that it does, and the store refuses it.
+     and asserted, except under SIGSTOP of leaderd in run and watch
+     mode: a stopped leaderd can neither stop its command
+     (docs/configuration.md, "The guarantee") nor send is_leader false
+     on its stream, so the old worker acts on into the new term until
+     SIGCONT; the test asserts that it does, that the store refuses
+     every such action, and that they end within 0.3 s of SIGCONT.
 FO2  Jepsen's nemesis: the leader's worker stops itself (SIGSTOP)
      between its check and its write, for LD + 1 s, while its leaderd is
      cut off from the API server (blackhole).  API mode: the stale write
@@ -56,6 +60,7 @@ GRACE = 0.8
 PERIOD = 0.02           # a worker acts every 20 ms
 POLL_API = 0.1          # an API-mode worker polls /leader every 100 ms
 MODES = ("run", "api")
+FO1_MODES = ("run", "api", "watch")
 
 
 class FencedGroup:
@@ -81,7 +86,7 @@ class FencedGroup:
             i.start(wait=False)
         for i in self.ins:
             i.wait_listening()
-            if mode == "api":
+            if mode != "run":
                 self.workers[i.name] = subprocess.Popen(
                     self._worker_cmd(i.name) + ["--leaderd", str(i.port),
                                                 "--poll", str(POLL_API)],
@@ -109,7 +114,7 @@ class FencedGroup:
         return next(i for i in self.ins if i.name == name)
 
     def worker_pid(self, name):
-        if self.mode == "api":
+        if self.mode != "run":
             return self.workers[name].pid
         return self.oracle.pids[name]
 
@@ -189,15 +194,16 @@ def group(cluster, tmp_path, request):
     g.close()
 
 
-@pytest.mark.parametrize("group", MODES, indirect=True)
+@pytest.mark.parametrize("group", FO1_MODES, indirect=True)
 def test_fo1_fencing_oracle_kill_pause_partition_delay(group, measure):
     """FO1: kill -9, SIGSTOP (LD + 1.5 s), blackhole and 2.4 s latency
     on the leader, in turn.  Bound: (a), (b) and the server-term check
     hold; each fault ends in a new term whose worker's actions are
     accepted within LD + 2.2*RP + 1s + 1s; exposure window 0 (no old
     token in the shadow log after the new term's first action), except
-    run mode under SIGSTOP of leaderd, where old-token actions must land
-    (and be refused) until SIGCONT."""
+    run and watch mode under SIGSTOP of leaderd, where old-token actions
+    must land (and be refused) until SIGCONT, and no later than 0.3 s
+    after it."""
     g = group
     leader, r = g.acting_leader(0.0, POLL + START + 3.0)
     tok = r["token"]
@@ -232,16 +238,16 @@ def test_fo1_fencing_oracle_kill_pause_partition_delay(group, measure):
         rep = _report(measure, g, "FO1", fault, t0, t1)
         g.check()
         assert rep["accepted"] > 0
-        if g.mode == "run" and fault.startswith("SIGSTOP"):
+        if g.mode != "api" and fault.startswith("SIGSTOP"):
             assert rep["window"] > 0 and rep["refused"], (
-                "run mode, leaderd stopped: expected its command to act "
-                "on into the new term (and be refused)")
-            # Continued, leaderd finds its claim over and stops the
-            # command at once.
+                "%s mode, leaderd stopped: expected its worker to act on "
+                "into the new term (and be refused)" % g.mode)
+            # Continued, leaderd finds its claim over and at once stops
+            # the command (run) or sends is_leader false (watch).
             last = max(e["t"] for e in g.oracle.shadow.entries
                        if e["token"] == tok)
-            measure("FO1", "run mode, SIGSTOP: last stale action after "
-                    "SIGCONT", last - t_cont, bound=0.3)
+            measure("FO1", "%s mode, SIGSTOP: last stale action after "
+                    "SIGCONT" % g.mode, last - t_cont, bound=0.3)
             assert last - t_cont <= 0.3
         else:
             assert rep["window"] == 0.0 and rep["stale"] == 0, (

@@ -34,7 +34,11 @@ The worker is this file run as a script:
         polls GET /leader every --poll seconds and acts, every --period
         seconds, only while the last answer said is_leader and its
         valid_for_ms, counted from that poll's send time, has not run
-        out (a poll that gets no answer changes nothing).
+        out (a poll that gets no answer changes nothing);
+    fencing.py worker ... --mode watch --leaderd PORT
+        holds GET /leader/watch and acts while its last event said
+        is_leader, with no valid_for_ms check: the stream's end, or
+        --silence seconds without a line, means "not leader".
 
 Between its check (am I leader?) and its write, a worker stops itself
 with SIGSTOP when its pause file (--pause-file) exists: the nemesis
@@ -351,6 +355,49 @@ def worker_api(a):
         time.sleep(a.period)
 
 
+class _Stream:
+    """The watch worker's view: a thread holding GET /leader/watch; an
+    event sets (leading, token); a stream that ends, fails or stays
+    silent for --silence seconds means "not leader" (docs/api.md, "Push
+    API")."""
+
+    def __init__(self, port, silence):
+        self.port = port
+        self.silence = silence
+        self.leading, self.token = False, ""
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        while True:
+            try:
+                s = socket.create_connection(("127.0.0.1", self.port),
+                                             timeout=self.silence)
+                s.sendall(b"GET /leader/watch HTTP/1.1\r\nHost: localhost"
+                          b"\r\n\r\n")
+                for line in s.makefile("rb"):
+                    if line.startswith(b"data:"):
+                        d = json.loads(line[5:])
+                        self.token = d.get("fencing_token") or ""
+                        self.leading = d.get("is_leader") is True and \
+                            bool(self.token)
+            except (OSError, ValueError):
+                pass
+            self.leading = False
+            time.sleep(0.1)
+
+
+def worker_watch(a):
+    st = _Store(a.store, a.name)
+    view = _Stream(a.leaderd, a.silence)
+    while True:
+        # The check: the last event said we lead, and the stream is up.
+        if view.leading:
+            token = view.token
+            _maybe_pause(a.pause_file)
+            st.act(token)
+        time.sleep(a.period)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -358,17 +405,21 @@ def main(argv=None):
     w.add_argument("--store", type=int, required=True,
                    help="the Oracle's port on 127.0.0.1")
     w.add_argument("--name", default=None)
-    w.add_argument("--mode", choices=("run", "api"), required=True)
+    w.add_argument("--mode", choices=("run", "api", "watch"), required=True)
     w.add_argument("--leaderd", type=int, default=None,
                    help="api mode: leaderd's listen.http port")
     w.add_argument("--period", type=float, default=0.02)
     w.add_argument("--poll", type=float, default=0.1)
+    w.add_argument("--silence", type=float, default=20.0,
+                   help="watch mode: a stream this long without a line "
+                   "is broken")
     w.add_argument("--pause-file", default=None)
     a = ap.parse_args(argv)
-    if a.mode == "api" and (a.leaderd is None or not a.name):
-        ap.error("--mode api needs --leaderd and --name")
+    if a.mode != "run" and (a.leaderd is None or not a.name):
+        ap.error("--mode %s needs --leaderd and --name" % a.mode)
     try:
-        return worker_run(a) if a.mode == "run" else worker_api(a)
+        return {"run": worker_run, "api": worker_api,
+                "watch": worker_watch}[a.mode](a)
     except (BrokenPipeError, ConnectionError, KeyboardInterrupt):
         return 0
 
