@@ -154,18 +154,21 @@ class Oracle:
 
         class Handler(socketserver.StreamRequestHandler):
             def handle(self):
-                for line in self.rfile:
-                    p = line.decode().split()
-                    if len(p) != 5 or p[0] != "act":
-                        self.wfile.write(b"error\n")
-                        continue
-                    name, token, t_inv, pid = p[1], p[2], float(p[3]), \
-                        int(p[4])
-                    oracle.pids[name] = pid
-                    oracle.shadow.append(name, token)
-                    r = oracle.store.write(name, token, t_inv)
-                    self.wfile.write(b"ok\n" if r["ok"] else
-                                     ("refused %s\n" % r["why"]).encode())
+                try:
+                    for line in self.rfile:
+                        self.wfile.write(self.act(line.decode().split()))
+                except ConnectionError:
+                    pass        # a worker killed mid-exchange
+
+            def act(self, p):
+                if len(p) != 5 or p[0] != "act":
+                    return b"error\n"
+                name, token, t_inv, pid = p[1], p[2], float(p[3]), int(p[4])
+                oracle.pids[name] = pid
+                oracle.shadow.append(name, token)
+                r = oracle.store.write(name, token, t_inv)
+                return b"ok\n" if r["ok"] else \
+                    ("refused %s\n" % r["why"]).encode()
 
         class Server(socketserver.ThreadingTCPServer):
             daemon_threads = True
