@@ -52,8 +52,8 @@ import time
 import pytest
 
 import fencing
-from faultlib import FAILOVER, LD, NS, POLL, RD, RP, SLACK, START, \
-    terms_ok, wait_until
+from faultlib import FAILOVER, LD, NS, POLL, RD, RP, START, terms_ok, \
+    wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(os.path.dirname(HERE), "kit", "fencing.py")
@@ -263,7 +263,7 @@ def _nemesis(g, freeze_leaderd):
     for LD + 1 s; meanwhile cut its leaderd off (blackhole) or freeze it
     too (SIGSTOP).  Returns (old instance, old token, first action of the
     new term, worker pid, pause start, continue time)."""
-    old, r = g.acting_leader(0.0, POLL + START + 3.0)
+    old, _ = g.acting_leader(0.0, POLL + START + 3.0)
     time.sleep(2 * RP)
     tok = g.oracle.accepted()[-1]["token"]
     pid = g.worker_pid(old.name)
@@ -316,9 +316,10 @@ def test_fo2_worker_paused_between_check_and_write(group, measure):
 def test_fo3_pod_frozen_between_check_and_write(group, measure):
     """FO3: the leader's worker stops itself between check and write and
     its leaderd is SIGSTOPped, LD + 1 s (a whole pod frozen); the worker
-    is continued first, leaderd after its write.  Bound, both modes: the stale write lands in the
-    shadow log after the new term's first action, and the fenced store
-    refuses it; (a), (b) and the server-term check hold."""
+    is continued first, leaderd after its write.  Bound, both modes:
+    the stale write lands in the shadow log after the new term's first
+    action, and the fenced store refuses it; (a), (b) and the
+    server-term check hold."""
     g = group
     old, tok, first, pid, t_p, t_c = _nemesis(g, freeze_leaderd=True)
     time.sleep(1.0)

@@ -140,3 +140,57 @@ def test_worker_pauses_between_check_and_write(tmp_path):
 def _stopped(pid):
     with open("/proc/%d/stat" % pid) as f:
         return f.read().rsplit(")", 1)[1].split()[0] == "T"
+
+
+def test_api_worker_acts_within_valid_for_ms_of_its_last_answer():
+    """An API-mode worker against a /leader that says "leader, valid for
+    300 ms", then stops answering: the worker acts on, but never later
+    than 300 ms after the last answered poll was sent (here: received,
+    a later moment), and never with another token."""
+    import http.server
+    import json
+    import threading
+
+    state = {"answer": True, "last": 0.0}
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if not state["answer"]:
+                time.sleep(2)
+                return
+            state["last"] = time.monotonic()
+            body = json.dumps({"is_leader": True, "fencing_token": tok(4),
+                               "valid_for_ms": 300}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    o = fencing.Oracle().start()
+    p = subprocess.Popen([sys.executable, os.path.join(HERE, "fencing.py"),
+                          "worker", "--store", str(o.port), "--name", "w",
+                          "--mode", "api", "--leaderd",
+                          str(srv.server_address[1]), "--poll", "0.1"])
+    try:
+        end = time.monotonic() + 10
+        while len(o.accepted()) < 10 and time.monotonic() < end:
+            time.sleep(0.02)
+        assert len(o.accepted()) >= 10
+        state["answer"] = False
+        t_off = time.monotonic()
+        time.sleep(1.0)
+        h = o.store.history
+        assert {r["token"] for r in h} == {tok(4)}
+        last = max(r["t_inv"] for r in h)
+        assert last > t_off, "stopped at the first unanswered poll"
+        assert last <= state["last"] + 0.3, (last - state["last"])
+    finally:
+        p.kill()
+        p.wait()
+        o.stop()
+        srv.shutdown()
