@@ -177,7 +177,7 @@ def _report(measure, g, row, fault, since, until, first=None):
     ex = fencing.exposure(o.shadow.entries, since, until)
     win = max([t["window"] for t in ex] or [0.0])
     stale = sum(t["stale"] for t in ex)
-    what = "%s mode, %s" % (g.mode, fault)
+    what = "%s, %s" % (g.mode, fault)
     measure(row, what + ": accepted", acc, unit="")
     measure(row, what + ": refused stale", len(ref), unit="")
     measure(row, what + ": exposure window", win)
@@ -247,8 +247,8 @@ def test_fo1_fencing_oracle_kill_pause_partition_delay(group, measure):
             # the command (run) or sends is_leader false (watch).
             last = max(e["t"] for e in g.oracle.shadow.entries
                        if e["token"] == tok)
-            measure("FO1", "%s mode, SIGSTOP: last stale action after "
-                    "SIGCONT" % g.mode, last - t_cont, bound=0.5)
+            measure("FO1", "%s, stale actions end after SIGCONT" % g.mode,
+                    last - t_cont, bound=0.5)
             assert last - t_cont <= 0.5
         else:
             assert rep["window"] == 0.0 and rep["stale"] == 0, (
@@ -308,7 +308,7 @@ def test_fo2_worker_paused_between_check_and_write(group, measure):
     else:
         _wait_stale(g, old, t_c)
     time.sleep(1.0)
-    _assert_nemesis(g, measure, "FO2", "worker paused, leaderd cut off",
+    _assert_nemesis(g, measure, "FO2", "worker paused",
                     old, tok, first, t_p)
 
 
