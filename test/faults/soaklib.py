@@ -38,8 +38,10 @@ def _fds(pid):
 
 
 def run(cluster, n, duration, rng, max_kills=None, keep_one=False,
-        progress=None):
-    ins = cluster.start_n(n, prefix="c", log_level="info")
+        progress=None, args=()):
+    """args: leaderd's extra arguments (soak.py's fencing workers run as
+    `leaderd run` commands)."""
+    ins = cluster.start_n(n, prefix="c", log_level="info", args=list(args))
     chk = cluster.checker(ins)
     lives = {i.name: [[i.t_start, None, i.pid]] for i in ins}
     dead_since = {}
