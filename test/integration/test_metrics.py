@@ -1,7 +1,8 @@
 """GET /metrics: the Prometheus text exposition (format 0.0.4), parsed by
 the official prometheus_client parser, during an election and after a
-failover; the renew failures counter under a failing API; /metrics on
-the probes listener."""
+failover; the name label on every series and leaderd_election_info; the
+renew failures counter under a failing API; /metrics on the probes
+listener."""
 
 import re
 import time
@@ -55,6 +56,25 @@ def verb_total(fams, verb):
     """Requests of one verb, whatever their code."""
     return sum(s.value for s in fams["leaderd_api_requests"].samples
                if s.labels.get("verb") == verb)
+
+
+def sample_names(fams):
+    """{sample name: [its samples]} of a scrape."""
+    out = {}
+    for f in fams.values():
+        for smp in f.samples:
+            out.setdefault(smp.name, []).append(smp)
+    return out
+
+
+def check_named(fams, names):
+    """Every leaderd_* and leader_election_* sample carries a name label
+    out of names; the elector_* counters of compat nais carry none."""
+    for sname, smps in sample_names(fams).items():
+        if not sname.startswith(("leaderd_", "leader_election_")):
+            continue
+        for smp in smps:
+            assert smp.labels.get("name") in names, (sname, smp.labels)
 
 
 def check_histogram(fams):
@@ -111,6 +131,15 @@ def test_metrics_election_and_failover(api, cluster):
         # This scrape itself is one connection at least.
         assert value(f, "leaderd_local_api_connections") >= 1
         check_histogram(f)
+        # One election: every series is still labelled with its name, and
+        # the info gauge names the lock and this instance's identity.
+        check_named(f, {lock})
+        info = f["leaderd_election_info"]
+        assert info.type == "gauge" and info.documentation
+        assert [(smp.labels, smp.value) for smp in info.samples] == [
+            ({"lock": "leases", "lock_namespace": "default",
+              "lock_name": lock, "identity": i.identity, "name": lock},
+             1.0)]
     # Exactly one instance says master.
     assert sum(value(first[i.name], "leader_election_master_status",
                      name=lock) for i in ins) == 1
@@ -222,3 +251,4 @@ def test_label_patches_counted(api, cluster):
     wait_until(lambda: requests_total(scrape(a), "patch", "200") >= 1,
                3.0, what="the PATCH counted")
     check_histogram(scrape(a))
+

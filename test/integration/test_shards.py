@@ -126,15 +126,18 @@ def test_initial_balance_and_api(api, group):
     _, _, met = a.request("/metrics")
     met = met.decode()
     owned_now = len(shards(a)["owned"])
-    assert 'leaderd_shards_owned{group="%s"} %d' % (group.name,
-                                                    owned_now) in met
-    assert 'leaderd_shard_members{group="%s"} 4' % group.name in met
+    mname = "%s-member-%s" % (group.name, a.identity)
+    assert 'leaderd_shards_owned{group="%s",name="%s"} %d' % (
+        group.name, mname, owned_now) in met
+    assert 'leaderd_shard_members{group="%s",name="%s"} 4' % (
+        group.name, mname) in met
     s0 = d["owned"][0]
     assert 'leader_election_master_status{name="%s-%d"} 1' % (
         group.name, s0) in met
     # The group's list counts as a list (operations.md's verbs), not
     # as "other".
-    assert 'leaderd_api_requests_total{verb="list",code="200"}' in met, met
+    assert 'leaderd_api_requests_total{verb="list",code="200",name="%s"}' \
+        % mname in met, met
     assert 'verb="other"' not in met, met
 
 
