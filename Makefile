@@ -456,7 +456,7 @@ check:
 # sanitizer pass, so CI runs them with the README's command.
 TEST_STAGES = $(if $(SANITIZE),$(CHECK_STAGES),$(LEADERD_TARGET) \
 	      e2e-prebuild $(wordlist 2,$(words $(CHECK_STAGES)),$(CHECK_STAGES)) \
-	      man-lint faults deploy-test e2e-prebuilt e2e hygiene sanitize)
+	      man-lint faults deploy-test monitoring-test e2e-prebuilt e2e hygiene sanitize)
 test:
 	@sh test/stages.sh "make test" $(MAKE) --no-print-directory -- \
 		$(TEST_STAGES)
@@ -599,5 +599,6 @@ clean:
 -include $(shell find $(BUILD)/lib $(BUILD)/cmd $(BUILD)/test/obj $(BUILD)/fuzz/obj -name '*.d' 2>/dev/null)
 
 -include test/e2e/e2e.mk
+-include test/monitoring/monitoring.mk
 -include test/hygiene/hygiene.mk
 -include test/faults/faults.mk

@@ -245,6 +245,8 @@ election_init(struct daemon *d, int i)
 	    config_election_name(d->conf, i);
 	e->st.channel = i == 0 ? 0 : LOCALAPI_ELECTION_CHANNEL + i;
 	metrics_init(&e->metrics, e->st.election, LEADERD_VERSION);
+	metrics_lock(&e->metrics, c->lock_type, c->lock_namespace,
+	    c->lock_name, c->identity);
 	/* Leases keep the log lines they always had: "lease ns/name". */
 	snprintf(e->lock, sizeof(e->lock), "%s%s%s/%s",
 	    strcmp(c->lock_type, "leases") == 0 ? "" : c->lock_type,

@@ -249,28 +249,31 @@ daemon_shards_metrics(const struct daemon *d, uint64_t now_ms,
 		return;
 	for (s = 0; s < sh->n; s++)
 		n += owned(sh, s, now_ms) ? 1 : 0;
+	/* name: the member Lease's, as every leaderd_* series has one. */
 	buf_printf(b, "# HELP leaderd_shards_owned Shards of the group this "
 	    "instance owns now.\n# TYPE leaderd_shards_owned gauge\n"
-	    "leaderd_shards_owned{group=\"%s\"} %u\n", sh->group, n);
+	    "leaderd_shards_owned{group=\"%s\",name=\"%s\"} %u\n", sh->group,
+	    d->el[0].metrics.name, n);
 	buf_printf(b, "# HELP leaderd_shard_members Live members of the "
 	    "group as this instance sees them.\n# TYPE "
-	    "leaderd_shard_members gauge\nleaderd_shard_members{group=\"%s\"} "
-	    "%u\n", sh->group, daemon_shards_live_members(sh, now_ms, members));
+	    "leaderd_shard_members gauge\nleaderd_shard_members{group=\"%s\","
+	    "name=\"%s\"} %u\n", sh->group, d->el[0].metrics.name,
+	    daemon_shards_live_members(sh, now_ms, members));
 	buf_printf(b, "# HELP leaderd_shard_members_unconfirmed Member "
 	    "Leases of the group naming a holder that this instance does not "
 	    "count: never seen renewing, or held by another name than their "
 	    "own.\n# TYPE leaderd_shard_members_unconfirmed gauge\n"
-	    "leaderd_shard_members_unconfirmed{group=\"%s\"} %u\n", sh->group,
-	    daemon_shards_unconfirmed(sh));
+	    "leaderd_shard_members_unconfirmed{group=\"%s\",name=\"%s\"} %u\n",
+	    sh->group, d->el[0].metrics.name, daemon_shards_unconfirmed(sh));
 	buf_printf(b, "# HELP leaderd_shard_leases_skipped Leases with the "
 	    "group's label that its last whole list skipped: not a shard or "
 	    "member Lease of the group, or not one leaderd can read.\n"
 	    "# TYPE leaderd_shard_leases_skipped gauge\n"
-	    "leaderd_shard_leases_skipped{group=\"%s\"} %u\n", sh->group,
-	    sh->skipped);
+	    "leaderd_shard_leases_skipped{group=\"%s\",name=\"%s\"} %u\n",
+	    sh->group, d->el[0].metrics.name, sh->skipped);
 	buf_printf(b, "# HELP leaderd_shard_handovers_total Shards this "
 	    "instance handed to another member to balance the group.\n"
 	    "# TYPE leaderd_shard_handovers_total counter\n"
-	    "leaderd_shard_handovers_total{group=\"%s\"} %u\n", sh->group,
-	    sh->moves);
+	    "leaderd_shard_handovers_total{group=\"%s\",name=\"%s\"} %u\n",
+	    sh->group, d->el[0].metrics.name, sh->moves);
 }

@@ -28,8 +28,12 @@ struct metrics_reqs {
 };
 
 struct metrics {
-	char		 name[256];	/* the lock's name, the name label */
+	char		 name[256];	/* the election's name, the name label */
 	char		 version[64];	/* leaderd's version */
+	char		 lock_type[32];	/* leases, endpoints, ... (info) */
+	char		 lock_namespace[256]; /* the lock object's namespace */
+	char		 lock_name[256]; /* the lock object's name */
+	char		 identity[256];	/* our holderIdentity */
 	uint64_t	 slowpath;	/* writes that needed a GET first */
 	uint64_t	 transitions;	/* changes of the observed holder */
 	uint64_t	 renew_failures; /* renews that did not succeed */
@@ -73,9 +77,21 @@ struct metrics_election {
 	uint64_t	 candidate;	/* 1 if a candidate for it now */
 };
 
-/* Zero m and set the lock name and version it reports (both copied). */
-void	metrics_init(struct metrics *m, const char *lock_name,
+/*
+ * Zero m and set the election name (the name label) and the version it
+ * reports (both copied).
+ */
+void	metrics_init(struct metrics *m, const char *name,
 	    const char *version);
+
+/*
+ * Set the lock that leaderd_election_info names: its type ("leases",
+ * "endpoints", "configmaps", "endpointsleases", "configmapsleases"),
+ * namespace and name, and our identity (all copied).  Until it is
+ * called, the info gauge's labels are empty.
+ */
+void	metrics_lock(struct metrics *m, const char *type, const char *ns,
+	    const char *name, const char *identity);
 
 /*
  * Count one API request: verb is "get", "create", "update", "watch",
@@ -86,28 +102,32 @@ void	metrics_init(struct metrics *m, const char *lock_name,
 void	metrics_api_request(struct metrics *m, const char *verb, long code,
 	    double seconds);
 
+/* One application probe's result (ok 1 or 0) and its duration. */
+void	metrics_app_probe(struct metrics *m, int ok, double seconds);
+
 /*
  * The exposition of m and g, with HELP and TYPE lines for every metric
- * and label values escaped as the format requires (\\, \", \n).  The
+ * and label values escaped as the format requires (\\, \", \n).  Every
+ * leaderd_* and leader_election_* series carries name="ELECTION" (m's
+ * name), so that one rule serves one election and several.  The
  * counters of compat nais, elector_elections_won and _lost (nais/
  * elector's names, no labels), appear once they are above 0, as a
  * CounterVec's series does after its first Inc.  The caller frees it;
  * *len is its length.
  */
-/* One application probe's result (ok 1 or 0) and its duration. */
-void	metrics_app_probe(struct metrics *m, int ok, double seconds);
-
 char	*metrics_render(const struct metrics *m,
 	    const struct metrics_gauges *g, size_t *len);
 
 /*
- * The same with several elections, els[0..n) (n > 1; the first's in
+ * The same with several elections, els[0..n) (n >= 1; the first's in
  * m and g too): the per-election series (leader_election_master_status,
  * leader_election_slowpath_total, leaderd_transitions_total,
  * leaderd_renew_failures_total, leaderd_lease_expires_in_seconds,
- * leaderd_candidate) get one sample per election, each labelled
- * name="ELECTION"; the rest (API requests, connections, the probe) are
- * the process's, from m and g.  With n 1, metrics_render's bytes.
+ * leaderd_candidate, leaderd_election_info) get one sample per
+ * election, each labelled name="ELECTION"; the rest (API requests,
+ * connections, the probe, the build) are the process's, from m and g,
+ * labelled with the first election's name.  With n 1, metrics_render's
+ * bytes.
  */
 char	*metrics_render_elections(const struct metrics *m,
 	    const struct metrics_gauges *g,

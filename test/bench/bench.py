@@ -737,12 +737,11 @@ def renew_timing(args, work):
             probes = ""
             if app is not None:
                 st, _, body = i.request("/metrics", timeout=2.0)
-                m = dict(ln.rsplit(" ", 1) for ln in body.decode()
-                         .splitlines() if ln.startswith(
-                             "leaderd_app_probe_total"))
+                m = dict((ln.split('"')[1], ln.rsplit(" ", 1)[1])
+                         for ln in body.decode().splitlines()
+                         if ln.startswith("leaderd_app_probe_total{"))
                 probes = ", probes %s ok / %s failed" % (
-                    m['leaderd_app_probe_total{result="success"}'],
-                    m['leaderd_app_probe_total{result="failure"}'])
+                    m["success"], m["failure"])
             print("  %-28s p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d "
                   "intervals; retry_period 2000 ms), leader CPU %.1f "
                   "ms/min%s%s" % (

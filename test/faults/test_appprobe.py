@@ -68,14 +68,17 @@ def _metrics(inst):
     st, _, body = inst.request("/metrics", timeout=2.0)
     assert st == 200
     out = {}
+    # Every series carries name="ELECTION" (operations.md).
     for key, pat in (("success", r'leaderd_app_probe_total\{result="success"'
-                      r'\} (\S+)'),
+                      r',name="[^"]*"\} (\S+)'),
                      ("failure", r'leaderd_app_probe_total\{result="failure"'
-                      r'\} (\S+)'),
-                     ("sum", r"leaderd_app_probe_duration_seconds_sum (\S+)"),
-                     ("count", r"leaderd_app_probe_duration_seconds_count "
-                      r"(\S+)"),
-                     ("candidate", r"leaderd_candidate (\S+)")):
+                      r',name="[^"]*"\} (\S+)'),
+                     ("sum", r'leaderd_app_probe_duration_seconds_sum'
+                      r'\{name="[^"]*"\} (\S+)'),
+                     ("count", r'leaderd_app_probe_duration_seconds_count'
+                      r'\{name="[^"]*"\} (\S+)'),
+                     ("candidate", r'leaderd_candidate\{name="[^"]*"\} '
+                      r'(\S+)')):
         m = re.search("^" + pat, body.decode(), re.M)
         assert m, "no %s in /metrics" % key
         out[key] = float(m.group(1))

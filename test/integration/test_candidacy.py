@@ -480,10 +480,12 @@ def test_unhealthy_leader_hands_over(cluster):
         assert la["candidate_reason"] == "app unhealthy"
         st, _, m = a.request("/metrics")
         text = m.decode()
-        assert "leaderd_candidate 0" in text
+        assert 'leaderd_candidate{name="%s"} 0' % cluster.lock in text
         st, _, m = b.request("/metrics")
-        assert "\nleaderd_candidate 1\n" in m.decode()
-        assert 'leaderd_app_probe_total{result="failure"}' in text
+        assert '\nleaderd_candidate{name="%s"} 1\n' % cluster.lock \
+            in m.decode()
+        assert 'leaderd_app_probe_total{result="failure",name="%s"}' % \
+            cluster.lock in text
         assert "leaderd_app_probe_duration_seconds_count" in text
         assert a.log_count("the application's probe failed: status 500") \
             >= 1

@@ -228,4 +228,5 @@ def test_every_election_records_its_event(api, cluster):
     assert became() == want, "an Event twice"
     st, _, body = a.request("/metrics")
     assert st == 200
-    assert "\nleaderd_events_dropped_total 0\n" in body.decode()
+    assert '\nleaderd_events_dropped_total{name="%s"} 0\n' % cluster.lock \
+        in body.decode()

@@ -1,15 +1,29 @@
 """GET /metrics: the Prometheus text exposition (format 0.0.4), parsed by
 the official prometheus_client parser, during an election and after a
-failover; the renew failures counter under a failing API; /metrics on
-the probes listener."""
+failover; the name label on every series and leaderd_election_info; the
+renew failures counter under a failing API; /metrics on the probes
+listener; every metric that deploy/monitoring's rules and dashboard read
+is one a live leaderd exports."""
 
+import os
 import re
+import sys
 import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from fakeapp import FakeApp
 from harness import (LEASE_DURATION as LD, RETRY_PERIOD as RP, free_port,
                      wait_until)
+from shardkit import member_config
+
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(REPO, "test", "monitoring"))
+from promql_names import (dashboard_exprs, metric_names,  # noqa: E402
+                          rule_exprs)
+
+# Read by the rules and the dashboard, exported by kube-state-metrics.
+NOT_LEADERD = {"kube_lease_renew_time"}
 
 SLACK = 1.5
 JITTER = 2.2
@@ -55,6 +69,25 @@ def verb_total(fams, verb):
     """Requests of one verb, whatever their code."""
     return sum(s.value for s in fams["leaderd_api_requests"].samples
                if s.labels.get("verb") == verb)
+
+
+def sample_names(fams):
+    """{sample name: [its samples]} of a scrape."""
+    out = {}
+    for f in fams.values():
+        for smp in f.samples:
+            out.setdefault(smp.name, []).append(smp)
+    return out
+
+
+def check_named(fams, names):
+    """Every leaderd_* and leader_election_* sample carries a name label
+    out of names; the elector_* counters of compat nais carry none."""
+    for sname, smps in sample_names(fams).items():
+        if not sname.startswith(("leaderd_", "leader_election_")):
+            continue
+        for smp in smps:
+            assert smp.labels.get("name") in names, (sname, smp.labels)
 
 
 def check_histogram(fams):
@@ -111,6 +144,15 @@ def test_metrics_election_and_failover(api, cluster):
         # This scrape itself is one connection at least.
         assert value(f, "leaderd_local_api_connections") >= 1
         check_histogram(f)
+        # One election: every series is still labelled with its name, and
+        # the info gauge names the lock and this instance's identity.
+        check_named(f, {lock})
+        info = f["leaderd_election_info"]
+        assert info.type == "gauge" and info.documentation
+        assert [(smp.labels, smp.value) for smp in info.samples] == [
+            ({"lock": "leases", "lock_namespace": "default",
+              "lock_name": lock, "identity": i.identity, "name": lock},
+             1.0)]
     # Exactly one instance says master.
     assert sum(value(first[i.name], "leader_election_master_status",
                      name=lock) for i in ins) == 1
@@ -222,3 +264,47 @@ def test_label_patches_counted(api, cluster):
     wait_until(lambda: requests_total(scrape(a), "patch", "200") >= 1,
                3.0, what="the PATCH counted")
     check_histogram(scrape(a))
+
+
+def test_dashboard_and_rules_read_exported_metrics(api, cluster):
+    """Every metric name that deploy/monitoring's rules, PrometheusRule and
+    dashboard read (kube-state-metrics' aside) is a sample name of a live
+    leaderd: one with an application probe, and a shard group member."""
+    app = FakeApp()
+    try:
+        a = cluster.new("mon-a")
+        with open(a.config_path, "a") as f:
+            f.write("candidacy:\n  probe:\n    url: %s\n    period: 200ms\n"
+                    "    timeout: 100ms\n" % app.url())
+        a.start()
+        s = member_config(cluster.new("mon-s"), "mon", 2).start()
+        wait_until(a.is_leader, JITTER * RP + SLACK + 2.0, what="a leads")
+        wait_until(lambda: value(scrape(a), "leaderd_app_probe",
+                                 "leaderd_app_probe_total",
+                                 result="success"), 3.0, what="a probe")
+        wait_until(lambda: "leaderd_shards_owned" in scrape(s), 3 * LD,
+                   what="the shard gauges")
+        exported = set(sample_names(scrape(a))) | set(
+            sample_names(scrape(s)))
+        check_named(scrape(s), {"mon-member-mon-s", "mon-0", "mon-1"})
+    finally:
+        app.die()
+    mon = os.path.join(REPO, "deploy", "monitoring")
+    exprs = (rule_exprs(os.path.join(mon, "leaderd-rules.yaml")) +
+             rule_exprs(os.path.join(mon, "prometheusrule.yaml")) +
+             dashboard_exprs(os.path.join(mon, "leaderd-dashboard.json")))
+    assert len(exprs) >= 20, exprs
+    read = set()
+    for what, expr in exprs:
+        names = metric_names(expr)
+        assert names, (what, expr)
+        missing = names - exported - NOT_LEADERD
+        assert not missing, "%s reads %s, which leaderd does not export " \
+            "(it exports %s)" % (what, sorted(missing), sorted(exported))
+        read |= names
+    # The ones the alerts of the issue are built on, at least.
+    assert read >= {"leader_election_master_status",
+                    "leaderd_transitions_total",
+                    "leaderd_renew_failures_total",
+                    "leaderd_api_requests_total", "leaderd_election_info",
+                    "leaderd_shards_owned", "kube_lease_renew_time"}, read

@@ -15,6 +15,7 @@ list, falling back to the list on 410 Gone or a broken stream."""
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -126,15 +127,18 @@ def test_initial_balance_and_api(api, group):
     _, _, met = a.request("/metrics")
     met = met.decode()
     owned_now = len(shards(a)["owned"])
-    assert 'leaderd_shards_owned{group="%s"} %d' % (group.name,
-                                                    owned_now) in met
-    assert 'leaderd_shard_members{group="%s"} 4' % group.name in met
+    mname = "%s-member-%s" % (group.name, a.identity)
+    assert 'leaderd_shards_owned{group="%s",name="%s"} %d' % (
+        group.name, mname, owned_now) in met
+    assert 'leaderd_shard_members{group="%s",name="%s"} 4' % (
+        group.name, mname) in met
     s0 = d["owned"][0]
     assert 'leader_election_master_status{name="%s-%d"} 1' % (
         group.name, s0) in met
     # The group's list counts as a list (operations.md's verbs), not
     # as "other".
-    assert 'leaderd_api_requests_total{verb="list",code="200"}' in met, met
+    assert 'leaderd_api_requests_total{verb="list",code="200",name="%s"}' \
+        % mname in met, met
     assert 'verb="other"' not in met, met
 
 
@@ -689,10 +693,17 @@ def plant_member(api, group, name, holder, duration=2147483647):
 
 
 def metric(inst, series):
+    """The value of the sample of series ('family{label="v",...}') whose
+    labels include those given (every leaderd_* series has name too)."""
+    fam, _, want = series.partition("{")
+    want = set(re.findall(r'(\w+)="([^"]*)"', want))
     _, _, met = inst.request("/metrics")
     for ln in met.decode().splitlines():
-        if ln.startswith(series + " "):
-            return float(ln.split()[1])
+        head, _, value = ln.rpartition(" ")
+        name, _, labels = head.partition("{")
+        if name == fam and want <= set(re.findall(r'(\w+)="([^"]*)"',
+                                                   labels)):
+            return float(value)
     return None
 
 

@@ -2,7 +2,9 @@
  * metrics_test.c -- the Prometheus text exposition of metrics.c: label
  * values escaped, histogram buckets cumulative up to +Inf with a count
  * equal to the +Inf bucket, HELP and TYPE for every metric, counters by
- * verb and code with "error" for a transport failure.
+ * verb and code with "error" for a transport failure, the name label on
+ * every leaderd_* series with one election and with several, and
+ * leaderd_election_info.
  */
 
 #include <setjmp.h>
@@ -58,7 +60,8 @@ test_escaping(void **state)
 	assert_non_null(strstr(s, "leader_election_master_status{name="
 	    "\"we\\\"ird\\\\lock\\nname\"} 1\n"));
 	snprintf(want, sizeof(want), "leaderd_build_info{version=\"1.2\\\"3\","
-	    "revision=\"%s\"} 1\n", version_revision());
+	    "revision=\"%s\",name=\"we\\\"ird\\\\lock\\nname\"} 1\n",
+	    version_revision());
 	assert_non_null(strstr(s, want));
 	/* No raw newline inside any label: every line is whole. */
 	assert_null(strstr(s, "lock\nname"));
@@ -78,6 +81,8 @@ test_help_and_type(void **state)
 		"leaderd_lease_expires_in_seconds",
 		"leaderd_local_api_connections",
 		"leaderd_events_dropped_total",
+		"leaderd_candidate",
+		"leaderd_election_info",
 		"leaderd_build_info"
 	};
 	struct metrics	 m;
@@ -97,8 +102,10 @@ test_help_and_type(void **state)
 	    " histogram\n"));
 	assert_true(sample(s, "leader_election_master_status{name=\"lock\"}")
 	    == 0);
-	assert_true(sample(s, "leaderd_lease_expires_in_seconds") == 12.5);
-	assert_true(sample(s, "leaderd_local_api_connections") == 3);
+	assert_true(sample(s, "leaderd_lease_expires_in_seconds{name="
+	    "\"lock\"}") == 12.5);
+	assert_true(sample(s, "leaderd_local_api_connections{name=\"lock\"}")
+	    == 3);
 	free(s);
 }
 
@@ -122,25 +129,28 @@ test_counters(void **state)
 	m.renew_failures = 1;
 	m.events_dropped = 7;
 	s = render(&m, 1);
-	assert_true(sample(s, "leaderd_events_dropped_total") == 7);
+	assert_true(sample(s, "leaderd_events_dropped_total{name=\"lock\"}")
+	    == 7);
 	assert_true(sample(s, "leaderd_api_requests_total{verb=\"get\","
-	    "code=\"200\"}") == 2);
+	    "code=\"200\",name=\"lock\"}") == 2);
 	assert_true(sample(s, "leaderd_api_requests_total{verb=\"update\","
-	    "code=\"409\"}") == 1);
+	    "code=\"409\",name=\"lock\"}") == 1);
 	assert_true(sample(s, "leaderd_api_requests_total{verb=\"update\","
-	    "code=\"error\"}") == 1);
+	    "code=\"error\",name=\"lock\"}") == 1);
 	assert_true(sample(s, "leaderd_api_requests_total{verb=\"other\","
-	    "code=\"500\"}") == 1);
+	    "code=\"500\",name=\"lock\"}") == 1);
 	/* A shard group's list and its member Lease's delete, by name. */
 	assert_true(sample(s, "leaderd_api_requests_total{verb=\"list\","
-	    "code=\"200\"}") == 1);
+	    "code=\"200\",name=\"lock\"}") == 1);
 	assert_true(sample(s, "leaderd_api_requests_total{verb=\"delete\","
-	    "code=\"200\"}") == 1);
+	    "code=\"200\",name=\"lock\"}") == 1);
 	assert_null(strstr(s, "verb=\"other\",code=\"200\""));
 	assert_true(sample(s, "leader_election_slowpath_total{name=\"lock\"}")
 	    == 4);
-	assert_true(sample(s, "leaderd_transitions_total") == 2);
-	assert_true(sample(s, "leaderd_renew_failures_total") == 1);
+	assert_true(sample(s, "leaderd_transitions_total{name=\"lock\"}") ==
+	    2);
+	assert_true(sample(s, "leaderd_renew_failures_total{name=\"lock\"}")
+	    == 1);
 	/* A verb never used has no histogram lines. */
 	assert_null(strstr(s, "verb=\"watch\""));
 	free(s);
@@ -199,16 +209,17 @@ test_histogram(void **state)
 	s = render(&m, 1);
 	for (i = 0; i < sizeof(les) / sizeof(les[0]); i++) {
 		snprintf(key, sizeof(key), "leaderd_api_request_duration_"
-		    "seconds_bucket{verb=\"update\",le=\"%s\"}", les[i]);
+		    "seconds_bucket{verb=\"update\",le=\"%s\",name=\"lock\"}",
+		    les[i]);
 		v = sample(s, key);
 		assert_true(v == want[i]);
 		assert_true(v >= prev);
 		prev = v;
 	}
 	assert_true(sample(s, "leaderd_api_request_duration_seconds_count"
-	    "{verb=\"update\"}") == 5);
+	    "{verb=\"update\",name=\"lock\"}") == 5);
 	v = sample(s, "leaderd_api_request_duration_seconds_sum"
-	    "{verb=\"update\"}");
+	    "{verb=\"update\",name=\"lock\"}");
 	assert_true(v > 301.055 && v < 301.057);
 	free(s);
 }
@@ -227,9 +238,162 @@ test_many_codes(void **state)
 	s = render(&m, 0);
 	/* Past the table, requests are still counted, under "other". */
 	assert_true(sample(s, "leaderd_api_requests_total{verb=\"other\","
-	    "code=\"other\"}") == 5);
+	    "code=\"other\",name=\"lock\"}") == 5);
 	assert_true(sample(s, "leaderd_api_request_duration_seconds_count"
-	    "{verb=\"get\"}") == METRICS_NCODES + 5);
+	    "{verb=\"get\",name=\"lock\"}") == METRICS_NCODES + 5);
+	free(s);
+}
+
+/*
+ * Every sample of leaderd's own families (leaderd_*, leader_election_*)
+ * in text carries name="NAME" for one of names[0..n): the count of
+ * samples that do; fails on the first one that does not.
+ */
+static int
+all_named(const char *text, const char *const *names, size_t n)
+{
+	const char	*p = text, *end;
+	char		 line[512], want[128];
+	size_t		 len, k;
+	int		 found, count = 0;
+
+	for (; *p != '\0'; p = *end == '\n' ? end + 1 : end) {
+		if ((end = strchr(p, '\n')) == NULL)
+			end = p + strlen(p);
+		len = (size_t)(end - p);
+		if (len >= sizeof(line))
+			len = sizeof(line) - 1;
+		memcpy(line, p, len);
+		line[len] = '\0';
+		if (strncmp(line, "leaderd_", 8) != 0 &&
+		    strncmp(line, "leader_election_", 16) != 0)
+			continue;
+		found = 0;
+		for (k = 0; k < n && !found; k++) {
+			snprintf(want, sizeof(want), "name=\"%s\"}", names[k]);
+			found = strstr(line, want) != NULL;
+		}
+		if (!found)
+			fail_msg("no name label: %s", line);
+		count++;
+	}
+	return count;
+}
+
+/* With one election, every series carries its name, probe ones too. */
+static void
+test_name_on_every_series(void **state)
+{
+	static const char *const one[] = { "lock" };
+	struct metrics	 m;
+	char		*s;
+
+	(void)state;
+	metrics_init(&m, "lock", "0.1.0");
+	m.app_probe = 1;
+	metrics_app_probe(&m, 1, 0.01);
+	metrics_api_request(&m, "get", 200, 0.001);
+	metrics_api_request(&m, "update", 0, 0.5);
+	s = render(&m, 1);
+	/* 6 per-election, 2 requests, 2 x 15 histogram, connections,
+	   dropped, info, 2 probe results, 15 probe histogram, build. */
+	assert_int_equal(all_named(s, one, 1), 6 + 2 + 30 + 2 + 1 + 2 + 15 +
+	    1);
+	assert_true(sample(s, "leaderd_candidate{name=\"lock\"}") == 0);
+	assert_true(sample(s, "leaderd_app_probe_total{result=\"success\","
+	    "name=\"lock\"}") == 1);
+	assert_true(sample(s, "leaderd_app_probe_duration_seconds_count"
+	    "{name=\"lock\"}") == 1);
+	free(s);
+}
+
+/*
+ * With several elections, the per-election series have one sample per
+ * election, each with its own name; the process's carry the first's.
+ * One election through metrics_render_elections: metrics_render's bytes.
+ */
+static void
+test_several_elections(void **state)
+{
+	static const char *const two[] = { "first", "second" };
+	struct metrics		 m[2];
+	struct metrics_gauges	 g = { 1, 4.5, 2, 1 };
+	struct metrics_election	 els[2];
+	char			*s, *t;
+	size_t			 len, tlen;
+
+	(void)state;
+	metrics_init(&m[0], "first", "0.1.0");
+	metrics_init(&m[1], "second", "0.1.0");
+	metrics_api_request(&m[0], "get", 200, 0.001);
+	memset(els, 0, sizeof(els));
+	els[0].m = &m[0];
+	els[0].master = 1;
+	els[0].expires_in_s = 4.5;
+	els[0].candidate = 1;
+	els[1].m = &m[1];
+	els[1].transitions = 3;
+	els[1].expires_in_s = 7.25;
+	s = metrics_render_elections(&m[0], &g, els, 2, &len);
+	assert_int_equal(strlen(s), len);
+	assert_int_equal(all_named(s, two, 2), 2 * 7 + 1 + 15 + 2 + 1);
+	assert_true(sample(s, "leader_election_master_status{name="
+	    "\"first\"}") == 1);
+	assert_true(sample(s, "leader_election_master_status{name="
+	    "\"second\"}") == 0);
+	assert_true(sample(s, "leaderd_transitions_total{name=\"second\"}")
+	    == 3);
+	assert_true(sample(s, "leaderd_lease_expires_in_seconds{name="
+	    "\"second\"}") == 7.25);
+	assert_true(sample(s, "leaderd_api_requests_total{verb=\"get\","
+	    "code=\"200\",name=\"first\"}") == 1);
+	assert_true(sample(s, "leaderd_local_api_connections{name="
+	    "\"first\"}") == 2);
+	assert_null(strstr(s, "leaderd_local_api_connections{name="
+	    "\"second\"}"));
+	free(s);
+
+	s = metrics_render_elections(&m[0], &g, els, 1, &len);
+	t = metrics_render(&m[0], &g, &tlen);
+	assert_int_equal(len, tlen);
+	assert_memory_equal(s, t, len);
+	free(s);
+	free(t);
+}
+
+/* leaderd_election_info names the lock and identity, one per election. */
+static void
+test_election_info(void **state)
+{
+	struct metrics		 m[2];
+	struct metrics_gauges	 g = { 0, 0, 0, 0 };
+	struct metrics_election	 els[2];
+	char			*s;
+	size_t			 len;
+
+	(void)state;
+	metrics_init(&m[0], "app", "0.1.0");
+	s = render(&m[0], 0);
+	/* Before metrics_lock, empty labels, and still the name. */
+	assert_non_null(strstr(s, "leaderd_election_info{lock=\"\","
+	    "lock_namespace=\"\",lock_name=\"\",identity=\"\","
+	    "name=\"app\"} 1\n"));
+	free(s);
+	metrics_lock(&m[0], "endpointsleases", "team-a", "app-lock",
+	    "pod-\"0\"");
+	metrics_init(&m[1], "other", "0.1.0");
+	metrics_lock(&m[1], "leases", "team-b", "other", "pod-0");
+	memset(els, 0, sizeof(els));
+	els[0].m = &m[0];
+	els[1].m = &m[1];
+	s = metrics_render_elections(&m[0], &g, els, 2, &len);
+	assert_non_null(strstr(s, "# TYPE leaderd_election_info gauge\n"));
+	assert_non_null(strstr(s, "leaderd_election_info{lock="
+	    "\"endpointsleases\",lock_namespace=\"team-a\",lock_name="
+	    "\"app-lock\",identity=\"pod-\\\"0\\\"\",name=\"app\"} 1\n"));
+	assert_non_null(strstr(s, "leaderd_election_info{lock=\"leases\","
+	    "lock_namespace=\"team-b\",lock_name=\"other\",identity="
+	    "\"pod-0\",name=\"other\"} 1\n"));
 	free(s);
 }
 
@@ -243,6 +407,9 @@ main(void)
 		cmocka_unit_test(test_nais_counters),
 		cmocka_unit_test(test_histogram),
 		cmocka_unit_test(test_many_codes),
+		cmocka_unit_test(test_name_on_every_series),
+		cmocka_unit_test(test_several_elections),
+		cmocka_unit_test(test_election_info),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

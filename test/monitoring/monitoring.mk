@@ -1,0 +1,91 @@
+# test/monitoring/monitoring.mk -- leaderd's alerts, dashboard and runbook
+# (deploy/monitoring/, docs/runbook.md), tested with promtool.  Included
+# by the top Makefile (`-include test/monitoring/monitoring.mk`).
+#
+#   make monitoring-test   build promtool (from the Go module proxy,
+#                          cached in build/monitoring), then run
+#                          test/monitoring/check_rules.py: promtool check
+#                          rules on the rules file and the PrometheusRule,
+#                          promtool test rules on rules-test.yaml with
+#                          each alert firing and quiet, each shown to
+#                          fail when its expression never or always fires,
+#                          the runbook's anchors and the dashboard's
+#                          shape
+#   make promtool          only build promtool
+#
+# The metric names the rules and the dashboard read are checked against a
+# live leaderd by the integration suite (test_metrics.py).
+#
+# promtool is github.com/prometheus/prometheus/cmd/promtool at the version
+# pinned in test/monitoring/promtool/go.mod.  As the e2e harness (e2e.mk):
+# niced, -p 2, its build cache in build/monitoring/gocache, modules in the
+# default GOMODCACHE.  Its first build takes about 4.5 minutes on this
+# 2-core machine, so make test starts it in the background with the e2e
+# harness (e2e-prebuild depends on monitoring-prebuild below) and
+# monitoring-test waits for it.
+
+MON_BUILD	?= $(CURDIR)/build/monitoring
+MON_BIN		 = $(MON_BUILD)/bin
+MON_GOCACHE	?= $(MON_BUILD)/gocache
+GO		?= go
+MON_GOENV	 = GOCACHE=$(MON_GOCACHE) GOFLAGS=-mod=mod GOMAXPROCS=2
+PROMTOOL	 = $(MON_BIN)/promtool
+PROMTOOL_VERSION := $(shell sed -n 's/^require github.com\/prometheus\/prometheus \(v[0-9.]*\)$$/\1/p' test/monitoring/promtool/go.mod)
+MON_SRCS	 = test/monitoring/promtool/go.mod test/monitoring/promtool/go.sum \
+		   test/monitoring/promtool/tools.go test/monitoring/monitoring.mk
+MON_PREBUILD_WAIT ?= 1200
+
+.PHONY: promtool monitoring-test monitoring-prebuild monitoring-prebuilt
+
+promtool: $(PROMTOOL)
+
+$(PROMTOOL): $(MON_SRCS)
+	$(if $(shell command -v $(GO) 2>/dev/null),,$(error make promtool: the Go toolchain ($(GO)) is not installed: Go 1.26 or newer is needed to build promtool))
+	@mkdir -p $(@D)
+	@echo "monitoring: building promtool (prometheus module $(PROMTOOL_VERSION)); the first build takes minutes"
+	@t0=$$(date +%s); \
+	cd test/monitoring/promtool && $(MON_GOENV) nice -n 10 $(GO) build -p 2 \
+		-o $@.tmp github.com/prometheus/prometheus/cmd/promtool && \
+	mv $@.tmp $@ && \
+	t=$$(( $$(date +%s) - t0 )); echo "monitoring: built promtool in $${t}s"; \
+	test -f $(MON_BUILD)/promtool.build-time || echo "$$t" > $(MON_BUILD)/promtool.build-time
+
+# In the background, at nice 19, while make test's C suites run; its
+# output goes to $(MON_BUILD)/prebuild.log.  $(MON_BUILD)/prebuild.rc is
+# empty while the build runs and holds its exit status once it is done.
+# Nothing to do when promtool is up to date.
+monitoring-prebuild:
+	@mkdir -p $(MON_BUILD)
+	@if $(MAKE) --no-print-directory -q $(PROMTOOL) 2>/dev/null; then \
+		rm -f $(MON_BUILD)/prebuild.rc; \
+	else \
+		: >$(MON_BUILD)/prebuild.rc; \
+		echo "monitoring: building promtool in the background (log: $(MON_BUILD)/prebuild.log)"; \
+		(MAKEFLAGS= nice -n 19 $(MAKE) --no-print-directory promtool \
+			>$(MON_BUILD)/prebuild.log 2>&1; \
+			echo $$? >$(MON_BUILD)/prebuild.rc) </dev/null >/dev/null 2>&1 & \
+	fi
+
+e2e-prebuild: monitoring-prebuild
+
+# Waits for the background build if one was started (no prebuild.rc:
+# none was, nothing to wait for), and says how long it waited.
+monitoring-prebuilt:
+	@test -f $(MON_BUILD)/prebuild.rc || exit 0; \
+	t0=$$(date +%s); \
+	while [ ! -s $(MON_BUILD)/prebuild.rc ]; do \
+		if [ $$(( $$(date +%s) - t0 )) -ge $(MON_PREBUILD_WAIT) ]; then \
+			echo "monitoring: the promtool build is not done after $(MON_PREBUILD_WAIT)s"; \
+			cat $(MON_BUILD)/prebuild.log; exit 1; fi; \
+		sleep 2; \
+	done; \
+	echo "monitoring: waited $$(( $$(date +%s) - t0 ))s for the promtool build"; \
+	test ! -f $(MON_BUILD)/prebuild.log || cat $(MON_BUILD)/prebuild.log; \
+	rc=$$(cat $(MON_BUILD)/prebuild.rc); rm -f $(MON_BUILD)/prebuild.rc; \
+	exit $$rc
+
+monitoring-test: monitoring-prebuilt
+	@$(MAKE) --no-print-directory -s $(PROMTOOL)
+	@test -f $(MON_BUILD)/promtool.build-time && \
+		echo "monitoring: promtool's first build took $$(cat $(MON_BUILD)/promtool.build-time)s (cached in $(MON_BIN))" || true
+	$(PYTHON) test/monitoring/check_rules.py --promtool $(PROMTOOL)
