@@ -570,5 +570,6 @@ clean:
 -include $(shell find $(BUILD)/lib $(BUILD)/cmd $(BUILD)/test/obj $(BUILD)/fuzz/obj -name '*.d' 2>/dev/null)
 
 -include test/e2e/e2e.mk
+-include test/helm/helm.mk
 -include test/hygiene/hygiene.mk
 -include test/faults/faults.mk
