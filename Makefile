@@ -455,8 +455,8 @@ check:
 # runs the fault suite, the hygiene tests (valgrind, fd soak) and the
 # sanitizer pass, so CI runs them with the README's command.
 TEST_STAGES = $(if $(SANITIZE),$(CHECK_STAGES),$(LEADERD_TARGET) \
-	      e2e-prebuild $(wordlist 2,$(words $(CHECK_STAGES)),$(CHECK_STAGES)) \
-	      man-lint faults deploy-test e2e-prebuilt e2e hygiene sanitize)
+	      e2e-prebuild helm-prebuild $(wordlist 2,$(words $(CHECK_STAGES)),$(CHECK_STAGES)) \
+	      man-lint faults deploy-test helm-test e2e-prebuilt e2e hygiene sanitize)
 test:
 	@sh test/stages.sh "make test" $(MAKE) --no-print-directory -- \
 		$(TEST_STAGES)
