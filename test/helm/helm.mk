@@ -5,7 +5,8 @@
 #                       version pinned in test/helm/go.mod) from the Go
 #                       module proxy into build/helm/bin/helm
 #   make helm-test      helm lint --strict on both charts, the golden
-#                       renders (test/helm/golden/), the schema's refusals
+#                       renders (test/helm/golden/), the schema's refusals,
+#                       leaderd -n on the rendered configs
 #                       (test/helm/test_charts.py); a make test stage
 #   make helm-golden    render the golden files again after a chart change
 #                       (then read the diff before committing it)
@@ -72,8 +73,9 @@ helm-prebuilt:
 	cat $(HELM_BUILD)/prebuild.log; \
 	exit $$(cat $(HELM_BUILD)/prebuild.rc)
 
-helm-test: helm-prebuilt $(HELM)
-	cd test/helm && HELM=$(HELM) REPO=$(CURDIR) $(HELM_PYTEST) test_charts.py
+helm-test: helm-prebuilt $(HELM) $(LEADERD_TARGET)
+	cd test/helm && HELM=$(HELM) LEADERD=$(LEADERD_BIN) REPO=$(CURDIR) \
+		$(HELM_PYTEST) test_charts.py
 
 helm-golden: $(HELM)
 	cd test/helm && HELM=$(HELM) REPO=$(CURDIR) $(PYTHON) test_charts.py --regenerate

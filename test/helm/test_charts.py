@@ -7,7 +7,8 @@
    (after a chart change: `make helm-golden`, then read the diff);
  - a bad value is refused by the chart's values.schema.json, and the
    message names the key;
- - the platform chart refuses a cluster older than Kubernetes 1.36.
+ - the platform chart refuses a cluster older than Kubernetes 1.36;
+ - leaderd -n accepts the leaderd.yaml each library-chart case renders.
 
 The renders on a real kube-apiserver (dry-run, the policy's injection)
 are test/e2e/test_inject.py.
@@ -24,6 +25,7 @@ import pytest
 
 REPO = os.environ.get("REPO") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
+LEADERD = os.environ.get("LEADERD") or os.path.join(REPO, "leaderd")
 HELM = os.environ.get("HELM") or os.path.join(REPO, "build", "helm", "bin",
                                                "helm")
 SOURCE = os.path.join(REPO, "deploy", "helm")
@@ -155,6 +157,26 @@ def test_schema_refuses_a_bad_value(chart, args, key):
         p.stderr
     assert key in p.stderr, "the refusal does not name %s:\n%s" % (key,
                                                                   p.stderr)
+
+
+@pytest.mark.parametrize("name", sorted(
+    n for n in CASES if CASES[n][0] == "example-app"))
+def test_leaderd_accepts_the_rendered_config(name, tmp_path):
+    chart, args = CASES[name]
+    out = helm("template", "golden", os.path.join(CHARTS, chart),
+               "--namespace", "golden", "--show-only",
+               "templates/resources.yaml", *args).stdout
+    docs = [d for d in out.split("\n---\n") if "kind: ConfigMap" in d]
+    assert len(docs) == 1, out
+    body = docs[0].split("leaderd.yaml: |\n", 1)[1]
+    cfg = "".join(l[4:] + "\n" for l in body.splitlines())
+    path = tmp_path / "leaderd.yaml"
+    path.write_text(cfg)
+    env = dict(os.environ, POD_NAME="golden-0", POD_NAMESPACE="golden")
+    p = subprocess.run([LEADERD, "-n", "-f", str(path)], env=env,
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, "leaderd -n refuses %s's config:\n%s\n%s" % (
+        name, cfg, p.stdout + p.stderr)
 
 
 def test_platform_chart_needs_kubernetes_1_36():

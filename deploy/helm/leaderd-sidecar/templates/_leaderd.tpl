@@ -14,10 +14,6 @@ example-app is one.
   leaderd-sidecar.resources        ConfigMap, Role, RoleBinding, PodMonitor
 */}}
 
-{{- define "leaderd-sidecar.v" -}}
-{{- toYaml (index .Values "leaderd-sidecar") -}}
-{{- end -}}
-
 {{- define "leaderd-sidecar.name" -}}
 {{- printf "%s-leaderd" .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
