@@ -192,6 +192,41 @@ def test_platform_chart_needs_kubernetes_1_36():
          "--kube-version", "1.29.0")
 
 
+def test_prometheus_rule_file_forms():
+    """files/prometheus-rules.yaml as a rule file (groups:) or as a
+    PrometheusRule object (spec.groups): the same rendered groups;
+    prometheusRule.groups wins over both."""
+    path = os.path.join(CHARTS, "leaderd", "files", "prometheus-rules.yaml")
+    with open(path) as f:
+        orig = f.read()
+    group = ("- name: g\n  rules:\n  - alert: A\n    expr: vector(1)\n")
+    args = ("template", "x", os.path.join(CHARTS, "leaderd"),
+            "--set", "prometheusRule.enabled=true",
+            "--show-only", "templates/prometheusrule.yaml")
+    try:
+        with open(path, "w") as f:
+            f.write("groups:\n" + group)
+        plain = helm(*args).stdout
+        with open(path, "w") as f:
+            f.write("apiVersion: monitoring.coreos.com/v1\n"
+                    "kind: PrometheusRule\nspec:\n  groups:\n" +
+                    "".join("  " + l + "\n" for l in group.splitlines()))
+        assert helm(*args).stdout == plain
+        assert "alert: A" in plain
+        mine = helm(*args, "--set", "prometheusRule.groups[0].name=mine",
+                    "--set", "prometheusRule.groups[0].rules[0].alert=B",
+                    "--set", "prometheusRule.groups[0].rules[0].expr=1"
+                    ).stdout
+        assert "alert: B" in mine and "alert: A" not in mine
+        with open(path, "w") as f:
+            f.write("groups: []\n")
+        p = helm(*args, check=False)
+        assert p.returncode != 0 and "no rule groups" in p.stderr, p.stderr
+    finally:
+        with open(path, "w") as f:
+            f.write(orig)
+
+
 def test_flowschema_without_subjects_is_refused():
     p = helm("template", "x", os.path.join(CHARTS, "leaderd"),
              "--set", "flowSchema.enabled=true", check=False)
