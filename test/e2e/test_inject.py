@@ -380,7 +380,10 @@ def test_idempotent(cluster, platform):
     ({}, {"leaderd.io/lease": "Bad_Name"}, "annotation leaderd.io/lease"),
     ({"app.kubernetes.io/name": "x"}, {"leaderd.io/compat": "classic"},
      "annotation leaderd.io/compat"),
-], ids=["no-lease", "duration", "native", "lease-name", "compat"])
+    ({"app.kubernetes.io/name": "My_App"}, {},
+     "label app.kubernetes.io/name: My_App is not a DNS subdomain"),
+], ids=["no-lease", "duration", "native", "lease-name", "compat",
+        "label-name"])
 def test_bad_pod_refused_with_the_key(cluster, platform, labels,
                                       annotations, says):
     p = create(cluster, pod("refused", dict(LABEL, **labels), annotations),
