@@ -449,3 +449,67 @@ def test_injected_pods_elect_and_fail_over(cluster, platform):
             r.stop()
         cluster.admin.run("delete", "pod", *names, "-n", NS,
                           "--wait=false", ns=False, check=False)
+
+
+def test_library_chart_pods_elect_and_fail_over(cluster, charts):
+    """The example app's render (the library chart's sidecar, ConfigMap,
+    ServiceAccount, Role limited to the Lease by resourceNames, and
+    RoleBinding) applied for real; its leaderd container run as the
+    kubelet would, three replicas with the ServiceAccount's token: the
+    Role is all they need to elect and fail over."""
+    if cluster.mode != "harness":
+        pytest.skip("runs pods of its own namespace on the harness")
+    ns = "library-a"
+    ensure_namespace(cluster, ns)
+    out = helm("template", "lib", os.path.join(charts, "example-app"),
+               "--namespace", ns,
+               "--set", "leaderd-sidecar.lock.name=lib-elect",
+               "--set", "leaderd-sidecar.unixSocket=false",
+               "--set", "leaderd-sidecar.leaseDuration=%ds" % E.LD,
+               "--set", "leaderd-sidecar.renewDeadline=%ds" % E.RD,
+               "--set", "leaderd-sidecar.retryPeriod=%ds" % E.RP)
+    cluster.admin.run("apply", "-n", ns, "-f", "-", input=out, ns=False)
+    cm = cluster.admin.json("get", "configmap", "lib-leaderd", "-n", ns,
+                            ns=False)["data"]["leaderd.yaml"]
+    role = cluster.admin.json("get", "role", "lib-leaderd", "-n", ns,
+                              ns=False)
+    assert role["rules"][0]["resourceNames"] == ["lib-elect"]
+    dep = [d for d in out.split("\n---\n") if "kind: Deployment" in d]
+    spec = json.loads(cluster.admin.run(
+        "create", "--dry-run=client", "-o", "json", "-f", "-",
+        input=dep[0], ns=False).stdout)["spec"]["template"]["spec"]
+    c, kind = leaderd_of({"spec": spec})
+    assert kind == "init"
+    token = cluster.admin.run("create", "token", "lib", "-n", ns,
+                              "--duration=3600s", ns=False).stdout.strip()
+    reps = []
+    try:
+        for i in range(3):
+            http, probes = E.free_port(), E.free_port()
+            cfg = os.path.join(E.WORK, "lib-%d.yaml" % i)
+            with open(cfg, "w") as f:
+                f.write(cm.replace("localhost:4040", "localhost:%d" % http)
+                        .replace("0.0.0.0:4041", "127.0.0.1:%d" % probes))
+            reps.append((Replica(cluster, spec, dict(c, command=entrypoint(c)),
+                                 "lib-%d" % i, ns, token,
+                                 {"/etc/leaderd/leaderd.yaml": cfg}), http))
+
+        def leader():
+            live = [(r, h) for r, h in reps if r.proc.alive()]
+            leads = [r.name for r, h in live
+                     if (lambda st, b: st == 200 and b and
+                         b.get("is_leader") is True)(
+                             *E.http_get_json(h, "/leader"))]
+            return leads[0] if len(leads) == 1 else None
+        lead = E.wait_for(leader, 30, interval=0.2, what="one leader")
+        assert cluster.admin.json("get", "lease", "lib-elect", "-n", ns,
+                                  ns=False)["spec"]["holderIdentity"] == lead
+        [r for r, _ in reps if r.name == lead][0].proc.kill9()
+        E.wait_for(lambda: (lambda l: l if l not in (None, lead) else None)(
+            leader()), E.KILL_BOUND + 5, interval=0.2,
+            what="another pod to lead")
+    finally:
+        for r, _ in reps:
+            r.stop()
+        cluster.admin.run("delete", "-n", ns, "-f", "-", "--wait=false",
+                          input=out, ns=False, check=False)
