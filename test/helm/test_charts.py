@@ -38,6 +38,7 @@ PLATFORM_ALL = ["--set", "rbac.namespaces={team-a,team-b}",
                 "--set", "rbac.serviceAccounts[0].namespace=team-c",
                 "--set", "rbac.serviceAccounts[0].name=worker",
                 "--set", "rbac.nais=true",
+                "--set", "podMonitor.enabled=true",
                 "--set", "prometheusRule.enabled=true",
                 "--set", "dashboard.enabled=true",
                 "--set", "flowSchema.enabled=true"]
@@ -85,6 +86,7 @@ BAD = [
     ("leaderd", ["--set", "injection.resources.limits.cpu=lots"],
      "/injection/resources/limits/cpu"),
     ("leaderd", ["--set", "image.tag=0.1.0'x"], "/image/tag"),
+    ("leaderd", ["--set", "podMonitor.interval=30"], "/podMonitor/interval"),
     ("leaderd", ["--set", "prometheusRules.enabled=true"],
      "'prometheusRules'"),
 ]

@@ -297,6 +297,9 @@ spec:
   selector:
     matchLabels:
       app.kubernetes.io/instance: {{ .Release.Name }}
+  # The label deploy/monitoring's alerts group by (docs/operations.md).
+  podTargetLabels:
+  - app.kubernetes.io/name
   podMetricsEndpoints:
   - port: leaderd-probes
     path: /metrics
