@@ -229,6 +229,19 @@ def test_prometheus_rule_file_forms():
             f.write(orig)
 
 
+def test_notes():
+    """NOTES.txt names the policy, and warns when no RoleBinding is made
+    (every injected leaderd would then get 403)."""
+    chart = os.path.join(CHARTS, "leaderd")
+    bare = helm("install", "leaderd", chart, "--dry-run=client").stdout
+    assert "MutatingAdmissionPolicy leaderd-inject" in bare, bare
+    assert "WARNING: rbac.namespaces and rbac.serviceAccounts are empty" \
+        in bare, bare
+    bound = helm("install", "leaderd", chart, "--dry-run=client",
+                 "--set", "rbac.namespaces={team-a}").stdout
+    assert "WARNING" not in bound and "bound in team-a" in bound, bound
+
+
 def test_flowschema_without_subjects_is_refused():
     p = helm("template", "x", os.path.join(CHARTS, "leaderd"),
              "--set", "flowSchema.enabled=true", check=False)
