@@ -114,6 +114,10 @@ def platform(cluster, charts):
                 "initContainers", [])]
     E.wait_for(active, 60, interval=0.5, what="the policy to inject")
     yield
+    # The test pods (on a real cluster, a kubelet would try to run them).
+    for ns in (NS, NS_OTHER):
+        cluster.admin.run("delete", "pods", "--all", "-n", ns,
+                          "--wait=false", ns=False, check=False)
     cluster.admin.run("delete", "-f", "-", "--ignore-not-found",
                       "--wait=false", input=out, ns=False, check=False)
 
@@ -231,6 +235,14 @@ def test_labelled_pod_gets_a_native_sidecar(cluster, platform):
     # The app's own variables stay, first.
     assert p["spec"]["containers"][1]["env"][0] == {"name": "A",
                                                     "value": "b"}
+
+
+def test_every_namespace_but_the_excluded(cluster, platform):
+    """The policy acts in every namespace, whether or not the chart's
+    RBAC binds it there (rbac.namespaces is the chart user's list)."""
+    p = create(cluster, pod("elsewhere", dict(LABEL, **{
+        "app.kubernetes.io/name": "billing"})), ns=NS_OTHER)
+    assert leaderd_of(p)[1] == "init"
 
 
 def test_annotations_override(cluster, platform):
