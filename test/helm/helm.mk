@@ -73,7 +73,11 @@ helm-prebuilt:
 	cat $(HELM_BUILD)/prebuild.log; \
 	exit $$(cat $(HELM_BUILD)/prebuild.rc)
 
-helm-test: helm-prebuilt $(HELM) $(LEADERD_TARGET)
+# The wait, then the binary, one after the other (under make -j, as
+# prerequisites, a foreground build would race the background one).
+helm-test: $(LEADERD_TARGET)
+	@$(MAKE) --no-print-directory helm-prebuilt
+	@$(MAKE) --no-print-directory $(HELM)
 	cd test/helm && HELM=$(HELM) LEADERD=$(LEADERD_BIN) REPO=$(CURDIR) \
 		$(HELM_PYTEST) test_charts.py
 
