@@ -455,8 +455,8 @@ check:
 # runs the fault suite, the hygiene tests (valgrind, fd soak) and the
 # sanitizer pass, so CI runs them with the README's command.
 TEST_STAGES = $(if $(SANITIZE),$(CHECK_STAGES),$(LEADERD_TARGET) \
-	      e2e-prebuild $(wordlist 2,$(words $(CHECK_STAGES)),$(CHECK_STAGES)) \
-	      man-lint faults deploy-test monitoring-test e2e-prebuilt e2e hygiene sanitize)
+	      e2e-prebuild helm-prebuild $(wordlist 2,$(words $(CHECK_STAGES)),$(CHECK_STAGES)) \
+	      man-lint faults deploy-test monitoring-test helm-test e2e-prebuilt e2e hygiene sanitize)
 test:
 	@sh test/stages.sh "make test" $(MAKE) --no-print-directory -- \
 		$(TEST_STAGES)
@@ -600,5 +600,6 @@ clean:
 
 -include test/e2e/e2e.mk
 -include test/monitoring/monitoring.mk
+-include test/helm/helm.mk
 -include test/hygiene/hygiene.mk
 -include test/faults/faults.mk
