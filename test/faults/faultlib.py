@@ -5,12 +5,16 @@ Timings (harness.py): lease_duration 3s, renew_deadline 2s, retry_period
 [1, 2.2); it takes a lease over at local observation + lease_duration.
 """
 
+import json
+import signal
+import socket
 import time
 
 from checker import assert_terms, good_writes  # noqa: F401
 NS = "default"
 from harness import (LEASE_DURATION as LD, RENEW_DEADLINE as RD,  # noqa: F401
-                     RETRY_PERIOD as RP, REQUEST_TIMEOUT as RT, wait_until)
+                     RETRY_PERIOD as RP, REQUEST_TIMEOUT as RT,
+                     read_http_response, wait_until)
 
 JITTER = 2.2            # follower poll interval: RP x [1, 2.2)
 SLACK = 1.0             # scheduling, request latency, checker lag
@@ -75,3 +79,56 @@ def requests_of(api, inst, since=None, method=None):
 def lease_spec(cluster):
     lease = cluster.lease()
     return lease["spec"] if lease else None
+
+
+def stopped_past_lease(cluster, ins, chk, old, before_cont=None,
+                       after_answer=None):
+    """Stop the leader old (SIGSTOP) for LD + 1.5s while a follower takes
+    over, queue a /leader request meanwhile, run before_cont() just before
+    SIGCONT (a suspend's clock, say), and return (took, new, answer,
+    t_follow): the takeover's time after the stop, the new leader, the
+    queued request's answer (the first after SIGCONT) and how long the
+    resumed leader took to follow the new one.  Checks on the way the
+    bounds F3 and F40 share: the takeover within FAILOVER and not before
+    LD after the last renew, no sample claiming after SIGCONT, S1, the
+    terms, every claim backed by a renew.  after_answer() runs once the
+    queued answer is in."""
+    chk.pause(old.name)
+    t_stop = time.monotonic()
+    old.signal(signal.SIGSTOP)
+    s = wait_takeover(chk, t_stop, [old.name], FAILOVER + 1.0)
+    took = s[1] - t_stop
+    assert took <= FAILOVER
+    assert_waited_ld(s, old)
+    new = [i for i in ins if i.name == s[2]][0]
+    time.sleep(max(0.0, t_stop + LD + 1.5 - time.monotonic()))
+    q = socket.create_connection(("127.0.0.1", old.port), timeout=2.0)
+    q.sendall(b"GET /leader HTTP/1.1\r\nHost: localhost\r\n"
+              b"Connection: close\r\n\r\n")
+    if before_cont is not None:
+        before_cont(t_stop)
+    t_cont = time.monotonic()
+    old.signal(signal.SIGCONT)
+    chk.resume(old.name)
+    st, _, body, _ = read_http_response(q, timeout=2.0)
+    q.close()
+    answer = json.loads(body) if st == 200 else {"status": st}
+    if after_answer is not None:
+        after_answer()
+    assert answer.get("is_leader") is False, \
+        "first answer after SIGCONT: %s" % answer
+    wait_until(lambda: (v := old.leader()) and v["name"] == new.identity
+               and v["state"] == "follower", POLL + SLACK,
+               what="the resumed leader to follow %s" % new.name)
+    t_follow = time.monotonic() - t_cont
+    # With the watch the resumed leader may follow before the checker has
+    # sampled it at all: judge the samples of the next 2 x RP too.
+    time.sleep(2 * RP)
+    after = chk.window(old.name, since=t_cont)
+    assert after and not any(x[3] for x in after), \
+        "claimed after SIGCONT: %s" % [x for x in after if x[3]][:2]
+    chk.assert_s1()
+    terms_ok(cluster)
+    for i in ins:
+        chk.assert_backed(i, RD)
+    return took, new, answer, t_follow

@@ -10,18 +10,14 @@ request_timeout 1s, so LD/RD = 1.5 is the rate ratio client-go's package
 doc says is tolerated."""
 
 import datetime
-import json
-import signal
-import socket
 import time
 
 import pytest
 
 from cluster import set_clock
 from faultlib import (FAILOVER, LD, POLL, RD, RP, SLACK, START,
-                      assert_waited_ld, start_group, terms_ok, wait_takeover,
-                      wait_until)
-from harness import read_http_response
+                      assert_waited_ld, start_group, stopped_past_lease,
+                      terms_ok, wait_takeover, wait_until)
 
 
 def _wall(mt):
@@ -154,48 +150,19 @@ def test_f40_suspend_claim_judged_on_a_clock_that_counts_it(cluster,
     Its connections to the API stop answering meanwhile (half open), as
     a suspended machine's do.  Bound: as after a pause (F3), a follower
     leads within LD + 2.2*RP + 1s; a /leader request queued during the
-    suspend, and every sample after resume, says is_leader=false, because the claim is judged on a clock
-    that counts the suspend; the resumed leader follows the new one
-    within 2.2*RP + 1s."""
+    suspend, and every sample after resume, says is_leader=false,
+    because the claim is judged on a clock that counts the suspend; the
+    resumed leader follows the new one within 2.2*RP + 1s."""
     ins, chk, old = start_group(cluster, 3, testhooks=True)
     time.sleep(2 * RP)
-    chk.pause(old.name)
-    t_stop = time.monotonic()
-    old.signal(signal.SIGSTOP)
     # Its connections die with the suspend: nothing the watch would
     # have said arrives after resume, until it reconnects.
     old.proxy.set("half_open")
-    s = wait_takeover(chk, t_stop, [old.name], FAILOVER + 1.0)
-    took = s[1] - t_stop
-    assert took <= FAILOVER
-    assert_waited_ld(s, old)
-    new = [i for i in ins if i.name == s[2]][0]
-    time.sleep(max(0.0, t_stop + LD + 1.5 - time.monotonic()))
-    q = socket.create_connection(("127.0.0.1", old.port), timeout=2.0)
-    q.sendall(b"GET /leader HTTP/1.1\r\nHost: localhost\r\n"
-              b"Connection: close\r\n\r\n")
-    set_clock(old, 1.0, 0.0, suspended_s=time.monotonic() - t_stop)
-    t_cont = time.monotonic()
-    old.signal(signal.SIGCONT)
-    chk.resume(old.name)
-    st, _, body, _ = read_http_response(q, timeout=2.0)
-    q.close()
-    v = json.loads(body)
-    assert st == 200 and v["is_leader"] is False, \
-        "first answer after the suspend: %s" % v
-    old.proxy.clear()
-    wait_until(lambda: (v := old.leader()) and v["name"] == new.identity
-               and v["state"] == "follower", POLL + SLACK,
-               what="the resumed leader to follow %s" % new.name)
-    t_follow = time.monotonic() - t_cont
-    time.sleep(2 * RP)
-    after = chk.window(old.name, since=t_cont)
-    assert after and not any(x[3] for x in after), \
-        "claimed after the suspend: %s" % [x for x in after if x[3]][:2]
-    chk.assert_s1()
-    terms_ok(cluster)
-    for i in ins:
-        chk.assert_backed(i, RD)
+    took, _, _, t_follow = stopped_past_lease(
+        cluster, ins, chk, old,
+        before_cont=lambda t_stop: set_clock(
+            old, 1.0, 0.0, suspended_s=time.monotonic() - t_stop),
+        after_answer=old.proxy.clear)
     measure("F40", "takeover during a %.1fs suspend" % (LD + 1.5), took,
             bound=FAILOVER)
     measure("F40", "resumed leader follows after the suspend", t_follow,

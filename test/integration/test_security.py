@@ -238,17 +238,24 @@ def test_tls_server_name(cluster, server, name, ok):
         assert not a.is_leader()
 
 
-def test_hostile_holder_and_status(cluster):
+def held_by(cluster, holder):
+    """An instance "a" started beside a Lease that holder holds for an
+    hour, once its /leader names it."""
     from fakeapi import now_microtime
-    api = cluster.api
-    evil = "pod-a\n" + FORGED + " (forged)\x1b[31m\x07"
-    api.create_lease("default", cluster.lock, {
-        "holderIdentity": evil, "leaseDurationSeconds": 3600,
+    cluster.api.create_lease("default", cluster.lock, {
+        "holderIdentity": holder, "leaseDurationSeconds": 3600,
         "acquireTime": now_microtime(), "renewTime": now_microtime(),
         "leaseTransitions": 0})
     a = cluster.start("a")
-    wait_until(lambda: (a.leader() or {}).get("name") == evil, 5,
-               what="the hostile holder in /leader")
+    wait_until(lambda: (a.leader() or {}).get("name") == holder, 5,
+               what="the holder %r in /leader" % holder)
+    return a
+
+
+def test_hostile_holder_and_status(cluster):
+    api = cluster.api
+    evil = "pod-a\n" + FORGED + " (forged)\x1b[31m\x07"
+    a = held_by(cluster, evil)
     st, hdrs, body = a.request("/leader", headers={"Accept": "text/plain"})
     assert st == 200, body
     assert body == (b"pod-a\\x0a" + FORGED.encode() +
@@ -270,16 +277,7 @@ def test_bidi_and_invisible_holder_escaped(cluster, leaderd_bin):
     """A holder name with a right-to-left override and zero-width
     characters reads as another name on a terminal: `leaderd status` and
     the text/plain answer show them as \\uXXXX; JSON keeps them."""
-    from fakeapi import now_microtime
-    api = cluster.api
-    evil = "pod-a\u202e0-dop\u200b\u2066"
-    api.create_lease("default", cluster.lock, {
-        "holderIdentity": evil, "leaseDurationSeconds": 3600,
-        "acquireTime": now_microtime(), "renewTime": now_microtime(),
-        "leaseTransitions": 0})
-    a = cluster.start("a")
-    wait_until(lambda: (a.leader() or {}).get("name") == evil, 5,
-               what="the holder in /leader")
+    a = held_by(cluster, "pod-a\u202e0-dop\u200b\u2066")
     st, hdrs, body = a.request("/leader", headers={"Accept": "text/plain"})
     assert st == 200, body
     assert body == b"pod-a\\u202e0-dop\\u200b\\u2066\n", body
