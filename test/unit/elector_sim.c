@@ -154,6 +154,7 @@ struct node {
 	uint64_t		 cooldown_ms;	/* and its cooldown */
 	uint64_t		 read_lag_ms;	/* its reads may be this old */
 	uint64_t		 seen_rv;	/* newest version fed to it */
+	struct lease		 newest;	/* that version */
 	int			 stale_body;	/* rv is older than seen_rv */
 };
 
@@ -595,10 +596,10 @@ feed(struct world *w, int i, enum elector_input_kind kind,
     const struct lease *rec)
 {
 	struct node		*nd = &w->nodes[i];
-	struct elector_input	 in;
-	struct elector_action	 act;
-	int			 was_handed, older, was_leader;
-	uint64_t		 lead_until, expires;
+	struct elector_input	 in, ref_in;
+	struct elector_action	 act, ref_act;
+	struct elector		 ref;
+	int			 was_handed, older;
 
 	memset(&in, 0, sizeof(in));
 	in.kind = kind;
@@ -619,32 +620,45 @@ feed(struct world *w, int i, enum elector_input_kind kind,
 	}
 	was_handed = strcmp(nd->e.observed.handover,
 	    identities[nd->identity]) == 0;
-	/* A record older than one this node was already given. */
+	/*
+	 * A record older than one this node was already given: the same
+	 * step is taken on a copy with the newest one, and the older may
+	 * give no more than it (no claim, no later end of the claim, no
+	 * later expiry of another holder's term).
+	 */
 	older = rec != NULL && rv_num(rec) < nd->seen_rv &&
 	    nd->e.have_observed;
-	was_leader = elector_is_leader(&nd->e, in.now_ms);
-	lead_until = nd->e.lead_until_ms;
-	expires = elector_expires_ms(&nd->e);
+	if (older) {
+		ref = nd->e;
+		ref_in = in;
+		ref_in.record = &nd->newest;
+		elector_step(&ref, &ref_in, &ref_act);
+	}
 	elector_step(&nd->e, &in, &act);
-	if (rec != NULL && rv_num(rec) > nd->seen_rv)
+	if (rec != NULL && rv_num(rec) > nd->seen_rv) {
 		nd->seen_rv = rv_num(rec);
+		nd->newest = *rec;
+	}
 	if (older) {
 		stale_fed++;
-		if ((!was_leader && elector_is_leader(&nd->e, in.now_ms)) ||
-		    nd->e.lead_until_ms > lead_until) {
+		if ((elector_is_leader(&nd->e, in.now_ms) &&
+		    !elector_is_leader(&ref, in.now_ms)) ||
+		    nd->e.lead_until_ms > ref.lead_until_ms) {
 			fprintf(stderr, "seed %" PRIu64 ": node %d (%s) claims "
 			    "on version %s, older than %" PRIu64 " at %" PRIu64
 			    " ms\n", w->seed, i, identities[nd->identity],
 			    rec->rv, nd->seen_rv, w->now_ms);
 			exit(1);
 		}
-		if (!nd->e.ours && elector_expires_ms(&nd->e) > expires) {
+		if (!nd->e.ours &&
+		    elector_expires_ms(&nd->e) > elector_expires_ms(&ref)) {
 			fprintf(stderr, "seed %" PRIu64 ": node %d (%s): version "
-			    "%s, older than %" PRIu64 ", moved %s's expiry from %"
-			    PRIu64 " to %" PRIu64 " ms at %" PRIu64 " ms\n",
-			    w->seed, i, identities[nd->identity], rec->rv,
-			    nd->seen_rv, nd->e.observed.holder, expires,
-			    elector_expires_ms(&nd->e), w->now_ms);
+			    "%s, older than %" PRIu64 ", moved %s's expiry to %"
+			    PRIu64 " ms, not %" PRIu64 " ms, at %" PRIu64
+			    " ms\n", w->seed, i, identities[nd->identity],
+			    rec->rv, nd->seen_rv, nd->e.observed.holder,
+			    elector_expires_ms(&nd->e),
+			    elector_expires_ms(&ref), w->now_ms);
 			exit(1);
 		}
 	}
