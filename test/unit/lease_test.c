@@ -465,6 +465,23 @@ test_apitime_edges(void **state)
 	assert_int_equal(apitime_seconds(-1000001), -2);
 }
 
+/* resourceVersions compared as etcd revisions; others only as unequal. */
+static void
+test_rv_newer(void **state)
+{
+	(void)state;
+	assert_true(lease_rv_newer("10", "9"));
+	assert_false(lease_rv_newer("9", "10"));
+	assert_false(lease_rv_newer("10", "10"));
+	assert_false(lease_rv_newer("010", "10"));
+	assert_true(lease_rv_newer("100000000000000000000", "99"));
+	assert_true(lease_rv_newer("5", ""));
+	assert_false(lease_rv_newer("", "5"));
+	assert_true(lease_rv_newer("abc", "abd"));
+	assert_true(lease_rv_newer("abd", "abc"));
+	assert_false(lease_rv_newer("abc", "abc"));
+}
+
 static void
 test_same_record(void **state)
 {
@@ -1024,6 +1041,7 @@ main(void)
 		cmocka_unit_test(test_fencing_token),
 		cmocka_unit_test(test_encode_create_labeled),
 		cmocka_unit_test(test_list_decode),
+		cmocka_unit_test(test_rv_newer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
