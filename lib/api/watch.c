@@ -151,12 +151,19 @@ line_cb(const char *line, size_t len, void *arg)
 		kick(w);
 		return 0;
 	}
-	w->delivered++;
 	if (apiobj_decode_watch_event(line, len, &ev, &obj, err,
 	    sizeof(err)) == -1) {
 		snprintf(w->bad, sizeof(w->bad), "%s", err);
 		return -1;
 	}
+	/*
+	 * An ERROR event is no delivery: a server that answers every
+	 * stream with one (504 "Too large resource version" from an API
+	 * server whose cache is behind the version we resume from) meets
+	 * the backoff, as one that cuts every stream does.
+	 */
+	if (ev.type != APIOBJ_WATCH_ERROR)
+		w->delivered++;
 	switch (ev.type) {
 	case APIOBJ_WATCH_ADDED:
 	case APIOBJ_WATCH_MODIFIED:
