@@ -175,24 +175,30 @@ def test_p3_watch_resumed_on_an_older_apiserver(cluster, api, measure):
 
 def test_p4_duplicated_skipped_reordered_events(cluster, api, measure):
     """P4: every watch event is skipped or held back behind the next
-    one, a quarter of the time each, or else sent twice half the time.  The leader steps down, the
-    new one is killed, the next steps down.  Bound: S1; each new leader
-    within 2 x LD + 2.2 x RP + 1 s of the release or death (a skipped
-    release is seen when the last renew seen expires and the takeover's
-    409 is read); takeovers no sooner than LD after a dead leader's last
-    renew."""
+    one, a quarter of the time each, or else sent twice half the time.
+    The leader steps down, the new one is killed, the next steps down.
+    Bound: S1; a leader again within 2 x LD + 2.2 x RP + 1 s of each
+    release or death (a skipped release is seen when the last renew seen
+    expires and the takeover's 409 is read; the one that stepped down
+    may win it back, never before its cooldown, LD); no takeover sooner
+    than LD after a dead leader's last renew."""
     ins = [_start(cluster, n) for n in ("a", "b", "c")]
     lead = cluster.wait_single_leader(START + POLL, ins)
     chk = cluster.checker(ins)
     api.watch_disorder(dup=0.5, skip=0.25, reorder=0.25, seed=4)
     bound = 2 * LD + POLL + SLACK
     took = []
-    t = time.monotonic()
-    _release(lead)
-    s = wait_until(lambda: chk.takeover(t, [lead.name]), bound + 1.0,
-                   what="a takeover after the release")
-    took.append(s[1] - t)
-    dead = [i for i in ins if i.name == s[2]][0]
+
+    def step_down(inst):
+        t = time.monotonic()
+        _release(inst)
+        t_done = time.monotonic()
+        s = wait_until(lambda: chk.first_true(since=t_done), bound + 1.0,
+                       what="a leader after %s's release" % inst.name)
+        assert s[2] != inst.name or s[1] >= t + LD - 0.05, s
+        took.append(s[1] - t)
+        return [i for i in ins if i.name == s[2]][0]
+    dead = step_down(lead)
     t = time.monotonic()
     dead.kill9()
     s = wait_until(lambda: chk.takeover(t, [dead.name]), bound + 1.0,
@@ -200,21 +206,15 @@ def test_p4_duplicated_skipped_reordered_events(cluster, api, measure):
     took.append(s[1] - t)
     last = max(w["t_recv"] for w in dead.writes())
     assert s[1] >= last + LD - 0.05
-    nxt = [i for i in ins if i.name == s[2]][0]
-    t = time.monotonic()
-    _release(nxt)
-    s = wait_until(lambda: chk.takeover(t, [nxt.name]), bound + 1.0,
-                   what="a takeover after the second release")
-    took.append(s[1] - t)
+    step_down([i for i in ins if i.name == s[2]][0])
     c = api.past_counts()
     chk.assert_s1()
     terms_ok(cluster)
-    measure("P4", "events duplicated, skipped, reordered",
-            c.get("dup", 0) + c.get("skip", 0) + c.get("reorder", 0),
-            unit="")
-    measure("P4", "slowest takeover (release, kill, release)", max(took),
+    for k in ("dup", "skip", "reorder"):
+        measure("P4", "events: %s" % k, c.get(k, 0), unit="")
+    measure("P4", "slowest new leader (release, kill, release)", max(took),
             bound=bound)
-    assert min(c.get("dup", 0), c.get("skip", 0), c.get("reorder", 0)) >= 1
+    assert c.get("dup", 0) + c.get("skip", 0) + c.get("reorder", 0) >= 5, c
     assert max(took) <= bound, took
 
 
