@@ -97,7 +97,7 @@ enqueue(struct watch *w, const struct apiobj_watch_event *ev, char *obj)
 int
 watch_rv_newer(const char *rv, const char *than)
 {
-	return lease_rv_newer(rv, than);
+	return apiobj_rv_newer(rv, than);
 }
 
 static uint64_t

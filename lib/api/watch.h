@@ -71,7 +71,7 @@ void	watch_seen(struct watch *w, const char *rv);
 int	watch_healthy(const struct watch *w);
 
 /*
- * Whether rv is newer than than: lease_rv_newer (codec/lease.h), the
+ * Whether rv is newer than than: apiobj_rv_newer (codec/apiobj.h), the
  * one rule, under the name the watch's callers know.
  */
 int	watch_rv_newer(const char *rv, const char *than);

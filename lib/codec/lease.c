@@ -561,24 +561,3 @@ lease_same_record(const struct lease *a, const struct lease *b)
 	    strcmp(a->strategy, b->strategy) == 0 &&
 	    strcmp(a->preferred, b->preferred) == 0;
 }
-
-int
-lease_rv_newer(const char *rv, const char *than)
-{
-	size_t	 a = strlen(rv), b = strlen(than);
-
-	if (a == 0)
-		return 0;
-	if (b == 0 || strspn(rv, "0123456789") != a ||
-	    strspn(than, "0123456789") != b)
-		return strcmp(rv, than) != 0;
-	while (a > 1 && *rv == '0') {
-		rv++;
-		a--;
-	}
-	while (b > 1 && *than == '0') {
-		than++;
-		b--;
-	}
-	return a != b ? a > b : strcmp(rv, than) > 0;
-}

@@ -141,13 +141,6 @@ char	*lease_encode_update(const char *base, size_t baselen,
  */
 int	lease_same_record(const struct lease *, const struct lease *);
 
-/*
- * Whether rv is newer than than: both resourceVersions as decimal
- * integers, as the API server's etcd revisions are.  A version that is
- * not a number is newer whenever it differs; "" is never newer.
- */
-int	lease_rv_newer(const char *rv, const char *than);
-
 #define LEASE_TOKEN_MAX	(11 + LEASE_RV_MAX)	/* fencing token incl. NUL */
 
 /*

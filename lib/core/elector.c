@@ -16,6 +16,7 @@
 
 #include <string.h>
 
+#include "codec/apiobj.h"
 #include "core/elector.h"
 #include "core/elector_int.h"
 
@@ -176,7 +177,7 @@ older_than_observed(const struct elector *e, const struct lease *rec)
 {
 	return e->have_observed && rec->rv[0] != '\0' &&
 	    strcmp(rec->rv, e->observed.rv) != 0 &&
-	    !lease_rv_newer(rec->rv, e->observed.rv);
+	    !apiobj_rv_newer(rec->rv, e->observed.rv);
 }
 
 static void

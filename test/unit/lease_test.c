@@ -470,16 +470,16 @@ static void
 test_rv_newer(void **state)
 {
 	(void)state;
-	assert_true(lease_rv_newer("10", "9"));
-	assert_false(lease_rv_newer("9", "10"));
-	assert_false(lease_rv_newer("10", "10"));
-	assert_false(lease_rv_newer("010", "10"));
-	assert_true(lease_rv_newer("100000000000000000000", "99"));
-	assert_true(lease_rv_newer("5", ""));
-	assert_false(lease_rv_newer("", "5"));
-	assert_true(lease_rv_newer("abc", "abd"));
-	assert_true(lease_rv_newer("abd", "abc"));
-	assert_false(lease_rv_newer("abc", "abc"));
+	assert_true(apiobj_rv_newer("10", "9"));
+	assert_false(apiobj_rv_newer("9", "10"));
+	assert_false(apiobj_rv_newer("10", "10"));
+	assert_false(apiobj_rv_newer("010", "10"));
+	assert_true(apiobj_rv_newer("100000000000000000000", "99"));
+	assert_true(apiobj_rv_newer("5", ""));
+	assert_false(apiobj_rv_newer("", "5"));
+	assert_true(apiobj_rv_newer("abc", "abd"));
+	assert_true(apiobj_rv_newer("abd", "abc"));
+	assert_false(apiobj_rv_newer("abc", "abc"));
 }
 
 static void
@@ -1031,6 +1031,7 @@ main(void)
 		cmocka_unit_test(test_parse_time),
 		cmocka_unit_test(test_apitime_edges),
 		cmocka_unit_test(test_same_record),
+		cmocka_unit_test(test_rv_newer),
 		cmocka_unit_test(test_encode_edge),
 		cmocka_unit_test(test_encode_create_owned),
 		cmocka_unit_test(test_uid),
@@ -1041,7 +1042,6 @@ main(void)
 		cmocka_unit_test(test_fencing_token),
 		cmocka_unit_test(test_encode_create_labeled),
 		cmocka_unit_test(test_list_decode),
-		cmocka_unit_test(test_rv_newer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
