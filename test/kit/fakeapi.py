@@ -1538,7 +1538,8 @@ class _PastMixin:
     def _past_state(self):
         with self._lock:
             if self._past is None:
-                self._past = {"versions": {}, "rvs": [], "read_lag": {},
+                self._past = {"versions": {}, "rvs": collections.deque(
+                                  maxlen=16 * PAST_VERSIONS), "read_lag": {},
                               "list_lag": {}, "replay": {}, "disorder": {},
                               "counts": collections.Counter(),
                               "rng": random.Random(1)}
