@@ -821,8 +821,8 @@ class _WatchMixin:
             if fault is not None and fault.kind == "watch_gone":
                 expired = too_old(rv or self._rv, hub.floor)
             elif fault is not None and fault.kind == "watch_too_large":
-                expired = too_large(rv or self._rv + 1, min(
-                    int(rv) - 1 if rv else self._rv, self._rv))
+                ahead = int(rv) if rv and rv != "0" else self._rv + 1
+                expired = too_large(ahead, min(ahead - 1, self._rv))
                 self._past_state()["counts"]["too_large"] += 1
             elif rv in ("", "0"):
                 for (ons, _), o in sorted(self._leases.items()):
