@@ -224,8 +224,9 @@ def test_p5_watch_504_too_large_no_tight_loop(cluster, api, measure):
     version" (its version is ahead of this API server's cache), at once
     rather than after the cacher's 3 s, for 8 s.  Bound: no tight loop:
     at most 8 watches in those 8 s (the backoff doubles from 250 ms);
-    meanwhile b polls (>= 3 GETs: every retry_period while no stream is
-    open; each 504 stream opens with a 200 first) and, the leader
+    meanwhile b polls (>= 3 GETs, none more than 2.2 x RP + 0.5 s after
+    the one before while it follows, though each 504 stream opens with a
+    200 first) and, the leader
     killed, takes over within FAILOVER; afterwards the watch works
     again (b watches within 35 s: the backoff's cap is 30 s)."""
     a = _start(cluster, "a")
@@ -245,6 +246,12 @@ def test_p5_watch_504_too_large_no_tight_loop(cluster, api, measure):
     time.sleep(max(0.0, t0 + 8.0 - time.monotonic()))
     t1 = time.monotonic()
     n = api.request_counts(token=b.token, since=t0, until=t1)
+    # Polling meanwhile: no longer gap between b's reads while it
+    # follows than a poll interval (and a request's answer).
+    gets = [r["t_recv"] for r in api.requests(token=b.token, since=t0 + 0.5,
+                                              method="GET")
+            if r["t_recv"] < s[0]]
+    gap = max(y - x for x, y in zip([t0 + 0.5] + gets, gets + [s[0]]))
     api.clear_fault(f)
     wait_until(lambda: api.watches(token=b.token), 35.0,
                what="b to watch again")
@@ -254,11 +261,15 @@ def test_p5_watch_504_too_large_no_tight_loop(cluster, api, measure):
             unit="", bound=8)
     measure("P5", "GETs meanwhile", n.get("GET", 0), unit="", cmp=">=",
             bound=3)
+    measure("P5", "longest gap between reads while following", gap,
+            bound=POLL + 0.5)
     measure("P5", "takeover while the watch fails", s[1] - t_kill,
             bound=FAILOVER)
     measure("P5", "watching again after the fault", back, bound=35.0)
     assert n.get("WATCH", 0) <= 8, n
     assert n.get("GET", 0) >= 3, n
+    assert gap <= POLL + 0.5, "b read nothing for %.2fs while following" % (
+        gap)
     assert s[1] - t_kill <= FAILOVER
 
 
