@@ -287,6 +287,12 @@ done_cb(const struct kube_result *res, void *arg)
 		arm_retry(w, w->gone ? 1000 : rnd(w, 100));
 		return;
 	}
+	/*
+	 * A stream that failed as it opened (its 200 and its error in one
+	 * read) must not report the watch up afterwards, from deliver_cb:
+	 * the followers would stop polling until the next stream fails.
+	 */
+	w->pend_up = 0;
 	set_health(w, 0);
 	if (res->status == 410) {
 		/* Expired as a status rather than an ERROR event. */
