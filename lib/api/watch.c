@@ -97,22 +97,7 @@ enqueue(struct watch *w, const struct apiobj_watch_event *ev, char *obj)
 int
 watch_rv_newer(const char *rv, const char *than)
 {
-	size_t	 a = strlen(rv), b = strlen(than);
-
-	if (a == 0)
-		return 0;
-	if (b == 0 || strspn(rv, "0123456789") != a ||
-	    strspn(than, "0123456789") != b)
-		return strcmp(rv, than) != 0;
-	while (a > 1 && *rv == '0') {
-		rv++;
-		a--;
-	}
-	while (b > 1 && *than == '0') {
-		than++;
-		b--;
-	}
-	return a != b ? a > b : strcmp(rv, than) > 0;
+	return apiobj_rv_newer(rv, than);
 }
 
 static uint64_t
@@ -166,12 +151,19 @@ line_cb(const char *line, size_t len, void *arg)
 		kick(w);
 		return 0;
 	}
-	w->delivered++;
 	if (apiobj_decode_watch_event(line, len, &ev, &obj, err,
 	    sizeof(err)) == -1) {
 		snprintf(w->bad, sizeof(w->bad), "%s", err);
 		return -1;
 	}
+	/*
+	 * An ERROR event is no delivery: a server that answers every
+	 * stream with one (504 "Too large resource version" from an API
+	 * server whose cache is behind the version we resume from) meets
+	 * the backoff, as one that cuts every stream does.
+	 */
+	if (ev.type != APIOBJ_WATCH_ERROR)
+		w->delivered++;
 	switch (ev.type) {
 	case APIOBJ_WATCH_ADDED:
 	case APIOBJ_WATCH_MODIFIED:
@@ -295,6 +287,12 @@ done_cb(const struct kube_result *res, void *arg)
 		arm_retry(w, w->gone ? 1000 : rnd(w, 100));
 		return;
 	}
+	/*
+	 * A stream that failed as it opened (its 200 and its error in one
+	 * read) must not report the watch up afterwards, from deliver_cb:
+	 * the followers would stop polling until the next stream fails.
+	 */
+	w->pend_up = 0;
 	set_health(w, 0);
 	if (res->status == 410) {
 		/* Expired as a status rather than an ERROR event. */

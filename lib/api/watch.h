@@ -71,9 +71,8 @@ void	watch_seen(struct watch *w, const char *rv);
 int	watch_healthy(const struct watch *w);
 
 /*
- * Whether rv is newer than than: both resourceVersions as decimal
- * integers, as the API server's etcd revisions are.  A version that is
- * not a number is newer whenever it differs.
+ * Whether rv is newer than than: apiobj_rv_newer (codec/apiobj.h), the
+ * one rule, under the name the watch's callers know.
  */
 int	watch_rv_newer(const char *rv, const char *than);
 

@@ -242,3 +242,24 @@ apiobj_uid(const char *buf, size_t len, const char *kind, char *uid,
 		uid[0] = '\0';
 	return rc;
 }
+
+int
+apiobj_rv_newer(const char *rv, const char *than)
+{
+	size_t	 a = strlen(rv), b = strlen(than);
+
+	if (a == 0)
+		return 0;
+	if (b == 0 || strspn(rv, "0123456789") != a ||
+	    strspn(than, "0123456789") != b)
+		return strcmp(rv, than) != 0;
+	while (a > 1 && *rv == '0') {
+		rv++;
+		a--;
+	}
+	while (b > 1 && *than == '0') {
+		than++;
+		b--;
+	}
+	return a != b ? a > b : strcmp(rv, than) > 0;
+}

@@ -84,4 +84,12 @@ int	apiobj_decode_watch_event(const char *buf, size_t len,
 	    struct apiobj_watch_event *ev, char **object, char *err,
 	    size_t errlen);
 
+/*
+ * Whether rv is newer than than: both resourceVersions (an object's
+ * metadata.resourceVersion) as decimal integers, as the API server's etcd
+ * revisions are.  A version that is not a number is newer whenever it
+ * differs; "" is never newer.
+ */
+int	apiobj_rv_newer(const char *rv, const char *than);
+
 #endif /* APIOBJ_H */

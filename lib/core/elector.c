@@ -16,6 +16,7 @@
 
 #include <string.h>
 
+#include "codec/apiobj.h"
 #include "core/elector.h"
 #include "core/elector_int.h"
 
@@ -163,13 +164,37 @@ on_watched(struct elector *e, const struct elector_input *in,
 	decide(e, in->now_ms, act);
 }
 
+/*
+ * A read answered from the past: a version older than the record
+ * observed, as a lagging cache serves it (another API server's, or a GET
+ * served from the watch cache).  It says nothing new, and taken as news
+ * it would move observed_ms (another holder's term seen to run longer
+ * than its newest version allows) or make our own renew of a term we
+ * have since released or handed over look like a claim.
+ */
+static int
+older_than_observed(const struct elector *e, const struct lease *rec)
+{
+	return e->have_observed && rec->rv[0] != '\0' &&
+	    strcmp(rec->rv, e->observed.rv) != 0 &&
+	    !apiobj_rv_newer(rec->rv, e->observed.rv);
+}
+
 static void
 on_got(struct elector *e, const struct elector_input *in,
     struct elector_action *act)
 {
-	elector_observe(e, in->record, in->now_ms, act);
+	struct lease		 newest;
+	const struct lease	*rec = in->record;
+
+	/* Decide on the newest record instead, as it was observed. */
+	if (older_than_observed(e, rec)) {
+		newest = e->observed;
+		rec = &newest;
+	}
+	elector_observe(e, rec, in->now_ms, act);
 	if (e->state == ELECTOR_STOPPING) {
-		if ((e->ours || elector_sent_by_us(e, in->record)) &&
+		if ((e->ours || elector_sent_by_us(e, rec)) &&
 		    e->conf.release_on_cancel) {
 			elector_schedule(e, ELECTOR_DO_UPDATE, in->now_ms);
 			e->next_release = 1;
@@ -413,6 +438,9 @@ elector_step(struct elector *e, const struct elector_input *in,
 	if (in->kind == ELECTOR_IN_WATCHED &&
 	    (!elector_takes_watched(e) || in->record == NULL))
 		goto out;	/* the caller feeds it after the answer */
+	if (in->kind == ELECTOR_IN_WATCHED &&
+	    older_than_observed(e, in->record))
+		goto out;	/* replayed, or reordered: nothing new */
 	if (in->kind == ELECTOR_IN_GOT || in->kind == ELECTOR_IN_NOTFOUND ||
 	    in->kind == ELECTOR_IN_WRITTEN || in->kind == ELECTOR_IN_CONFLICT ||
 	    in->kind == ELECTOR_IN_FAILED) {

@@ -20,6 +20,10 @@
  *    identity never both lead;
  *  - a 409 on our own renew is followed by a GET: if the record is one we
  *    sent (a write that timed out yet landed), we still lead;
+ *  - a record older than the one observed (by resourceVersion: a read
+ *    or a watch served from a lagging cache) changes nothing: a read
+ *    decides on the newest record as it was observed, a watched one is
+ *    dropped, so the past never makes us lead nor moves an expiry;
  *  - a release is written only over our own record (the PUT carries the
  *    resourceVersion we last wrote, so the API server refuses it if
  *    anyone else has written since);

@@ -389,7 +389,8 @@ import random  # noqa: E402
 import select  # noqa: E402
 import urllib.parse  # noqa: E402
 
-WATCH_FAULT_KINDS = ("watch_cut", "watch_silent", "watch_gone")
+WATCH_FAULT_KINDS = ("watch_cut", "watch_silent", "watch_gone",
+                     "watch_too_large")
 FAULT_KINDS = FAULT_KINDS + WATCH_FAULT_KINDS
 WATCH_HISTORY = 100             # events kept for watches from an old RV
 WATCH_BOOKMARK_S = 60.0         # kube-apiserver: roughly every minute
@@ -557,6 +558,7 @@ class _WatchStream:
         self.entry = entry      # the request log entry (updated live)
         self.cut = False        # close now, without the terminating chunk
         self.end = False        # end now, cleanly (as on timeout)
+        self.held = None        # an event held back (watch_disorder)
 
 
 class _WatchHub:
@@ -657,14 +659,20 @@ class _WatchMixin:
         included, close without the terminating chunk), "silent" (headers, then nothing
         until the client goes, the fault is cleared (a close) or hold_ms),
         "gone" (200 and a 410 Expired ERROR event, the real answer to an
-        expired resourceVersion), "forbidden" (403 with the RBAC Status).
+        expired resourceVersion), "forbidden" (403 with the RBAC Status),
+        "too_large" (200, then after hold_ms (default 3000, the cacher's
+        wait) one ERROR event with the 504 "Too large resource version"
+        Status, then a clean end: a watch from a version ahead of this
+        apiserver's cache).
         Other faults (delay, status, drop, blackhole) apply to watches as
         to any request when their methods include "WATCH" or are None."""
         if kind == "forbidden":
             return self.fault("status", token=token, methods=["WATCH"],
                               count=count, status=403)
-        if kind not in ("cut", "silent", "gone"):
+        if kind not in ("cut", "silent", "gone", "too_large"):
             raise ValueError("unknown watch fault %r" % kind)
+        if kind == "too_large" and hold_ms is None:
+            hold_ms = TOO_LARGE_WAIT_S * 1000
         f = self.fault("watch_" + kind, token=token, methods=["WATCH"],
                        count=count, hold_ms=hold_ms)
         f.after = after
@@ -816,6 +824,10 @@ class _WatchMixin:
         with self._lock:
             if fault is not None and fault.kind == "watch_gone":
                 expired = too_old(rv or self._rv, hub.floor)
+            elif fault is not None and fault.kind == "watch_too_large":
+                ahead = int(rv) if rv and rv != "0" else self._rv + 1
+                expired = too_large(ahead, min(ahead - 1, self._rv))
+                self._past_state()["counts"]["too_large"] += 1
             elif rv in ("", "0"):
                 for (ons, _), o in sorted(self._leases.items()):
                     if ons == ns and _selected(o, fsel, lsel):
@@ -828,7 +840,10 @@ class _WatchMixin:
             elif int(rv) < hub.floor:
                 expired = too_old(rv, hub.floor)
             else:
-                last = int(rv)
+                last = self._past_replay_from(token, rv, hub)
+        if fault is not None and fault.kind == "watch_too_large":
+            # The cacher waits for its cache first, then answers.
+            fault.cleared.wait((fault.hold_ms or 0) / 1000.0)
         stream = _WatchStream(token, entry)
         entry["code"] = 200
         entry["events"] = 0
@@ -953,8 +968,9 @@ class _WatchMixin:
                     break
                 last = e["rv"]
                 if e["ns"] == ns and _selected(e["object"], fsel, lsel):
-                    if send(e["type"], e["object"]):
-                        return "cut"
+                    for etype, o in self._past_mangle(stream, e):
+                        if send(etype, o):
+                            return "cut"
             out.flush()
             if bookmarks and not stalled:
                 if now >= t_bm:
@@ -1472,7 +1488,242 @@ class _CoreObjects:
 # -- end of the core/v1 objects ---------------------------------------------
 
 
-class FakeAPI(_WatchMixin, _CoreObjects):
+
+# -- Readers that see the past ---------------------------------------------
+#
+# The switches of an HA control plane whose apiservers serve reads from
+# lagging watch caches (kubernetes#59848, #97294; KEP-6404 would serve
+# every GET from the cache), all off by default:
+#   read_lag(s)       a named Lease GET answered from a snapshot up to s
+#                     seconds old (the newest version written at or
+#                     before then; 404 if the Lease did not exist yet);
+#   list_lag(s)       a Lease list at resourceVersion=0 answered so (its
+#                     items and its resourceVersion), as another
+#                     apiserver's cache answers it;
+#   watch_replay(n)   the next watches resumed from a resourceVersion
+#                     start n retained events earlier ("resumed on
+#                     another apiserver", whose cache is behind): older
+#                     versions come first, then the stream goes on;
+#   watch_disorder()  events of the watches duplicated, skipped, or held
+#                     back and sent after the next one (reordered);
+#   watch_fault("too_large")  200, then one ERROR event carrying the
+#                     Status of a resourceVersion ahead of the cache
+#                     (504 Timeout "Too large resource version", as the
+#                     cacher's newErrWatcher sends it after waiting up
+#                     to 3 s for the cache), then a clean end.
+# Each switch takes token (None: every client) and returns nothing; 0 or
+# None switches it off.  past_counts() says what they did.
+
+
+PAST_VERSIONS = 256             # versions kept per Lease for stale reads
+TOO_LARGE_WAIT_S = 3.0          # the cacher's blockTimeout
+
+
+def too_large(rv, current):
+    """The Status of a watch from a resourceVersion ahead of the cache
+    (apiserver storage.NewTooLargeResourceVersionError on
+    errors.NewTimeoutError, retry after 1 s)."""
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {},
+            "status": "Failure",
+            "message": "Timeout: Too large resource version: %s, current: %d"
+            % (rv, current),
+            "reason": "Timeout",
+            "details": {"causes": [{"reason": "ResourceVersionTooLarge",
+                                    "message": "Too large resource version"}],
+                        "retryAfterSeconds": 1},
+            "code": 504}
+
+
+class _PastMixin:
+    """Readers that see the past (see the block comment above)."""
+
+    _past = None
+
+    def _past_state(self):
+        with self._lock:
+            if self._past is None:
+                self._past = {"versions": {}, "rvs": collections.deque(
+                                  maxlen=16 * PAST_VERSIONS), "read_lag": {},
+                              "list_lag": {}, "replay": {}, "disorder": {},
+                              "counts": collections.Counter(),
+                              "rng": random.Random(1)}
+            return self._past
+
+    def _past_record(self, method, ns, name, obj):
+        """Called by _record (lock held): keep the Lease's version."""
+        st = self._past_state()
+        now = time.monotonic()
+        vs = st["versions"].setdefault((ns, name), collections.deque(
+            maxlen=PAST_VERSIONS))
+        vs.append((now, None if method == "DELETE" else copy.deepcopy(obj)))
+        st["rvs"].append((now, self._rv))
+
+    @staticmethod
+    def _past_of(d, token):
+        v = d.get(token)
+        return v if v is not None else d.get(None)
+
+    def _past_snapshot(self, ns, name, t):
+        """(known, obj): the Lease as it stood at time t; obj None if it
+        did not exist then.  known is False if nothing that old is kept
+        for it (then the present serves)."""
+        vs = self._past_state()["versions"].get((ns, name))
+        if not vs:
+            return False, None
+        for at, obj in reversed(vs):
+            if at <= t:
+                return True, obj
+        if len(vs) < PAST_VERSIONS:
+            return True, None       # from before its creation
+        return False, None
+
+    def _past_get(self, ns, name, token, obj):
+        """A named GET's object (lock held): obj, or an older one."""
+        st = self._past_state()
+        lag = self._past_of(st["read_lag"], token)
+        if not lag:
+            return obj
+        seconds, chance = lag
+        if st["rng"].random() >= chance:
+            return obj
+        known, old = self._past_snapshot(ns, name,
+                                         time.monotonic() - seconds)
+        if not known:
+            return obj
+        if (old is None) != (obj is None) or (old is not None and old[
+                "metadata"]["resourceVersion"] != obj["metadata"][
+                "resourceVersion"]):
+            st["counts"]["stale_get"] += 1
+        return old
+
+    def _past_list(self, ns, token, lsel):
+        """(items, rv) of a resourceVersion=0 list from a lagging cache
+        (lock held), or None to answer from the present."""
+        st = self._past_state()
+        seconds = self._past_of(st["list_lag"], token)
+        if not seconds:
+            return None
+        t = time.monotonic() - seconds
+        items = []
+        for (vns, vname) in sorted(st["versions"]):
+            if vns != ns:
+                continue
+            known, obj = self._past_snapshot(vns, vname, t)
+            if not known:
+                obj = self._leases.get((vns, vname))
+            if obj is not None and _selected(obj, [], lsel):
+                items.append(copy.deepcopy(obj))
+        rv = max([r for at, r in st["rvs"] if at <= t] or [0])
+        rv = max([rv] + [int(o["metadata"]["resourceVersion"])
+                         for o in items])
+        if rv < self._rv:
+            st["counts"]["stale_list"] += 1
+        return items, rv
+
+    def _past_replay_from(self, token, rv, hub):
+        """The version a resumed watch really starts after (another
+        apiserver's older point), or rv."""
+        st = self._past_state()
+        with self._lock:
+            r = self._past_of(st["replay"], token)
+            if not r or not rv or not rv.isdigit():
+                return int(rv) if rv and rv.isdigit() else None
+            back, count = r
+            if count is not None:
+                if count <= 0:
+                    return int(rv)
+                st["replay"][token if token in st["replay"] else None] = \
+                    (back, count - 1)
+        with hub.cond:
+            older = [e["rv"] for e in hub.events if e["rv"] <= int(rv)]
+        if not older:
+            return int(rv)
+        start = older[max(0, len(older) - back)] - 1
+        start = max(start, hub.floor)
+        st["counts"]["replayed"] += sum(1 for x in older if x > start)
+        return start
+
+    def _past_mangle(self, stream, e):
+        """The events a stream sends for event e under watch_disorder:
+        [], [e], [e, e], or [e, an event held back before it]."""
+        st = self._past_state()
+        d = self._past_of(st["disorder"], stream.token)
+        held = getattr(stream, "held", None)
+        out = [(e["type"], e["object"])]
+        if d:
+            dup, skip, reorder = d
+            r = st["rng"].random()
+            if r < skip:
+                st["counts"]["skip"] += 1
+                return []
+            if r < skip + reorder and held is None:
+                st["counts"]["reorder"] += 1
+                stream.held = out[0]
+                return []
+            if st["rng"].random() < dup:
+                st["counts"]["dup"] += 1
+                out.append(out[0])
+        if held is not None:
+            stream.held = None
+            out.append(held)
+        return out
+
+    # -- public ----------------------------------------------------------
+
+    def read_lag(self, seconds, token=None, chance=1.0):
+        """Answer a named Lease GET (of token; None: all) from a snapshot
+        `seconds` old, for a share `chance` of them (a load balancer
+        over a fresh and a lagging apiserver).  0 switches it off."""
+        st = self._past_state()
+        with self._lock:
+            if seconds:
+                st["read_lag"][token] = (float(seconds), float(chance))
+            else:
+                st["read_lag"].pop(token, None)
+
+    def list_lag(self, seconds, token=None):
+        """Answer a Lease list at resourceVersion=0 (of token) from a
+        snapshot `seconds` old.  0 switches it off."""
+        st = self._past_state()
+        with self._lock:
+            if seconds:
+                st["list_lag"][token] = float(seconds)
+            else:
+                st["list_lag"].pop(token, None)
+
+    def watch_replay(self, back, token=None, count=None):
+        """The next `count` (None: every) watches (of token) resumed from
+        a resourceVersion first replay the last `back` retained events
+        at or before it.  0 switches it off."""
+        st = self._past_state()
+        with self._lock:
+            if back:
+                st["replay"][token] = (int(back), count)
+            else:
+                st["replay"].pop(token, None)
+
+    def watch_disorder(self, dup=0.0, skip=0.0, reorder=0.0, token=None,
+                       seed=1):
+        """Each watch event (of token) is sent twice with probability
+        dup, never with skip, or held back and sent after the next event
+        with reorder.  All 0 switches it off."""
+        st = self._past_state()
+        with self._lock:
+            if dup or skip or reorder:
+                st["disorder"][token] = (float(dup), float(skip),
+                                         float(reorder))
+                st["rng"].seed(seed)
+            else:
+                st["disorder"].pop(token, None)
+        self._hub().kick()
+
+    def past_counts(self):
+        """What the switches did: stale_get, stale_list, replayed, dup,
+        skip, reorder, too_large."""
+        return dict(self._past_state()["counts"])
+
+
+class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin):
     """The test API server.  All public methods are thread-safe."""
 
     def __init__(self, tokens=(), tls=True, host="127.0.0.1", port=0,
@@ -1827,6 +2078,7 @@ class FakeAPI(_WatchMixin, _CoreObjects):
             "rv": obj.get("metadata", {}).get("resourceVersion"),
             "uid": obj.get("metadata", {}).get("uid"),
             "created": created, "unanswered": unanswered, "admin": admin})
+        self._past_record(method, ns, name, obj)
         self._watch_publish(method, obj, created)
 
     def _managed(self, manager, operation, spec, old=None):
@@ -2039,16 +2291,22 @@ class FakeAPI(_WatchMixin, _CoreObjects):
                     items = [copy.deepcopy(o) for (n, _), o in
                              sorted(self._leases.items()) if n == ns
                              and _selected(o, [], lsel)]
+                    list_rv = self._rv
+                    past = (q.get("resourceVersion") or [""])[0] == "0" \
+                        and self._past_list(ns, token, lsel)
+                    if past:
+                        items, list_rv = past
                     for o in items:
                         o.pop("kind", None)
                         o.pop("apiVersion", None)
-                    return self._list_page(q, items)
+                    return self._list_page(q, items, list_rv)
                 if method == "POST":
                     return self._create(ns, body, token, entry, manager)
                 return 405, status_body(405, "the server does not allow this "
                                         "method on the requested resource"), {}
             if method == "GET":
-                obj = self._leases.get((ns, name))
+                obj = self._past_get(ns, name, token,
+                                     self._leases.get((ns, name)))
                 if obj is None:
                     return 404, not_found(name), {}
                 return 200, copy.deepcopy(obj), {}
@@ -2095,10 +2353,12 @@ class FakeAPI(_WatchMixin, _CoreObjects):
     # after the token's name as they are now, at the token's version.
     list_cache_pages = False
 
-    def _list_page(self, q, items):
+    def _list_page(self, q, items, list_rv=None):
+        """One page of items (limit/continue); list_rv: the version the
+        list is as of (a list from the past gives an older one)."""
         def arg(k):
             return (q.get(k) or [""])[0]
-        rv, start = str(self._rv), None
+        rv, start = str(self._rv if list_rv is None else list_rv), None
         if arg("continue"):
             if arg("resourceVersion"):
                 return 400, bad_request("specifying resource version is "

@@ -1201,3 +1201,122 @@ def test_list_pages(api):
     code, _, _ = call(api, "GET", base + "&resourceVersion=0&continue=" +
                       urllib.parse.quote(body["metadata"]["continue"]))
     assert code == 400
+
+
+# -- readers that see the past ---------------------------------------------
+
+def test_read_lag_answers_a_named_get_from_the_past(api):
+    o1 = call(api, "POST", BASE, lease("p1"))[2]
+    time.sleep(0.3)
+    o2 = put_holder(api, "p1", "b")
+    # Off: the present.
+    assert rv_of(call(api, "GET", BASE + "/p1")[2]) == rv_of(o2)
+    api.read_lag(0.2, token=TOK)
+    code, _, got = call(api, "GET", BASE + "/p1")
+    assert code == 200 and rv_of(got) == rv_of(o1)
+    assert got["spec"]["holderIdentity"] == "a"
+    # Other tokens, and writes, see the present: a PUT over it is a 409.
+    assert rv_of(call(api, "GET", BASE + "/p1", token="token-b")[2]) == \
+        rv_of(o2)
+    code, _, body = call(api, "PUT", BASE + "/p1", lease(
+        "p1", holder="c", rv=rv_of(got), uid=got["metadata"]["uid"]))
+    assert code == 409 and body["reason"] == "Conflict"
+    # A Lease younger than the lag is not there yet.
+    call(api, "POST", BASE, lease("p2"))
+    assert call(api, "GET", BASE + "/p2")[0] == 404
+    assert api.past_counts()["stale_get"] == 2
+    time.sleep(0.35)
+    assert rv_of(call(api, "GET", BASE + "/p1")[2]) != rv_of(o1)
+    api.read_lag(0, token=TOK)
+    assert call(api, "GET", BASE + "/p2")[0] == 200
+
+
+def test_list_lag_answers_a_list_at_rv_0_from_the_past(api):
+    q = "?labelSelector=app%3Dg&resourceVersion=0"
+    call(api, "POST", BASE, lease("m1"))
+    api.modify_lease(NS, "m1", lambda o: o["metadata"].update(
+        labels={"app": "g"}))
+    time.sleep(0.3)
+    api.create_lease(NS, "m2", {"holderIdentity": "x"}, labels={"app": "g"})
+    api.modify_lease(NS, "m1", lambda o: o["spec"].update(
+        holderIdentity="z"))
+    now = call(api, "GET", BASE + q)[2]
+    assert [i["metadata"]["name"] for i in now["items"]] == ["m1", "m2"]
+    api.list_lag(0.2)
+    old = call(api, "GET", BASE + q)[2]
+    assert [i["metadata"]["name"] for i in old["items"]] == ["m1"]
+    assert old["items"][0]["spec"]["holderIdentity"] == "a"
+    assert int(old["metadata"]["resourceVersion"]) < \
+        int(now["metadata"]["resourceVersion"])
+    # Only a list at resourceVersion=0 comes from the cache.
+    fresh = call(api, "GET", BASE + "?labelSelector=app%3Dg")[2]
+    assert len(fresh["items"]) == 2
+    assert api.past_counts()["stale_list"] == 1
+    api.list_lag(0)
+    assert len(call(api, "GET", BASE + q)[2]["items"]) == 2
+
+
+def test_watch_replay_resumes_on_an_older_apiserver(api, watch):
+    call(api, "POST", BASE, lease("r1"))
+    ups = [put_holder(api, "r1", h) for h in "bcd"]
+    api.watch_replay(2, count=1)
+    w = watch(wq("r1", rv=rv_of(ups[2]), bookmarks=False))
+    evs = w.events(2)
+    assert [rv_of(e["object"]) for e in evs] == [rv_of(ups[1]),
+                                                 rv_of(ups[2])]
+    up = put_holder(api, "r1", "e")
+    assert rv_of(w.event()["object"]) == rv_of(up)
+    assert api.past_counts()["replayed"] == 2
+    # Used up: the next watch resumes where it is asked to.
+    w2 = watch(wq("r1", rv=rv_of(up), bookmarks=False))
+    with pytest.raises(socket.timeout):
+        w2.chunk(timeout=0.3)
+
+
+def test_watch_disorder_duplicates_skips_and_reorders(api, watch):
+    call(api, "POST", BASE, lease("d1"))
+    w = watch(wq("d1", rv=rv_of(api.get_lease(NS, "d1")), bookmarks=False))
+    api.watch_disorder(dup=1.0)
+    up = put_holder(api, "d1", "b")
+    assert [rv_of(e["object"]) for e in w.events(2)] == [rv_of(up)] * 2
+    api.watch_disorder(reorder=1.0)
+    u1 = put_holder(api, "d1", "c")
+    with pytest.raises(socket.timeout):
+        w.chunk(timeout=0.3)            # held back
+    api.watch_disorder(0, 0, 0)
+    u2 = put_holder(api, "d1", "d")
+    assert [rv_of(e["object"]) for e in w.events(2)] == [rv_of(u2),
+                                                         rv_of(u1)]
+    api.watch_disorder(skip=1.0)
+    put_holder(api, "d1", "e")
+    with pytest.raises(socket.timeout):
+        w.chunk(timeout=0.3)            # skipped
+    api.watch_disorder(0, 0, 0)
+    u4 = put_holder(api, "d1", "f")
+    assert rv_of(w.event()["object"]) == rv_of(u4)
+    c = api.past_counts()
+    assert (c["dup"], c["reorder"], c["skip"]) == (1, 1, 1)
+
+
+def test_watch_fault_too_large_is_504_in_the_stream(api, watch):
+    o = call(api, "POST", BASE, lease("t1"))[2]
+    ahead = str(int(rv_of(o)) + 5)
+    f = api.watch_fault("too_large", count=1, hold_ms=300)
+    w = watch(wq("t1", rv=ahead))
+    assert w.status == 200
+    evs, how = w.until_end()
+    assert how == "end"
+    assert w.t_headers - w.t_sent >= 0.25     # the cacher's wait first
+    assert evs == [{"type": "ERROR", "object": {
+        "kind": "Status", "apiVersion": "v1", "metadata": {},
+        "status": "Failure",
+        "message": "Timeout: Too large resource version: %s, current: %s"
+        % (ahead, rv_of(o)),
+        "reason": "Timeout",
+        "details": {"causes": [{"reason": "ResourceVersionTooLarge",
+                                "message": "Too large resource version"}],
+                    "retryAfterSeconds": 1},
+        "code": 504}}]
+    assert f.hits == 1 and api.past_counts()["too_large"] == 1
+    # The default wait is the cacher's 3 s.
+    assert api.watch_fault("too_large", count=0).hold_ms == 3000

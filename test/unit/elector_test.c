@@ -565,7 +565,8 @@ run_case(const struct elcase *c, int for_life)
 	struct lease		 rec, sent[2];
 	const struct step	*s;
 	char			 err[128];
-	int			 i, nsent = 0, rv = 1000;
+	int			 i, nsent = 0, rv = 1000, fixed_rv = 0;
+	enum rec		 fixed = R_NONE;
 
 	conf.for_life = for_life;
 	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
@@ -597,10 +598,21 @@ run_case(const struct elcase *c, int for_life)
 			in.record = &rec;
 			break;
 		default:
+			/*
+			 * A version newer than any fed before it, as the
+			 * server's, kept while the same record is read again.
+			 */
 			fixed_record(s->rec, &rec);
+			if (s->rec != fixed)
+				fixed_rv = rv++;
+			fixed = s->rec;
+			snprintf(rec.rv, sizeof(rec.rv), "%d", fixed_rv);
 			in.record = &rec;
 			break;
 		}
+		if (s->rec != R_NONE && s->rec != R_ON && s->rec != R_OFF &&
+		    (s->rec < R_FOREIGN || s->rec > R_SELF_OLD))
+			fixed = R_NONE;
 		elector_step(&e, &in, &act);
 		print_message("  step %d at %llu: action %d state %s events "
 		    "%#x wake %llu\n", i, (unsigned long long)s->now_ms,
@@ -1266,6 +1278,79 @@ feed(struct elector *e, enum elector_input_kind kind, uint64_t now_ms,
 	elector_step(e, &in, act);
 }
 
+/*
+ * Reads answered from the past (a lagging cache): a version older than
+ * the one observed changes nothing.  Our own renew read back after our
+ * release is no claim; another holder's older version does not push
+ * back the expiry the newest one set; nor does the watch's replay.
+ */
+static void
+test_read_from_past(void **state)
+{
+	struct elector		 e;
+	struct elector_config	 conf = test_config(1);
+	struct elector_action	 act;
+	struct lease		 mine, renewed, released, b, r;
+	char			 err[128];
+
+	(void)state;
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
+	feed(&e, ELECTOR_IN_TICK, 0, NULL, &act);
+	assert_int_equal(act.kind, GET);
+	feed(&e, ELECTOR_IN_NOTFOUND, 10, NULL, &act);
+	assert_int_equal(act.kind, CREATE);
+	mine = act.record;
+	strcpy(mine.rv, "10");
+	feed(&e, ELECTOR_IN_WRITTEN, 20, &mine, &act);
+	assert_true(elector_is_leader(&e, 20));
+	feed(&e, ELECTOR_IN_TICK, act.wake_ms, NULL, &act);
+	assert_int_equal(act.kind, UPDATE);
+	renewed = act.record;
+	strcpy(renewed.rv, "11");
+	feed(&e, ELECTOR_IN_WRITTEN, 2030, &renewed, &act);
+	assert_true(elector_is_leader(&e, 2030));
+	/* Step down: the release is written. */
+	feed(&e, ELECTOR_IN_STEP_DOWN, 3000, NULL, &act);
+	assert_int_equal(act.kind, UPDATE);
+	released = act.record;
+	strcpy(released.rv, "12");
+	feed(&e, ELECTOR_IN_WRITTEN, 3010, &released, &act);
+	assert_true(act.events & ELECTOR_EV_RELEASED);
+	assert_false(elector_is_leader(&e, 3010));
+	/* "b" takes it over. */
+	memset(&b, 0, sizeof(b));
+	strcpy(b.holder, "b");
+	b.duration_s = 15;
+	b.acquire_us = b.renew_us = WALL0 + 3100 * 1000LL;
+	b.transitions = released.transitions + 1;
+	strcpy(b.rv, "13");
+	feed(&e, ELECTOR_IN_WATCHED, 3100, &b, &act);
+	assert_string_equal(elector_holder(&e), "b");
+	assert_int_equal(elector_expires_ms(&e), 3100 + 15000);
+	/* A read of our renew from before the release: no claim. */
+	assert_in_range(act.wake_ms, 5100, 7500);
+	feed(&e, ELECTOR_IN_TICK, act.wake_ms, NULL, &act);
+	assert_int_equal(act.kind, GET);
+	r = renewed;
+	feed(&e, ELECTOR_IN_GOT, 7600, &r, &act);
+	assert_false(elector_is_leader(&e, 7600));
+	assert_int_equal(act.kind, NOTHING);
+	assert_string_equal(elector_holder(&e), "b");
+	assert_int_equal(elector_expires_ms(&e), 3100 + 15000);
+	/* The release, read back or replayed by the watch: nothing new. */
+	assert_in_range(act.wake_ms, 9600, 12000);
+	feed(&e, ELECTOR_IN_TICK, act.wake_ms, NULL, &act);
+	assert_int_equal(act.kind, GET);
+	r = released;
+	feed(&e, ELECTOR_IN_GOT, 12100, &r, &act);
+	assert_string_equal(elector_holder(&e), "b");
+	assert_int_equal(elector_expires_ms(&e), 3100 + 15000);
+	feed(&e, ELECTOR_IN_WATCHED, 12200, &r, &act);
+	assert_string_equal(elector_holder(&e), "b");
+	assert_int_equal(elector_expires_ms(&e), 3100 + 15000);
+	assert_int_equal(act.kind, NOTHING);
+}
+
 static void
 test_watch_release(void **state)
 {
@@ -1480,6 +1565,7 @@ main(void)
 		cmocka_unit_test(test_same_second_cap),
 		cmocka_unit_test(test_jitter),
 		cmocka_unit_test(test_timing_rules),
+		cmocka_unit_test(test_read_from_past),
 		cmocka_unit_test(test_watch_release),
 		cmocka_unit_test(test_watch_inflight_and_off),
 		cmocka_unit_test(test_watch_leader),

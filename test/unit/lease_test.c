@@ -465,6 +465,23 @@ test_apitime_edges(void **state)
 	assert_int_equal(apitime_seconds(-1000001), -2);
 }
 
+/* resourceVersions compared as etcd revisions; others only as unequal. */
+static void
+test_rv_newer(void **state)
+{
+	(void)state;
+	assert_true(apiobj_rv_newer("10", "9"));
+	assert_false(apiobj_rv_newer("9", "10"));
+	assert_false(apiobj_rv_newer("10", "10"));
+	assert_false(apiobj_rv_newer("010", "10"));
+	assert_true(apiobj_rv_newer("100000000000000000000", "99"));
+	assert_true(apiobj_rv_newer("5", ""));
+	assert_false(apiobj_rv_newer("", "5"));
+	assert_true(apiobj_rv_newer("abc", "abd"));
+	assert_true(apiobj_rv_newer("abd", "abc"));
+	assert_false(apiobj_rv_newer("abc", "abc"));
+}
+
 static void
 test_same_record(void **state)
 {
@@ -1104,6 +1121,7 @@ main(void)
 		cmocka_unit_test(test_parse_time),
 		cmocka_unit_test(test_apitime_edges),
 		cmocka_unit_test(test_same_record),
+		cmocka_unit_test(test_rv_newer),
 		cmocka_unit_test(test_encode_edge),
 		cmocka_unit_test(test_encode_create_owned),
 		cmocka_unit_test(test_uid),

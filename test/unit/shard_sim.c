@@ -16,9 +16,19 @@
  * (kill -9: nothing more from them), and pause (SIGSTOP past the lease:
  * their clock runs on, their events wait).
  *
+ * In one schedule in three the readers see the past until the last
+ * disruption: a read (a GET, or the group's list at resourceVersion=0,
+ * served from a cache) may answer a Lease as it was up to its process's
+ * lag ago, the stream skips, duplicates and reorders events, and one
+ * that comes back first replays older versions.  There balance is due
+ * within BOUND_MS + WATCH_POLL_MS: a skipped event is seen at the next
+ * event of its Lease or at the poll that backs the watch.
+ *
  * Checked: after every event, per Lease (every shard and every member
  * Lease), no two processes' electors report a claim at that virtual
- * instant (elector_is_leader); after the last disruption, the group
+ * instant (elector_is_leader); a record older than one the elector was
+ * given gives it no more than the newest would (no claim, no later end
+ * of one, no later expiry of another's term); after the last disruption, the group
  * reaches balance (every shard claimed by a live member, every live
  * member holding floor(N/M) or ceil(N/M) of them) within BOUND_MS and
  * stays so to the end of the schedule.
@@ -49,6 +59,8 @@
 #define STABLE_MS	15000	/* balance must then hold this long */
 #define GROUP		"g"
 #define POOL		16384
+#define HISTN		8	/* versions kept per Lease for stale reads */
+#define READ_LAG_MS	20000	/* a process's reads may be this old */
 
 enum ev_kind {
 	EV_WAKE, EV_APPLY, EV_ANSWER, EV_TIMEOUT, EV_WATCH, EV_PLAN,
@@ -84,6 +96,8 @@ struct agent {
 	int			 have_pending;
 	int			 cand;
 	int			 stopped;
+	uint64_t		 seen_rv;	/* newest version fed to it */
+	struct lease		 newest;	/* that version */
 };
 
 struct node {
@@ -94,7 +108,14 @@ struct node {
 	int			 watch_on;
 	uint64_t		 stream_gen;
 	uint64_t		 last_watch_at;
+	uint64_t		 read_lag;	/* its reads may be this old */
 	struct agent		 a[MAXL];
+};
+
+/* A version of a Lease, as a lagging cache may still serve it. */
+struct version {
+	struct lease		 rec;
+	uint64_t		 at;		/* when it was written */
 };
 
 static struct {
@@ -115,11 +136,16 @@ static struct {
 	int		 heap[POOL], nheap;
 	unsigned char	 dirty[MAXL];
 	uint64_t	 handovers;
+	int		 past;		/* readers see the past until... */
+	uint64_t	 past_until;	/* ...the last disruption */
+	struct version	 hist[MAXL][HISTN];	/* each Lease's versions */
+	unsigned	 nhist[MAXL];
 } w;
 
 static char		 ident[MAXNODE][8];
 static uint64_t		 total_handovers, total_events;
 static unsigned long	 done[EV_WATCH_BACK + 1];	/* node events run */
+static unsigned long	 stale_reads, stale_fed, replayed;
 
 static uint64_t
 rnd(void)
@@ -215,6 +241,14 @@ ev_free(struct event *ev)
 static void	feed(int, int, enum elector_input_kind, const struct lease *,
 		    int, const char *);
 
+static int
+lagging(void)
+{
+	return w.past && w.now < w.past_until;
+}
+
+static void	watch_deliver(int, int, const struct lease *);
+
 static void
 send_request(int i, int l, const struct elector_action *act)
 {
@@ -268,14 +302,65 @@ publish(int l)
 		if (!nd->alive || !nd->watch_on)
 			continue;
 		at = w.now + between(0, w.faults ? 300 : 30);
-		if (at < nd->last_watch_at)
+		if (lagging() && chance(100))
+			continue;			/* skipped */
+		if (lagging() && chance(100))
+			at = w.now;	/* overtakes the events before it */
+		else if (at < nd->last_watch_at)
 			at = nd->last_watch_at;		/* in order */
-		nd->last_watch_at = at;
+		if (at > nd->last_watch_at)
+			nd->last_watch_at = at;
 		ev = ev_new(EV_WATCH, at, i);
 		ev->lease = l;
 		ev->gen = nd->stream_gen;
 		ev->rec = w.store[l];
 		ev_push(ev);
+		if (lagging() && chance(100)) {
+			/* Duplicated. */
+			ev = ev_new(EV_WATCH, nd->last_watch_at, i);
+			ev->lease = l;
+			ev->gen = nd->stream_gen;
+			ev->rec = w.store[l];
+			ev_push(ev);
+		}
+	}
+}
+
+/*
+ * The last version of Lease l written at least lag ago, or NULL if the
+ * store's own is what a cache that far behind serves.
+ */
+static const struct lease *
+snapshot(int l, uint64_t lag)
+{
+	unsigned	 k, n = w.nhist[l] < HISTN ? w.nhist[l] : HISTN;
+	const struct version *v;
+
+	for (k = 0; k < n; k++) {
+		v = &w.hist[l][(w.nhist[l] - 1 - k) % HISTN];
+		if (v->at + lag <= w.now)
+			return k == 0 ? NULL : &v->rec;
+	}
+	return NULL;
+}
+
+/*
+ * A stream resumed on another API server: older versions of Lease l
+ * first, oldest first.
+ */
+static void
+replay(int i, int l)
+{
+	unsigned	 k, n = w.nhist[l] < HISTN ? w.nhist[l] : HISTN;
+	unsigned	 back = (unsigned)between(0, 3);
+	struct lease	 rec;
+
+	if (back > n)
+		back = n;
+	for (k = back; k > 0 && w.nodes[i].alive; k--) {
+		rec = w.hist[l][(w.nhist[l] - k) % HISTN].rec;
+		replayed++;
+		watch_deliver(i, l, &rec);
 	}
 }
 
@@ -284,6 +369,7 @@ apply(struct event *ev)
 {
 	struct event		*ans;
 	enum elector_input_kind	 a;
+	const struct lease	*old;
 	int			 l = ev->lease, wrote = 0;
 
 	switch (ev->act) {
@@ -306,6 +392,8 @@ apply(struct event *ev)
 		snprintf(w.store[l].rv, sizeof(w.store[l].rv), "%u",
 		    ++w.version);
 		w.exists[l] = 1;
+		w.hist[l][w.nhist[l] % HISTN].rec = w.store[l];
+		w.hist[l][w.nhist[l]++ % HISTN].at = w.now;
 		publish(l);
 	}
 	if (ev->lose_answer)
@@ -317,6 +405,12 @@ apply(struct event *ev)
 	ans->ans = a;
 	if (a == ELECTOR_IN_GOT || a == ELECTOR_IN_WRITTEN)
 		ans->rec = w.store[l];
+	if (a == ELECTOR_IN_GOT && lagging() && chance(500) &&
+	    (old = snapshot(l, w.nodes[ev->node].read_lag)) != NULL) {
+		/* Read from a cache (the list at resourceVersion=0). */
+		ans->rec = *old;
+		stale_reads++;
+	}
 	ev_push(ans);
 }
 
@@ -344,10 +438,11 @@ feed(int i, int l, enum elector_input_kind kind, const struct lease *rec,
 {
 	struct node		*nd = &w.nodes[i];
 	struct agent		*ag = &nd->a[l];
-	struct elector_input	 in;
-	struct elector_action	 act;
+	struct elector_input	 in, ref_in;
+	struct elector_action	 act, ref_act;
+	struct elector		 ref;
 	struct event		*ev;
-	int			 k;
+	int			 k, older;
 
 	if (ag->stopped)
 		return;
@@ -362,7 +457,35 @@ feed(int i, int l, enum elector_input_kind kind, const struct lease *rec,
 	in.until_ms = w.now + 5000;
 	if (rec != NULL && kind != ELECTOR_IN_WATCHED)
 		snprintf(ag->rv, sizeof(ag->rv), "%s", rec->rv);
+	/*
+	 * A record older than one this elector was given: the same step on
+	 * a copy with the newest one bounds what the older may give.
+	 */
+	older = rec != NULL && ag->e.have_observed &&
+	    strtoull(rec->rv, NULL, 10) < ag->seen_rv;
+	if (older) {
+		ref = ag->e;
+		ref_in = in;
+		ref_in.record = &ag->newest;
+		elector_step(&ref, &ref_in, &ref_act);
+	}
 	elector_step(&ag->e, &in, &act);
+	if (rec != NULL && strtoull(rec->rv, NULL, 10) > ag->seen_rv) {
+		ag->seen_rv = strtoull(rec->rv, NULL, 10);
+		ag->newest = *rec;
+	}
+	if (older && ((elector_is_leader(&ag->e, w.now) &&
+	    !elector_is_leader(&ref, w.now)) ||
+	    ag->e.lead_until_ms > ref.lead_until_ms ||
+	    (!ag->e.ours &&
+	    elector_expires_ms(&ag->e) > elector_expires_ms(&ref)))) {
+		fprintf(stderr, "seed %" PRIu64 ": %s on L%d: version %s, "
+		    "older than %" PRIu64 ", gave more than the newest at %"
+		    PRIu64 " ms\n", w.seed, ident[i], l, rec->rv, ag->seen_rv,
+		    w.now);
+		exit(1);
+	}
+	stale_fed += older;
 	w.dirty[l] = 1;
 	total_events++;
 	if (rec != NULL && kind == ELECTOR_IN_WATCHED &&
@@ -492,6 +615,7 @@ start_node(int i)
 	nd->inc = inc;
 	nd->alive = 1;
 	nd->watch_on = w.watch && !w.outage;
+	nd->read_lag = w.past ? between(0, READ_LAG_MS) : 0;
 	for (l = 0; l < nleases(); l++) {
 		memset(&c, 0, sizeof(c));
 		snprintf(c.identity, sizeof(c.identity), "%s", ident[i]);
@@ -719,6 +843,8 @@ run_event(struct event *ev)
 		nd->stream_gen++;
 		for (l = 0; l < nleases(); l++) {
 			feed(ev->node, l, ELECTOR_IN_WATCH_UP, NULL, 0, NULL);
+			if (lagging())
+				replay(ev->node, l);
 			if (w.exists[l] && nd->alive)
 				watch_deliver(ev->node, l, &w.store[l]);
 		}
@@ -769,7 +895,7 @@ run_schedule(uint64_t seed, unsigned n, int m0, int disrupt,
     struct result *res)
 {
 	struct event	*ev;
-	uint64_t	 quiet = 0, end, first_bal = NEVER, t, d;
+	uint64_t	 quiet = 0, end, first_bal = NEVER, t, d, bound;
 	int		 i, k, ops, live, nm, idx, bal;
 	unsigned	 mask;
 
@@ -822,7 +948,14 @@ run_schedule(uint64_t seed, unsigned n, int m0, int disrupt,
 		}
 	}
 	w.faults = disrupt;
-	end = quiet + BOUND_MS + STABLE_MS;
+	w.past = disrupt && seed % 3 == 1;
+	w.past_until = quiet;
+	/*
+	 * An event the stream skipped is seen at the next event of its
+	 * Lease, or at the poll that backs the watch (WATCH_POLL_MS).
+	 */
+	bound = w.past ? BOUND_MS + WATCH_POLL_MS : BOUND_MS;
+	end = quiet + bound + STABLE_MS;
 	while (w.nheap > 0) {
 		idx = ev_pop();
 		ev = &w.pool[idx];
@@ -873,10 +1006,10 @@ run_schedule(uint64_t seed, unsigned n, int m0, int disrupt,
 		}
 	}
 	w.now = end;
-	if (first_bal == NEVER || first_bal > quiet + BOUND_MS) {
+	if (first_bal == NEVER || first_bal > quiet + bound) {
 		fprintf(stderr, "seed %" PRIu64 ": %u shards not balanced "
-		    "within %d ms of the last disruption (%" PRIu64 " ms)\n",
-		    seed, n, BOUND_MS, quiet);
+		    "within %" PRIu64 " ms of the last disruption (%" PRIu64
+		    " ms)\n", seed, n, bound, quiet);
 		dump_state();
 		exit(1);
 	}
@@ -996,11 +1129,20 @@ main(int argc, char *argv[])
 	printf("shard_sim: %" PRIu64 " schedules, %" PRIu64 " elector "
 	    "inputs, %" PRIu64 " handovers; balance after the last "
 	    "disruption in %" PRIu64 " ms on average, %" PRIu64 " ms at "
-	    "worst (bound %d ms)\n", nsched, total_events, total_handovers,
-	    sum / (nsched ? nsched : 1), worst, BOUND_MS);
+	    "worst (bound %d ms; %d ms where readers saw the past)\n",
+	    nsched, total_events, total_handovers, sum / (nsched ? nsched :
+	    1), worst, BOUND_MS, BOUND_MS + WATCH_POLL_MS);
 	printf("shard_sim: %lu joins, %lu SIGTERMs, %lu kill -9, %lu pauses "
 	    "past the lease, %lu API outages\n", done[EV_JOIN], done[EV_TERM],
 	    done[EV_KILL], done[EV_PAUSE], done[EV_OUTAGE_ON]);
+	printf("shard_sim: readers in the past: %lu stale reads, %lu older "
+	    "records fed, %lu versions replayed\n", stale_reads, stale_fed,
+	    replayed);
+	if (nsched >= 100 && (stale_fed == 0 || replayed == 0)) {
+		fprintf(stderr, "shard_sim: readers never saw the past\n");
+		printf("0 passed, 1 failed\n");
+		return 1;
+	}
 	/* Every kind of disruption must have run, and handovers too. */
 	if (nsched >= 100 && (done[EV_TERM] == 0 || done[EV_KILL] == 0 ||
 	    done[EV_PAUSE] == 0 || done[EV_OUTAGE_ON] == 0 ||
