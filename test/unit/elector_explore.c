@@ -1,46 +1,53 @@
 /*
  * elector_explore.c -- every interleaving, not a sample: 2-3 of the real
  * electors (lib/core), one in-memory Lease store with compare-and-swap on
- * resourceVersion, and time in steps of a quarter retry_period, explored
- * depth first up to a time horizon.  From each state every event that can
- * happen next is tried:
+ * resourceVersion, and time in steps of a quarter retry_period (125 ms;
+ * lease_duration 8 steps, renew_deadline 6, retry_period 4, a request's
+ * timeout 3), explored depth first up to a time horizon.  From each state
+ * every event that can happen next is tried (the world and its events
+ * are elector_explore_model.c's):
  *
- *  - a request reaches the store (at once or up to a step later), or is
- *    lost, or is refused with a 500, or is stuck until after its sender's
- *    timeout (a late apply: it lands after its sender gave up);
- *  - an answer reaches its node (at once or up to a step later), or is
- *    lost (the node times out);
+ *  - a request reaches the store, or is lost, or is refused with a 500,
+ *    or is stuck until after its sender's timeout (a late apply: it
+ *    lands after its sender gave up, or after the release that replaced
+ *    it);
+ *  - an answer reaches its node, or is lost (the node times out);
  *  - a node's timer fires (its wake, its request's timeout);
  *  - a node is paused (SIGSTOP: it runs nothing, its clocks run on), or
  *    its machine suspended (its loop's timers stand still and, since the
  *    deadline clock counts a suspend, base/clock.h's
- *    CLOCK_DEADLINE_COUNTS_SUSPEND, its claims do not);
- *  - a node is stopped gracefully, with its shutdown budget;
- *  - with the watch on: a watched record is delivered (at once or up to
- *    two steps later), or the stream breaks (WATCH_DOWN) and comes back;
+ *    CLOCK_DEADLINE_COUNTS_SUSPEND, its claims do not), for 12 steps;
+ *  - a node is stopped gracefully, with a budget of 4 steps;
+ *  - with the watch on: a watched record is delivered (at once or a step
+ *    later), or the stream breaks (WATCH_DOWN) and comes back;
  *  - time moves on a step, once nothing is overdue.
  *
- * Losses, 500s, stuck requests, pauses, suspends and breaks are faults,
- * and a path has a budget of them (-f); stops have one of their own.  A
- * state already explored is not explored again: it is hashed whole (the
- * electors' structs with their clocks, the store, what is on the network
- * and on each watch, every node's timers, pause and clock lag, and the
- * budgets left), and time is part of it, so the horizon left is too.
- * After every event two things are checked, as elector_sim checks them:
- * S1, no two electors answer "I lead" (elector_is_leader at each node's
- * own deadline clock) at one instant; and no stop ends before its budget
- * with its own record in the store.  A violation prints the trace, the
- * events from the start and what each elector did, and exits 1.
+ * Messages take no time unless -l gives them steps; every order of the
+ * events of one instant is tried.  Losses, 500s, stuck requests, pauses,
+ * suspends and breaks are faults, and a path has a budget of them (-f);
+ * stops have one of their own (-s).  A state already explored is not
+ * explored again: it is hashed whole (the electors' structs with their
+ * clocks, the store, what is on the network and on each watch, every
+ * node's timers, pause and clock lag, and the budgets left), and time is
+ * part of it, so the horizon left is too.  After every event two things
+ * are checked, as elector_sim checks them: S1, no two electors answer "I
+ * lead" (elector_is_leader at each node's own deadline clock; a machine
+ * asleep answers nothing) at one instant; and no stop ends before its
+ * budget with its own record in the store.  A violation prints the
+ * trace, the events from the start and what each elector did, and exits
+ * 1.
  *
  *   elector_explore			the make check suite (below)
- *   elector_explore -d STEPS [-n NODES] [-f FAULTS] [-s STOPS] [-w]
- *	 [-b monotonic|nocas]		one exploration to STEPS steps
+ *   elector_explore -d STEPS [-n NODES] [-f FAULTS] [-s STOPS] [-l STEPS]
+ *	 [-w] [-b monotonic|nocas]	one exploration to STEPS steps
  *
- * With no flag it runs a few configurations and then plants two bugs
- * it must find: "monotonic" (a suspend stops the deadline clock too, as
- * CLOCK_MONOTONIC would) and "nocas" (the store takes an UPDATE over
- * any version).  $EXPLORE_DEPTH adds that many steps to each of the
- * suite's horizons, for longer runs.
+ * With no flag it runs the configurations of `suite` (about 25 s here)
+ * and then plants two bugs it must find, each with its trace:
+ * "monotonic" (a suspend stops the deadline clock too, as
+ * CLOCK_MONOTONIC would) and "nocas" (the store takes an UPDATE over any
+ * version).  $EXPLORE_DEPTH=N adds N steps to each of the suite's
+ * horizons, for longer runs; under AddressSanitizer the horizons are
+ * two thirds.
  */
 
 #include <inttypes.h>
