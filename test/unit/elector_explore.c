@@ -1,7 +1,7 @@
 /*
  * elector_explore.c -- every interleaving, not a sample: 2-3 of the real
  * electors (lib/core), one in-memory Lease store with compare-and-swap on
- * resourceVersion, and time in steps of a quarter retry_period (125 ms;
+ * resourceVersion, and time in steps of a quarter retry_period (250 ms;
  * lease_duration 8 steps, renew_deadline 6, retry_period 4, a request's
  * timeout 3), explored depth first up to a time horizon.  From each state
  * every event that can happen next is tried (the world and its events
@@ -39,15 +39,16 @@
  *
  *   elector_explore			the make check suite (below)
  *   elector_explore -d STEPS [-n NODES] [-f FAULTS] [-s STOPS] [-l STEPS]
- *	 [-w] [-b monotonic|nocas]	one exploration to STEPS steps
+ *	 [-w] [-b monotonic|nocas|free]	one exploration to STEPS steps
  *
- * With no flag it runs the configurations of `suite` (about 25 s here)
- * and then plants two bugs it must find, each with its trace:
+ * With no flag it runs the configurations of `suite` (about 20 s here)
+ * and then plants three bugs it must find, each with its trace:
  * "monotonic" (a suspend stops the deadline clock too, as
- * CLOCK_MONOTONIC would) and "nocas" (the store takes an UPDATE over any
- * version).  $EXPLORE_DEPTH=N adds N steps to each of the suite's
- * horizons, for longer runs; under AddressSanitizer the horizons are
- * two thirds.
+ * CLOCK_MONOTONIC would), "nocas" (the store takes an UPDATE over any
+ * version) and "free" (a read shows the lease free while it is held, so
+ * a node claims a record it never saw expire).  $EXPLORE_DEPTH=N adds N
+ * steps to each of the suite's horizons, for longer runs; under
+ * AddressSanitizer the horizons are two thirds.
  */
 
 #include <inttypes.h>
@@ -239,10 +240,11 @@ explore(void)
 	found = dfs(0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("elector_explore: %d nodes, %s, %d steps of %d ms, %d faults, "
-	    "%d stops%s%s: %" PRIu64 " states, %" PRIu64 " transitions, "
+	    "%d stops%s%s%s: %" PRIu64 " states, %" PRIu64 " transitions, "
 	    "depth %d events, %.1f s\n", xp.n, xp.watch ? "watch" : "polling",
 	    xp.steps, Q_MS, xp.faults, xp.stops, xp.monotonic ?
 	    ", planted: monotonic" : "", xp.nocas ? ", planted: nocas" : "",
+	    xp.lying ? ", planted: free" : "",
 	    xp.states, xp.transitions, xp.max_depth,
 	    (double)(t1.tv_sec - t0.tv_sec) +
 	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
@@ -258,7 +260,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: elector_explore [-d steps] [-n nodes] "
-	    "[-f faults] [-s stops] [-w] [-b monotonic|nocas]\n");
+	    "[-f faults] [-s stops] [-l steps] [-w] "
+	    "[-b monotonic|nocas|free]\n");
 	exit(2);
 }
 
@@ -266,11 +269,17 @@ usage(void)
 static const struct {
 	int	 n, steps, faults, stops, watch;
 } suite[] = {
-	{ 2, 24, 1, 1, 0 },	/* every single fault, 3 s of time */
-	{ 2, 10, 2, 1, 0 },	/* every pair of faults */
-	{ 2, 24, 0, 1, 1 },	/* the watch's delays, no fault */
-	{ 2, 6, 1, 1, 1 },	/* the watch with every single fault */
+	{ 2, 32, 1, 1, 0 },	/* every single fault, 8 s of time */
+	{ 2, 12, 2, 1, 0 },	/* every pair of faults */
+	{ 2, 16, 1, 1, 1 },	/* the watch, its delays and breaks */
 	{ 3, 16, 0, 2, 0 },	/* three nodes, two of them stopped */
+	{ 3, 8, 1, 1, 0 },	/* three nodes, every single fault */
+};
+
+static const char *const planted[][2] = {
+	{ "monotonic", "a suspend stops the deadline clock too" },
+	{ "nocas", "the store takes an UPDATE over any version" },
+	{ "free", "a read shows the lease free while it is held" },
 };
 
 static int
@@ -297,17 +306,16 @@ run_suite(int more)
 		}
 	}
 	/* Planted bugs: each must be found, with its trace. */
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < 3; k++) {
 		memset(&xp, 0, sizeof(xp));
 		xp.n = 2;
 		xp.steps = 16;
 		xp.faults = 1;
 		xp.monotonic = k == 0;
 		xp.nocas = k == 1;
+		xp.lying = k == 2;
 		printf("elector_explore: planted bug \"%s\" (%s); its trace:\n",
-		    k == 0 ? "monotonic" : "nocas", k == 0 ? "a suspend stops "
-		    "the deadline clock too" : "the store takes an UPDATE over "
-		    "any version");
+		    planted[k][0], planted[k][1]);
 		if (!explore()) {
 			fprintf(stderr, "elector_explore: the planted bug was "
 			    "not found\n");
@@ -336,6 +344,8 @@ main(int argc, char *argv[])
 				xp.monotonic = 1;
 			else if (strcmp(optarg, "nocas") == 0)
 				xp.nocas = 1;
+			else if (strcmp(optarg, "free") == 0)
+				xp.lying = 1;
 			else
 				usage();
 			break;

@@ -12,12 +12,12 @@
 
 #include "core/elector.h"
 
-#define Q_MS		125	/* one step: a quarter of retry_period */
-#define LD_MS		1000
-#define RD_MS		750
-#define RP_MS		500
-#define TIMEOUT_MS	375
-#define BUDGET_MS	500	/* a stop's shutdown budget */
+#define Q_MS		250	/* one step: a quarter of retry_period */
+#define LD_MS		2000
+#define RD_MS		1500
+#define RP_MS		1000
+#define TIMEOUT_MS	750
+#define BUDGET_MS	1000	/* a stop's shutdown budget */
 #define PAUSE_STEPS	12	/* a pause or suspend: LD + RP */
 #define WATCH_BACK_STEPS 2	/* a broken stream comes back then */
 #define WATCH_POLL_MS	60000
@@ -103,6 +103,7 @@ struct xp_settings {
 	int		 latency;	/* steps a message may take */
 	int		 monotonic;	/* planted: a suspend stops the clock */
 	int		 nocas;		/* planted: UPDATE over any version */
+	int		 lying;		/* planted: a read shows no holder */
 	int		 verbose;	/* replaying a trace: print each feed */
 	const char	*violation;	/* set by a check */
 	char		 why[256];

@@ -361,6 +361,8 @@ xp_run_event(struct world *w, const struct ev *ev)
 		break;
 	case EV_ANSWER:
 		r = nd->ans_rec;
+		if (xp.lying && nd->ans_kind == ELECTOR_IN_GOT)
+			r.holder = -1;	/* planted: the read lies */
 		nd->waiting = 0;
 		nd->have_ans = 0;
 		memset(&nd->ans_rec, 0, sizeof(nd->ans_rec));
