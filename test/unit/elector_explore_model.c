@@ -241,9 +241,9 @@ feed(struct world *w, int i, enum elector_input_kind kind,
 	if (nd->e.state == ELECTOR_STOPPED) {
 		if (store_is_ours(w, nd) && w->store_ms < nd->stop_in_ms &&
 		    now < nd->e.stop_until_ms)
-			violate("%s stopped before its budget (until %s) with "
-			    "its record in the store, at %" PRIu64 " ms",
-			    xp_identities[i], "stop_until_ms", w->now_ms);
+			violate("%s stopped before its budget%s, with its "
+			    "record in the store, at %" PRIu64 " ms",
+			    xp_identities[i], "", w->now_ms);
 		nd->alive = 0;
 		nd->waiting = 0;
 		nd->have_ans = 0;
