@@ -39,16 +39,18 @@
  *
  *   elector_explore			the make check suite (below)
  *   elector_explore -d STEPS [-n NODES] [-f FAULTS] [-s STOPS] [-l STEPS]
- *	 [-w] [-b monotonic|nocas|free]	one exploration to STEPS steps
+ *	 [-w] [-b monotonic|nocas|free|norelease]
+ *					one exploration to STEPS steps
  *
  * With no flag it runs the configurations of `suite` (about 20 s here)
- * and then plants three bugs it must find, each with its trace:
+ * and then plants four bugs it must find, each with its trace:
  * "monotonic" (a suspend stops the deadline clock too, as
  * CLOCK_MONOTONIC would), "nocas" (the store takes an UPDATE over any
- * version) and "free" (a read shows the lease free while it is held, so
- * a node claims a record it never saw expire).  $EXPLORE_DEPTH=N adds N
- * steps to each of the suite's horizons, for longer runs; under
- * AddressSanitizer the horizons are two thirds.
+ * version), "free" (a read shows the lease free while it is held, so a
+ * node claims a record it never saw expire) and "norelease" (a stop
+ * ends at once with its record in the store: the stop budget's check).
+ * $EXPLORE_DEPTH=N adds N steps to each of the suite's horizons, for
+ * longer runs; under AddressSanitizer the horizons are two thirds.
  */
 
 #include <inttypes.h>
@@ -240,11 +242,12 @@ explore(void)
 	found = dfs(0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("elector_explore: %d nodes, %s, %d steps of %d ms, %d faults, "
-	    "%d stops%s%s%s: %" PRIu64 " states, %" PRIu64 " transitions, "
+	    "%d stops%s%s%s%s: %" PRIu64 " states, %" PRIu64 " transitions, "
 	    "depth %d events, %.1f s\n", xp.n, xp.watch ? "watch" : "polling",
 	    xp.steps, Q_MS, xp.faults, xp.stops, xp.monotonic ?
 	    ", planted: monotonic" : "", xp.nocas ? ", planted: nocas" : "",
-	    xp.lying ? ", planted: free" : "",
+	    xp.lying ? ", planted: free" : "", xp.norelease ?
+	    ", planted: norelease" : "",
 	    xp.states, xp.transitions, xp.max_depth,
 	    (double)(t1.tv_sec - t0.tv_sec) +
 	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
@@ -261,7 +264,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: elector_explore [-d steps] [-n nodes] "
 	    "[-f faults] [-s stops] [-l steps] [-w] "
-	    "[-b monotonic|nocas|free]\n");
+	    "[-b monotonic|nocas|free|norelease]\n");
 	exit(2);
 }
 
@@ -280,6 +283,7 @@ static const char *const planted[][2] = {
 	{ "monotonic", "a suspend stops the deadline clock too" },
 	{ "nocas", "the store takes an UPDATE over any version" },
 	{ "free", "a read shows the lease free while it is held" },
+	{ "norelease", "a stop ends at once, its record left in the store" },
 };
 
 static int
@@ -306,11 +310,13 @@ run_suite(int more)
 		}
 	}
 	/* Planted bugs: each must be found, with its trace. */
-	for (k = 0; k < 3; k++) {
+	for (k = 0; k < 4; k++) {
 		memset(&xp, 0, sizeof(xp));
 		xp.n = 2;
 		xp.steps = 16;
 		xp.faults = 1;
+		xp.stops = 1;
+		xp.norelease = k == 3;
 		xp.monotonic = k == 0;
 		xp.nocas = k == 1;
 		xp.lying = k == 2;
@@ -346,6 +352,8 @@ main(int argc, char *argv[])
 				xp.nocas = 1;
 			else if (strcmp(optarg, "free") == 0)
 				xp.lying = 1;
+			else if (strcmp(optarg, "norelease") == 0)
+				xp.norelease = 1;
 			else
 				usage();
 			break;

@@ -104,6 +104,7 @@ struct xp_settings {
 	int		 monotonic;	/* planted: a suspend stops the clock */
 	int		 nocas;		/* planted: UPDATE over any version */
 	int		 lying;		/* planted: a read shows no holder */
+	int		 norelease;	/* planted: a stop never releases */
 	int		 verbose;	/* replaying a trace: print each feed */
 	const char	*violation;	/* set by a check */
 	char		 why[256];

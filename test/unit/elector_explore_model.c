@@ -539,7 +539,7 @@ xp_start(struct world *w)
 		c.renew_deadline_ms = RD_MS;
 		c.retry_period_ms = RP_MS;
 		c.request_timeout_ms = TIMEOUT_MS;
-		c.release_on_cancel = 1;
+		c.release_on_cancel = !xp.norelease;
 		c.seed = (uint64_t)i + 1;
 		if (elector_init(&w->nodes[i].e, &c, 0, err, sizeof(err)) ==
 		    -1) {
