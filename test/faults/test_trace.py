@@ -91,4 +91,5 @@ def test_trace_replays_through_the_elector(cluster, measure):
     r = _replay([bent])
     assert r.returncode == 1 and "another action" in r.stderr, \
         r.stdout + r.stderr
-    measure("T1", "elector steps replayed from 3 daemons (F3, F2)", steps)
+    measure("T1", "elector steps replayed from 3 daemons (F3, F2)", steps,
+            unit="steps")
