@@ -237,8 +237,9 @@ UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child 
 	     shard leasecand \
 	     fifo
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim \
-	     $(BUILD)/test/shard_sim
+	     $(BUILD)/test/shard_sim $(BUILD)/test/elector_explore
 unit_module_elector_sim = elector
+unit_module_elector_explore = elector
 unit_module_shard_sim = shard
 unit_archives = $(call layer_archives,$(call layer_of,$(or $(unit_module_$(1)),$(1))))
 
@@ -252,6 +253,18 @@ $(BUILD)/test/%_test: $(BUILD)/test/obj/%_test.o $$(call unit_archives,$$*)
 $(BUILD)/test/elector_sim: $(BUILD)/test/obj/elector_sim.o $$(call unit_archives,elector_sim)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm
 
+# Every interleaving of a few electors' events to a time horizon
+# (EXPLORE_DEPTH=N adds N steps to each of its horizons).
+$(BUILD)/test/elector_explore: $(BUILD)/test/obj/elector_explore.o $(BUILD)/test/obj/elector_explore_model.o $$(call unit_archives,elector_explore)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+# Trace validation: replays the steps a LEADERD_TEST_HOOKS daemon traced
+# ($LEADERD_TEST_ELECTOR_TRACE) through the pure elector; built by
+# `make unit`, run by test/faults/test_trace.py.
+$(BUILD)/test/elector_replay: $(BUILD)/test/obj/elector_replay.o $$(call unit_archives,elector_replay)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+unit_module_elector_replay = elector
+
 # The shard groups' simulation (the planner over the elector).
 $(BUILD)/test/shard_sim: $(BUILD)/test/obj/shard_sim.o $$(call unit_archives,shard_sim)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
@@ -259,7 +272,7 @@ $(BUILD)/test/shard_sim: $(BUILD)/test/obj/shard_sim.o $$(call unit_archives,sha
 # sock_test wraps bind() to swap the socket for a symlink mid-listen.
 $(BUILD)/test/sock_test: LDFLAGS += -Wl,--wrap=bind
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) $(BUILD)/test/elector_replay
 	@set -e; for t in $(UNIT_BINS); do \
 		echo "== $$t"; \
 		TEST_DIR=$(CURDIR)/test/unit $$t; \

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ev.h>
 
@@ -81,6 +82,48 @@ sync_actions(struct election *e)
 	    e->el.lead_until_ms : 0, token, now_ms);
 }
 
+#ifdef LEADERD_TEST_HOOKS
+/*
+ * Test builds only: with $LEADERD_TEST_ELECTOR_TRACE set, every step is
+ * appended to the file of that name plus ".PID", as the lock's name (64
+ * bytes), the elector
+ * before it, the input, whether it carries a record, the record (or
+ * zeros), in.to (LEASE_HOLDER_MAX bytes) and the action, in this
+ * machine's layout; test/unit/elector_replay.c reads it back.
+ */
+static void
+trace_step(const char *lock, const struct elector *pre,
+    const struct elector_input *in, const struct elector_action *act)
+{
+	static FILE	*f;
+	const char	*path = getenv("LEADERD_TEST_ELECTOR_TRACE");
+	char		 name[64], to[LEASE_HOLDER_MAX], file[4096];
+	struct lease	 rec;
+	int		 has = in->record != NULL;
+
+	if (path == NULL)
+		return;
+	snprintf(file, sizeof(file), "%s.%ld", path, (long)getpid());
+	if (f == NULL && (f = fopen(file, "ab")) == NULL)
+		return;
+	memset(name, 0, sizeof(name));
+	memset(to, 0, sizeof(to));
+	memset(&rec, 0, sizeof(rec));
+	memcpy(name, lock, strnlen(lock, sizeof(name) - 1));
+	snprintf(to, sizeof(to), "%s", in->to != NULL ? in->to : "");
+	if (has)
+		rec = *in->record;
+	fwrite(name, sizeof(name), 1, f);
+	fwrite(pre, sizeof(*pre), 1, f);
+	fwrite(in, sizeof(*in), 1, f);
+	fwrite(&has, sizeof(has), 1, f);
+	fwrite(&rec, sizeof(rec), 1, f);
+	fwrite(to, sizeof(to), 1, f);
+	fwrite(act, sizeof(*act), 1, f);
+	fflush(f);
+}
+#endif
+
 /*
  * Feed one input to the elector and carry out its action.  A request that
  * cannot be started comes back as FAILED, which the elector answers with
@@ -110,7 +153,14 @@ daemon_step(struct election *e, enum elector_input_kind kind,
 			in.candidate = e->cand_in;
 			in.cooldown_ms = e->cand_cooldown_ms;
 		}
+#ifdef LEADERD_TEST_HOOKS
+		struct elector	 pre = e->el;
+
 		elector_step(&e->el, &in, &act);
+		trace_step(e->lock, &pre, &in, &act);
+#else
+		elector_step(&e->el, &in, &act);
+#endif
 		if (act.cancel) {
 			/*
 			 * Abandon the request in flight (a stalled renew): its
