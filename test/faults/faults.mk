@@ -26,7 +26,7 @@ FAULTS_PYTEST	?= $(PYTHON) -m pytest -q -p no:cacheprovider \
 
 .PHONY: faults soak
 
-faults: leaderd $(BUILD)/leaderd-testhooks
+faults: leaderd $(BUILD)/leaderd-testhooks $(BUILD)/test/elector_replay
 	cd test/faults && LEADERD=$(CURDIR)/leaderd \
 		LEADERD_TESTHOOKS=$(CURDIR)/$(BUILD)/leaderd-testhooks \
 		$(FAULTS_PYTEST) .
