@@ -36,6 +36,14 @@ json_t	*codec_jstring(const char *s);
 json_t	*codec_jtime(int64_t us);
 
 /*
+ * The string obj.key: 1 with *s and its length *n (jansson's, valid while
+ * obj is), 0 when absent or null, -1 with err when not a string (path
+ * names it: "spec.binaryVersion").
+ */
+int	 codec_string_at(json_t *obj, const char *key, const char *path,
+	    const char **s, size_t *n, char *err, size_t errlen);
+
+/*
  * Copy the string obj.key into buf of size len; path names it in err
  * ("metadata.uid").  Absent or null leaves buf untouched.  A value that
  * is not a string or does not fit is an error: -1 with err.

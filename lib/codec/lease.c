@@ -100,6 +100,23 @@ check_object(json_t *root, char *err, size_t errlen)
 	return 0;
 }
 
+int
+codec_string_at(json_t *obj, const char *key, const char *path,
+    const char **s, size_t *n, char *err, size_t errlen)
+{
+	json_t *v;
+
+	if ((v = json_object_get(obj, key)) == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_string(v)) {
+		snprintf(err, errlen, "%s: not a string", path);
+		return -1;
+	}
+	*s = json_string_value(v);
+	*n = json_string_length(v);
+	return 1;
+}
+
 /*
  * Copy the string obj.key (path names it in errors) into buf of size len.
  * Absent or null leaves buf untouched.
@@ -108,22 +125,18 @@ int
 codec_get_string(json_t *obj, const char *key, const char *path, char *buf,
     size_t len, char *err, size_t errlen)
 {
-	json_t *v;
-	size_t n;
+	const char	*s;
+	size_t		 n;
+	int		 r;
 
-	if ((v = json_object_get(obj, key)) == NULL || json_is_null(v))
-		return 0;
-	if (!json_is_string(v)) {
-		snprintf(err, errlen, "%s: not a string", path);
-		return -1;
-	}
-	n = json_string_length(v);
+	if ((r = codec_string_at(obj, key, path, &s, &n, err, errlen)) <= 0)
+		return r;
 	if (n >= len) {
 		snprintf(err, errlen, "%s: %zu bytes long, at most %zu allowed",
 		    path, n, len - 1);
 		return -1;
 	}
-	memcpy(buf, json_string_value(v), n + 1);
+	memcpy(buf, s, n + 1);
 	return 0;
 }
 

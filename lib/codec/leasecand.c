@@ -23,18 +23,12 @@ static int
 get_version(json_t *obj, const char *key, const char *path, char *buf,
     size_t len, int *cut, char *err, size_t errlen)
 {
-	json_t		*v;
 	const char	*s, *plus;
 	size_t		 n;
+	int		 r;
 
-	if ((v = json_object_get(obj, key)) == NULL || json_is_null(v))
-		return 0;
-	if (!json_is_string(v)) {
-		snprintf(err, errlen, "%s: not a string", path);
-		return -1;
-	}
-	s = json_string_value(v);
-	n = json_string_length(v);
+	if ((r = codec_string_at(obj, key, path, &s, &n, err, errlen)) <= 0)
+		return r;
 	if ((plus = memchr(s, '+', n)) != NULL)
 		n = (size_t)(plus - s);
 	if (n >= len) {
