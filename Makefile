@@ -92,6 +92,16 @@ REVISION := $(shell git describe --always --dirty --abbrev=12 --exclude='*' 2>/d
 endif
 export REVISION
 
+# The Go build cache the test tools (kube-apiserver and kubectl, the
+# client-go electors, Helm, promtool) are built with: Go's own (go env
+# GOCACHE), shared by every clone on the machine, so that a fresh clone
+# links them from it instead of compiling them for minutes beside the
+# tests.  A machine without it builds them once, in the background.
+# GO_TOOLS_CACHE=DIR keeps a cache apart.
+ifeq ($(origin GO_TOOLS_CACHE),undefined)
+GO_TOOLS_CACHE := $(shell go env GOCACHE 2>/dev/null)
+endif
+
 CFLAGS	?= -O2 -g
 CFLAGS	+= -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Ilib $(PKG_CFLAGS) \
 	   -DLEADERD_VERSION='"$(VERSION)"'

@@ -10,14 +10,14 @@
 #                       the harness (users are ServiceAccounts there)
 #
 # Go builds are niced and run with -p 2 (the machine has 2 cores).  The
-# build cache is build/e2e/gocache (E2E_GOCACHE= to move it, e.g. to a
-# directory that outlives a fresh clone); modules come from the Go module
-# proxy into the default GOMODCACHE (~/go/pkg/mod), which is shared by
-# every clone on the machine.
+# build cache is the top Makefile's GO_TOOLS_CACHE, Go's own by default
+# (E2E_GOCACHE= to move it); modules come from the Go module proxy into
+# the default GOMODCACHE (~/go/pkg/mod).  Both are shared by every clone
+# on the machine.
 
 E2E_BUILD	?= $(CURDIR)/build/e2e
 E2E_BIN		 = $(E2E_BUILD)/bin
-E2E_GOCACHE	?= $(E2E_BUILD)/gocache
+E2E_GOCACHE	?= $(GO_TOOLS_CACHE)
 GO		?= go
 E2E_GOENV	 = GOCACHE=$(E2E_GOCACHE) GOFLAGS=-mod=mod GOMAXPROCS=2
 # The Kubernetes release pinned in test/e2e/apiserver/go.mod; stamped into

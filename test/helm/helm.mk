@@ -14,14 +14,14 @@
 # The injection policy and the rendered charts on a real kube-apiserver
 # are in test/e2e/test_inject.py (make e2e, which builds helm first).
 #
-# Like test/e2e/e2e.mk: niced, -p 2, its own build cache in
-# build/helm/gocache (HELM_GOCACHE= to move it), modules from the Go
+# Like test/e2e/e2e.mk: niced, -p 2, the top Makefile's GO_TOOLS_CACHE
+# as its build cache (HELM_GOCACHE= to move it), modules from the Go
 # module proxy into the shared GOMODCACHE.  make test builds it in the
 # background (helm-prebuild) while the C suites run; helm-test waits.
 
 HELM_BUILD	?= $(CURDIR)/build/helm
 HELM		 = $(HELM_BUILD)/bin/helm
-HELM_GOCACHE	?= $(HELM_BUILD)/gocache
+HELM_GOCACHE	?= $(GO_TOOLS_CACHE)
 HELM_VERSION	:= $(shell sed -n 's/^\(require\)\{0,1\}[[:space:]]*helm.sh\/helm\/v4 \(v[0-9.]*\).*$$/\2/p' test/helm/go.mod)
 GO		?= go
 HELM_GOENV	 = GOCACHE=$(HELM_GOCACHE) GOFLAGS=-mod=mod GOMAXPROCS=2

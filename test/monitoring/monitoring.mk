@@ -3,7 +3,7 @@
 # by the top Makefile (`-include test/monitoring/monitoring.mk`).
 #
 #   make monitoring-test   build promtool (from the Go module proxy,
-#                          cached in build/monitoring), then run
+#                          into build/monitoring), then run
 #                          test/monitoring/check_rules.py: promtool check
 #                          rules on the rules file and the PrometheusRule,
 #                          promtool test rules on rules-test.yaml with
@@ -18,15 +18,15 @@
 #
 # promtool is github.com/prometheus/prometheus/cmd/promtool at the version
 # pinned in test/monitoring/promtool/go.mod.  As the e2e harness (e2e.mk):
-# niced, -p 2, its build cache in build/monitoring/gocache, modules in the
-# default GOMODCACHE.  Its first build takes about 4.5 minutes on this
+# niced, -p 2, the top Makefile's GO_TOOLS_CACHE as its build cache
+# (MON_GOCACHE= to move it), modules in the default GOMODCACHE.  Its first build takes about 4.5 minutes on this
 # 2-core machine, so make test starts it in the background with the e2e
 # harness (e2e-prebuild depends on monitoring-prebuild below) and
 # monitoring-test waits for it.
 
 MON_BUILD	?= $(CURDIR)/build/monitoring
 MON_BIN		 = $(MON_BUILD)/bin
-MON_GOCACHE	?= $(MON_BUILD)/gocache
+MON_GOCACHE	?= $(GO_TOOLS_CACHE)
 GO		?= go
 MON_GOENV	 = GOCACHE=$(MON_GOCACHE) GOFLAGS=-mod=mod GOMAXPROCS=2
 PROMTOOL	 = $(MON_BIN)/promtool
