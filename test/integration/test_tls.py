@@ -20,12 +20,12 @@ import json
 import os
 import select
 import socket
-import threading
 import time
 
 import pytest
 
 import fakeapi
+from tlscases import LoopbackServer
 from conftest import Cluster
 from harness import RETRY_PERIOD, wait_until
 
@@ -205,29 +205,15 @@ def test_tls_version(make, tls_min, tls_max, version):
 
 # -- proxies ----------------------------------------------------------------
 
-class ConnectProxy:
+class ConnectProxy(LoopbackServer):
     """An HTTP proxy on 127.0.0.1 that only tunnels: CONNECT host:port,
     200, then bytes both ways.  Records each CONNECT line."""
 
     def __init__(self):
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.port = self.sock.getsockname()[1]
         self.connects = []
-        self.stopping = False
-        threading.Thread(target=self._accept, daemon=True).start()
+        super().__init__()
 
-    def _accept(self):
-        while not self.stopping:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._tunnel, args=(c,),
-                             daemon=True).start()
-
-    def _tunnel(self, c):
+    def serve(self, c):
         up = None
         try:
             head = b""
@@ -261,11 +247,6 @@ class ConnectProxy:
             c.close()
             if up is not None:
                 up.close()
-
-    def close(self):
-        self.stopping = True
-        self.sock.close()
-
 
 def loopback_name():
     """The machine's host name and the 127.x address /etc/hosts maps it

@@ -155,21 +155,16 @@ def test_certificate_with_san_accepted_at_level_zero(tls_run):
 
 # -- a broken ServerHello ----------------------------------------------------
 
-class BadServerHello:
-    """A TCP server on 127.0.0.1 that answers each ClientHello with a
-    ServerHello claiming TLS 1.3 in legacy_version (0x0304), a TLS 1.3
-    cipher suite and no supported_versions extension, and then says
-    nothing more.  Records, for each connection, how long the client
-    took to answer (an alert or a close) or None if it did not within
-    `wait` seconds."""
+class LoopbackServer:
+    """A TCP server on 127.0.0.1 (port: self.port) that gives each
+    connection to self.serve(conn) on a thread of its own; close() stops
+    it.  The test servers of the TLS and proxy tests."""
 
-    def __init__(self, wait=5.0):
-        self.wait = wait
+    def __init__(self):
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(16)
         self.port = self.sock.getsockname()[1]
-        self.answers = []       # (seconds or None, first bytes)
         self.stopping = False
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -179,8 +174,29 @@ class BadServerHello:
                 c, _ = self.sock.accept()
             except OSError:
                 return
-            threading.Thread(target=self._serve, args=(c,),
+            threading.Thread(target=self.serve, args=(c,),
                              daemon=True).start()
+
+    def serve(self, conn):
+        raise NotImplementedError
+
+    def close(self):
+        self.stopping = True
+        self.sock.close()
+
+
+class BadServerHello(LoopbackServer):
+    """A TCP server on 127.0.0.1 that answers each ClientHello with a
+    ServerHello claiming TLS 1.3 in legacy_version (0x0304), a TLS 1.3
+    cipher suite and no supported_versions extension, and then says
+    nothing more.  Records, for each connection, how long the client
+    took to answer (an alert or a close) or None if it did not within
+    `wait` seconds."""
+
+    def __init__(self, wait=5.0):
+        self.wait = wait
+        self.answers = []       # (seconds or None, first bytes)
+        super().__init__()
 
     @staticmethod
     def _read(c, n):
@@ -192,7 +208,7 @@ class BadServerHello:
             data += chunk
         return data
 
-    def _serve(self, c):
+    def serve(self, c):
         try:
             c.settimeout(5.0)
             head = self._read(c, 5)
@@ -216,10 +232,6 @@ class BadServerHello:
             pass
         finally:
             c.close()
-
-    def close(self):
-        self.stopping = True
-        self.sock.close()
 
 
 class _NoAPI:
