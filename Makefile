@@ -446,11 +446,22 @@ integration-san: $(LEADERD_TARGET)
 	$(SAN_SCAN)
 
 # The deploy tests check the shipped image's binary (IMAGE_BIN) and its
-# licences; test_install.py the man pages against it.
+# licences; test_install.py the man pages against it.  Two workers: the
+# slow rows build a Dockerfile's stage and hand-shake TLS.  make test
+# builds the image's binary in the background at its start (the static
+# third-party libraries take a CPU-minute), image-prebuilt waits for it.
 deploy-test: image-bin
 	cd test/deploy && LEADERD=$(CURDIR)/$(IMAGE_BIN) \
 		LEADERD_LICENSES=$(CURDIR)/$(IMAGE_LICENSES) \
-		$(PYTHON) -m pytest -q -p no:cacheprovider .
+		$(PYTHON) -m pytest -q -p no:cacheprovider -n 2 .
+
+IMAGE_PREBUILD_WAIT ?= 1200
+.PHONY: image-prebuild image-prebuilt
+image-prebuild:
+	@sh test/prebuild.sh start $(IMAGE_BUILD) "the image's binary" "$(MAKE)" image-bin
+
+image-prebuilt:
+	@sh test/prebuild.sh wait $(IMAGE_BUILD) "the image's binary" $(IMAGE_PREBUILD_WAIT)
 
 # The docs say what leaderd does (test/docs/check_docs.py): the marked
 # examples run, the defaults quoted are -n -v's, the quoted log lines
@@ -478,8 +489,10 @@ check:
 # runs the fault suite, the hygiene tests (valgrind, fd soak) and the
 # sanitizer pass, so CI runs them with the README's command.
 TEST_STAGES = $(if $(SANITIZE),$(CHECK_STAGES),$(LEADERD_TARGET) \
-	      e2e-prebuild helm-prebuild $(wordlist 2,$(words $(CHECK_STAGES)),$(CHECK_STAGES)) \
-	      man-lint faults deploy-test monitoring-test helm-test e2e-prebuilt e2e hygiene sanitize)
+	      e2e-prebuild helm-prebuild image-prebuild \
+	      $(wordlist 2,$(words $(CHECK_STAGES)),$(CHECK_STAGES)) \
+	      man-lint faults image-prebuilt deploy-test monitoring-test helm-test \
+	      e2e-prebuilt e2e hygiene sanitize)
 test:
 	@sh test/stages.sh "make test" $(MAKE) --no-print-directory -- \
 		$(TEST_STAGES)

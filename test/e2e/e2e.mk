@@ -96,24 +96,10 @@ e2e-bins: $(E2E_BIN)/kasbox $(E2E_BIN)/kubectl $(E2E_BIN)/clientgo-elector $(E2E
 # on its own; its output is in $(E2E_BUILD)/prebuild.log.
 E2E_PREBUILD_WAIT ?= 2400
 e2e-prebuild:
-	@mkdir -p $(E2E_BUILD) && rm -f $(E2E_BUILD)/prebuild.rc
-	@echo "e2e: building the harness in the background (log: $(E2E_BUILD)/prebuild.log)"
-	@(MAKEFLAGS= nice -n 19 $(MAKE) --no-print-directory e2e-bins \
-		>$(E2E_BUILD)/prebuild.log 2>&1; \
-		echo $$? >$(E2E_BUILD)/prebuild.rc) </dev/null >/dev/null 2>&1 &
+	@sh test/prebuild.sh start $(E2E_BUILD) "the e2e harness" "$(MAKE)" e2e-bins
 
 e2e-prebuilt:
-	@test -f $(E2E_BUILD)/prebuild.log || exit 0; \
-	t0=$$(date +%s); \
-	while [ ! -s $(E2E_BUILD)/prebuild.rc ]; do \
-		if [ $$(( $$(date +%s) - t0 )) -ge $(E2E_PREBUILD_WAIT) ]; then \
-			echo "e2e: the harness build is not done after $(E2E_PREBUILD_WAIT)s"; \
-			cat $(E2E_BUILD)/prebuild.log; exit 1; fi; \
-		sleep 2; \
-	done; \
-	echo "e2e: waited $$(( $$(date +%s) - t0 ))s for the harness build"; \
-	cat $(E2E_BUILD)/prebuild.log; \
-	exit $$(cat $(E2E_BUILD)/prebuild.rc)
+	@sh test/prebuild.sh wait $(E2E_BUILD) "the e2e harness" $(E2E_PREBUILD_WAIT)
 
 E2E_LEADERD ?= $(CURDIR)/leaderd
 E2E_APISERVER_FLAGS ?=

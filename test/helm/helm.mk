@@ -54,24 +54,10 @@ helm-bin: $(HELM)
 # In the background at nice 19, as e2e-prebuild does; helm-prebuilt
 # waits for it (helm-test and e2e need the binary).
 helm-prebuild:
-	@mkdir -p $(HELM_BUILD) && rm -f $(HELM_BUILD)/prebuild.rc
-	@echo "helm: building the Helm CLI in the background (log: $(HELM_BUILD)/prebuild.log)"
-	@(MAKEFLAGS= nice -n 19 $(MAKE) --no-print-directory helm-bin \
-		>$(HELM_BUILD)/prebuild.log 2>&1; \
-		echo $$? >$(HELM_BUILD)/prebuild.rc) </dev/null >/dev/null 2>&1 &
+	@sh test/prebuild.sh start $(HELM_BUILD) "the Helm CLI" "$(MAKE)" helm-bin
 
 helm-prebuilt:
-	@test -f $(HELM_BUILD)/prebuild.log || exit 0; \
-	t0=$$(date +%s); \
-	while [ ! -s $(HELM_BUILD)/prebuild.rc ]; do \
-		if [ $$(( $$(date +%s) - t0 )) -ge $(HELM_PREBUILD_WAIT) ]; then \
-			echo "helm: the Helm build is not done after $(HELM_PREBUILD_WAIT)s"; \
-			cat $(HELM_BUILD)/prebuild.log; exit 1; fi; \
-		sleep 2; \
-	done; \
-	echo "helm: waited $$(( $$(date +%s) - t0 ))s for the Helm build"; \
-	cat $(HELM_BUILD)/prebuild.log; \
-	exit $$(cat $(HELM_BUILD)/prebuild.rc)
+	@sh test/prebuild.sh wait $(HELM_BUILD) "the Helm CLI" $(HELM_PREBUILD_WAIT)
 
 # The wait, then the binary, one after the other (under make -j, as
 # prerequisites, a foreground build would race the background one).

@@ -22,9 +22,6 @@ from fixtures import api, certdir, sockdir  # noqa: E402,F401
 TEST_TIME_LIMIT = int(os.environ.get("HYGIENE_TIME_LIMIT", "0")) or \
     max(300, int(float(os.environ.get("HYGIENE_SOAK_SECONDS", "60"))) + 240)
 
-_FIGURES = []
-
-
 @pytest.fixture(autouse=True)
 def time_limit():
     """Fail a test that runs longer than TEST_TIME_LIMIT seconds."""
@@ -34,22 +31,29 @@ def time_limit():
 
 @pytest.fixture
 def figures(request):
-    """figures(text): record a line for the end-of-run summary."""
+    """figures(text): record a line for the end-of-run summary.  The lines
+    travel on the reports (user_properties), so that those of
+    pytest-xdist's workers reach the summary too."""
     def add(text):
-        _FIGURES.append("%s: %s" % (request.node.name, text))
+        request.node.user_properties.append(
+            ("figure", "%s: %s" % (request.node.name, text)))
     return add
 
 
 def pytest_terminal_summary(terminalreporter):
-    if not _FIGURES:
+    lines = [v for key in ("passed", "failed", "error")
+             for r in terminalreporter.stats.get(key, ())
+             if getattr(r, "when", "call") == "call"
+             for k, v in getattr(r, "user_properties", ()) if k == "figure"]
+    if not lines:
         return
     terminalreporter.section("hygiene figures")
-    for ln in _FIGURES:
+    for ln in lines:
         terminalreporter.write_line(ln)
     out = os.environ.get("HYGIENE_FIGURES")
     if out:
         with open(out, "w") as f:
-            f.write("\n".join(_FIGURES) + "\n")
+            f.write("\n".join(lines) + "\n")
 
 
 @pytest.fixture

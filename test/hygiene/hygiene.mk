@@ -16,7 +16,9 @@
 # written to $(BUILD)/hygiene-figures.txt.
 
 HYGIENE_SOAK_SECONDS	?= 60
-HYGIENE_PYTEST		 = $(PYTHON) -m pytest -q -p no:cacheprovider -rfE
+# Two workers: the soak runs beside the valgrind rows (it bounds fds and
+# RSS, not time).
+HYGIENE_PYTEST		 = $(PYTHON) -m pytest -q -p no:cacheprovider -rfE -n 2
 
 .PHONY: hygiene
 

@@ -50,39 +50,15 @@ $(PROMTOOL): $(MON_SRCS)
 	t=$$(( $$(date +%s) - t0 )); echo "monitoring: built promtool in $${t}s"; \
 	test -f $(MON_BUILD)/promtool.build-time || echo "$$t" > $(MON_BUILD)/promtool.build-time
 
-# In the background, at nice 19, while make test's C suites run; its
-# output goes to $(MON_BUILD)/prebuild.log.  $(MON_BUILD)/prebuild.rc is
-# empty while the build runs and holds its exit status once it is done.
-# Nothing to do when promtool is up to date.
+# In the background, at nice 19, while make test's C suites run
+# (test/prebuild.sh); monitoring-test waits for it.
 monitoring-prebuild:
-	@mkdir -p $(MON_BUILD)
-	@if $(MAKE) --no-print-directory -q $(PROMTOOL) 2>/dev/null; then \
-		rm -f $(MON_BUILD)/prebuild.rc; \
-	else \
-		: >$(MON_BUILD)/prebuild.rc; \
-		echo "monitoring: building promtool in the background (log: $(MON_BUILD)/prebuild.log)"; \
-		(MAKEFLAGS= nice -n 19 $(MAKE) --no-print-directory promtool \
-			>$(MON_BUILD)/prebuild.log 2>&1; \
-			echo $$? >$(MON_BUILD)/prebuild.rc) </dev/null >/dev/null 2>&1 & \
-	fi
+	@sh test/prebuild.sh start $(MON_BUILD) promtool "$(MAKE)" promtool
 
 e2e-prebuild: monitoring-prebuild
 
-# Waits for the background build if one was started (no prebuild.rc:
-# none was, nothing to wait for), and says how long it waited.
 monitoring-prebuilt:
-	@test -f $(MON_BUILD)/prebuild.rc || exit 0; \
-	t0=$$(date +%s); \
-	while [ ! -s $(MON_BUILD)/prebuild.rc ]; do \
-		if [ $$(( $$(date +%s) - t0 )) -ge $(MON_PREBUILD_WAIT) ]; then \
-			echo "monitoring: the promtool build is not done after $(MON_PREBUILD_WAIT)s"; \
-			cat $(MON_BUILD)/prebuild.log; exit 1; fi; \
-		sleep 2; \
-	done; \
-	echo "monitoring: waited $$(( $$(date +%s) - t0 ))s for the promtool build"; \
-	test ! -f $(MON_BUILD)/prebuild.log || cat $(MON_BUILD)/prebuild.log; \
-	rc=$$(cat $(MON_BUILD)/prebuild.rc); rm -f $(MON_BUILD)/prebuild.rc; \
-	exit $$rc
+	@sh test/prebuild.sh wait $(MON_BUILD) promtool $(MON_PREBUILD_WAIT)
 
 monitoring-test: monitoring-prebuilt
 	@$(MAKE) --no-print-directory -s $(PROMTOOL)
