@@ -465,6 +465,18 @@ class ElectionView:
             return None
 
 
+def overlapping(windows):
+    """Of claims (owner, first_t0, first_t1, last_t0, last_t1), the pairs
+    of different owners that surely overlap, each as two (owner, from, to)
+    with the widest bounds (LeadershipChecker.violations says why)."""
+    bad = []
+    for i, a in enumerate(windows):
+        for b in windows[i + 1:]:
+            if a[0] != b[0] and a[3] > b[2] and b[3] > a[2]:
+                bad.append(((a[0], a[1], a[4]), (b[0], b[1], b[4])))
+    return bad
+
+
 class LeadershipChecker(Sampler):
     """Samples every instance's /leader about every `interval` seconds from
     one thread, in turn, recording (t0, t1, name, is_leader, answer): the
@@ -525,30 +537,40 @@ class LeadershipChecker(Sampler):
                 return s
             time.sleep(self.interval)
 
-    def claims(self):
-        """Per instance, its claim intervals [t0 of the first true sample,
-        t1 of the last true sample before a false or unreachable one]."""
+    def claim_windows(self):
+        """Per instance, its claims as (name, first_t0, first_t1, last_t0,
+        last_t1): the windows of the first true sample and of the last
+        true sample before a false or unreachable one."""
         out = []
         open_ = {}
         for t0, t1, name, lead, _ in self.snapshot():
             if lead:
                 if name in open_:
-                    open_[name][2] = t1
+                    open_[name][3:5] = [t0, t1]
                 else:
-                    open_[name] = [name, t0, t1]
+                    open_[name] = [name, t0, t1, t0, t1]
             elif name in open_:
                 out.append(tuple(open_.pop(name)))
         out.extend(tuple(v) for v in open_.values())
         return sorted(out, key=lambda c: c[1])
 
+    def claims(self):
+        """Per instance, its claim intervals [t0 of the first true sample,
+        t1 of the last true sample before a false or unreachable one]."""
+        return [(c[0], c[1], c[4]) for c in self.claim_windows()]
+
     def violations(self):
-        cl = self.claims()
-        bad = []
-        for i, a in enumerate(cl):
-            for b in cl[i + 1:]:
-                if a[0] != b[0] and a[1] < b[2] and b[1] < a[2]:
-                    bad.append((a, b))
-        return bad
+        """The pairs of claims the samples prove overlapping, as claims()
+        gives them.  A claim began at some moment of its first sample's
+        window and lasted at least to some moment of its last one's, so
+        two claims surely overlap only when each one's last sample began
+        after the other's first sample ended.  A sample held up after the
+        daemon answered (a checker thread starved of CPU, a SIGSTOP
+        between the answer and its read) widens its window instead of
+        inventing an overlap; on an idle machine the windows are a few
+        milliseconds wide."""
+        return overlapping([(c[0], c[1], c[2], c[3], c[4])
+                            for c in self.claim_windows()])
 
     def assert_s1(self):
         """S1: no two instances claim leadership at overlapping times."""

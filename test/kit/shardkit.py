@@ -9,7 +9,7 @@ import http.client
 import json
 import time
 
-from harness import Sampler
+from harness import Sampler, overlapping
 
 
 def member_config(inst, group, count, extra=""):
@@ -100,10 +100,10 @@ class ShardChecker(Sampler):
         with self._lock:
             return list(self.samples)
 
-    def claims(self):
-        """(shard, name, start, end): per instance and shard, from t0 of
-        the first sample owning it to t1 of the last before a sample that
-        does not (or is unreachable)."""
+    def claim_windows(self):
+        """(shard, name, first_t0, first_t1, last_t0, last_t1): per
+        instance and shard, the windows of the first sample owning it and
+        of the last before a sample that does not (or is unreachable)."""
         out, open_ = [], {}
         for t0, t1, name, got in self.snapshot():
             got = got or frozenset()
@@ -113,23 +113,28 @@ class ShardChecker(Sampler):
             for s in got:
                 key = (s, name)
                 if key in open_:
-                    open_[key][1] = t1
+                    open_[key][2:4] = [t0, t1]
                 else:
-                    open_[key] = [t0, t1]
+                    open_[key] = [t0, t1, t0, t1]
         out.extend(k + tuple(v) for k, v in open_.items())
         return out
 
+    def claims(self):
+        """(shard, name, start, end): t0 of the first sample owning the
+        shard to t1 of the last before a sample that does not."""
+        return [(c[0], c[1], c[2], c[5]) for c in self.claim_windows()]
+
     def violations(self):
+        """Per shard, the pairs of owners the samples prove overlapping
+        (overlapping: a held-up sample widens its window, it does
+        not invent an overlap)."""
         by = {}
-        for c in self.claims():
-            by.setdefault(c[0], []).append(c)
+        for c in self.claim_windows():
+            by.setdefault(c[0], []).append(c[1:])
         bad = []
         for s, cl in by.items():
-            cl.sort(key=lambda c: c[2])
-            for i, a in enumerate(cl):
-                for b in cl[i + 1:]:
-                    if a[1] != b[1] and a[2] < b[3] and b[2] < a[3]:
-                        bad.append((a, b))
+            cl.sort(key=lambda c: c[1])
+            bad.extend(((s,) + a, (s,) + b) for a, b in overlapping(cl))
         return bad
 
     def gaps(self):
