@@ -10,7 +10,8 @@
 # for it when a kubeconfig names no CA, and the files of the directory
 # LICENSES (the licence texts of what the binary links, their list,
 # COMPONENTS: deploy/image/static.mk, and the SBOM made from it,
-# sbom.spdx.json: deploy/image/sbom.py) as ROOT/licenses/.
+# sbom.spdx.json: deploy/image/sbom.py) as ROOT/licenses/, with the
+# default CA bundle's licence, ca-certificates.txt.
 #
 # The Dockerfile runs this in its build stage and copies ROOT onto
 # scratch; `make image` (deploy/image/oci.py) packs it as the image's
@@ -88,4 +89,20 @@ if [ -n "$licenses" ]; then
 		cp -L "$f" "$root/licenses/"
 		chmod 0644 "$root/licenses/$(basename "$f")"
 	done
+	# Debian's bundle is made from Mozilla's certdata.txt, under the
+	# MPL-2.0 (the SBOM says so): its text goes beside the others.  A
+	# bundle of the builder's own ($CA_BUNDLE) brings its own terms.
+	if [ -z "${CA_BUNDLE:-}" ]; then
+		mpl=/usr/share/common-licenses/MPL-2.0
+		if [ ! -f "$mpl" ]; then
+			echo "mkrootfs.sh: $mpl: no MPL-2.0 text for the" \
+			    "CA bundle (apt-get install base-files)" >&2
+			exit 1
+		fi
+		{ echo "/etc/ssl/certs/ca-certificates.crt: Debian's" \
+		    "ca-certificates, made from Mozilla's CA list," \
+		    "under the Mozilla Public License 2.0:"; echo
+		  cat "$mpl"; } >"$root/licenses/ca-certificates.txt"
+		chmod 0644 "$root/licenses/ca-certificates.txt"
+	fi
 fi

@@ -399,9 +399,10 @@ def test_rootfs_holds_the_static_binary(leaderd, licenses, rootfs):
     others = {str(p.relative_to(rootfs)) for p in rootfs.rglob("*")
         if p.is_file()}
     # Besides the binary: nonroot's passwd and group entries, the CA
-    # bundle, and the licences.
+    # bundle, and the licences (the bundle's among them).
     wanted = {"leaderd", "etc/passwd", "etc/group",
-              "etc/ssl/certs/ca-certificates.crt"} | \
+              "etc/ssl/certs/ca-certificates.crt",
+              "licenses/ca-certificates.txt"} | \
         {"licenses/" + p.name for p in licenses.iterdir()}
     assert others == wanted, "the file set holds other files"
 

@@ -344,8 +344,11 @@ def test_licenses(image_root, licenses, leaderd):
     assert (d / "leaderd.txt").read_bytes() == (ROOT / "LICENSE").read_bytes()
     # Beside them, the SBOM made from COMPONENTS (test_sbom.py).
     have = {p.name for p in d.iterdir()}
-    assert have == {"COMPONENTS", "sbom.spdx.json"} | \
+    assert have == {"COMPONENTS", "sbom.spdx.json", "ca-certificates.txt"} | \
         {n + ".txt" for n in names}, have
+    # The CA bundle is not linked in, but shipped: its licence is there.
+    ca = (d / "ca-certificates.txt").read_text()
+    assert "Mozilla Public License" in ca and "ca-certificates.crt" in ca
     # "leaderd 0.1.0 (revision ...)": the version is the second word.
     out = subprocess.run([str(leaderd), "--version"],
         capture_output=True, text=True, timeout=10).stdout
