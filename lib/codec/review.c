@@ -1,0 +1,184 @@
+/*
+ * review.c -- access reviews, a SelfSubjectReview, a pod's service
+ * account and an object's last spec writer, to and from JSON (review.h).
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "codec/codec_int.h"
+#include "codec/lease.h"
+#include "codec/review.h"
+
+/* spec.resourceAttributes of a review asking a. */
+static json_t *
+attributes(const struct review_ask *a)
+{
+	json_t	*ra = json_object();
+
+	json_object_set_new(ra, "verb", codec_jstring(a->verb));
+	json_object_set_new(ra, "group", codec_jstring(a->group));
+	json_object_set_new(ra, "resource", codec_jstring(a->resource));
+	if (a->ns != NULL && a->ns[0] != '\0')
+		json_object_set_new(ra, "namespace", codec_jstring(a->ns));
+	if (a->name != NULL && a->name[0] != '\0')
+		json_object_set_new(ra, "name", codec_jstring(a->name));
+	return ra;
+}
+
+static json_t *
+review(const char *kind)
+{
+	json_t	*root;
+
+	codec_json_init();
+	root = json_object();
+	json_object_set_new(root, "kind", json_string(kind));
+	json_object_set_new(root, "apiVersion",
+	    json_string("authorization.k8s.io/v1"));
+	return root;
+}
+
+char *
+review_encode_self(const struct review_ask *a)
+{
+	json_t	*root = review("SelfSubjectAccessReview"), *spec;
+
+	spec = json_object();
+	json_object_set_new(spec, "resourceAttributes", attributes(a));
+	json_object_set_new(root, "spec", spec);
+	return codec_json_dump(root);
+}
+
+char *
+review_encode_sa(const char *sa_ns, const char *sa,
+    const struct review_ask *a)
+{
+	json_t	*root = review("SubjectAccessReview"), *spec, *groups;
+	char	 s[600];
+
+	spec = json_object();
+	json_object_set_new(spec, "resourceAttributes", attributes(a));
+	snprintf(s, sizeof(s), "system:serviceaccount:%s:%s", sa_ns, sa);
+	json_object_set_new(spec, "user", codec_jstring(s));
+	groups = json_array();
+	json_array_append_new(groups, json_string("system:serviceaccounts"));
+	snprintf(s, sizeof(s), "system:serviceaccounts:%s", sa_ns);
+	json_array_append_new(groups, codec_jstring(s));
+	json_array_append_new(groups, json_string("system:authenticated"));
+	json_object_set_new(spec, "groups", groups);
+	json_object_set_new(root, "spec", spec);
+	return codec_json_dump(root);
+}
+
+int
+review_decode(const char *buf, size_t len, int *allowed, char *reason,
+    size_t reasonlen, char *err, size_t errlen)
+{
+	json_t	*root, *st, *al;
+	int	 rc = -1;
+
+	codec_json_init();
+	reason[0] = '\0';
+	if ((root = codec_load(buf, len, LEASE_BODY_MAX, err, errlen)) == NULL)
+		return -1;
+	st = json_object_get(root, "status");
+	al = json_object_get(st, "allowed");
+	if (!json_is_object(st) || !json_is_boolean(al))
+		snprintf(err, errlen, "the answer is not an access review with "
+		    "status.allowed");
+	else if (codec_get_string(st, "reason", "status.reason", reason,
+	    reasonlen, err, errlen) == -1)
+		;
+	else if (reason[0] == '\0' && codec_get_string(st, "evaluationError",
+	    "status.evaluationError", reason, reasonlen, err, errlen) == -1)
+		;
+	else {
+		*allowed = json_is_true(al);
+		rc = 0;
+	}
+	json_decref(root);
+	return rc;
+}
+
+int
+review_whoami(const char *buf, size_t len, char *user, size_t userlen,
+    char *err, size_t errlen)
+{
+	json_t	*root, *ui;
+	int	 rc = -1;
+
+	codec_json_init();
+	user[0] = '\0';
+	if ((root = codec_load(buf, len, LEASE_BODY_MAX, err, errlen)) == NULL)
+		return -1;
+	ui = json_object_get(json_object_get(root, "status"), "userInfo");
+	if (!json_is_object(ui))
+		snprintf(err, errlen, "the answer has no status.userInfo");
+	else if (codec_get_string(ui, "username", "status.userInfo.username",
+	    user, userlen, err, errlen) == 0)
+		rc = 0;
+	json_decref(root);
+	return rc;
+}
+
+int
+review_pod_sa(const char *buf, size_t len, char *sa, size_t salen,
+    char *err, size_t errlen)
+{
+	json_t	*root, *spec;
+	int	 rc = -1;
+
+	codec_json_init();
+	snprintf(sa, salen, "default");
+	if ((root = codec_load(buf, len, LEASE_BODY_MAX, err, errlen)) == NULL)
+		return -1;
+	spec = json_object_get(root, "spec");
+	if (!json_is_object(spec))
+		snprintf(err, errlen, "the pod has no spec");
+	else if (codec_get_string(spec, "serviceAccountName",
+	    "spec.serviceAccountName", sa, salen, err, errlen) == 0)
+		rc = 0;
+	if (rc == 0 && sa[0] == '\0')
+		snprintf(sa, salen, "default");
+	json_decref(root);
+	return rc;
+}
+
+int
+review_spec_manager(const char *buf, size_t len, char *manager,
+    size_t managerlen, char *err, size_t errlen)
+{
+	json_t	*root, *mf, *e, *op, *fv;
+	size_t	 i;
+	int64_t	 t, best = -1;
+	char	 e_err[128];
+
+	codec_json_init();
+	manager[0] = '\0';
+	if ((root = codec_load(buf, len, LEASE_BODY_MAX, err, errlen)) == NULL)
+		return -1;
+	if (!json_is_object(root)) {
+		snprintf(err, errlen, "the answer is not an object");
+		json_decref(root);
+		return -1;
+	}
+	mf = json_object_get(json_object_get(root, "metadata"),
+	    "managedFields");
+	json_array_foreach(mf, i, e) {
+		op = json_object_get(e, "operation");
+		fv = json_object_get(e, "fieldsV1");
+		if (!json_is_string(op) ||
+		    strcmp(json_string_value(op), "Update") != 0 ||
+		    json_object_get(fv, "f:spec") == NULL ||
+		    codec_get_time(e, "time", "managedFields[].time", &t, e_err,
+		    sizeof(e_err)) == -1 || t < best)
+			continue;
+		if (codec_get_string(e, "manager", "managedFields[].manager",
+		    manager, managerlen, e_err, sizeof(e_err)) == 0)
+			best = t;
+	}
+	json_decref(root);
+	return 0;
+}
