@@ -1050,6 +1050,13 @@ class _Handler(BaseHTTPRequestHandler):
     sys_version = ""
     _entry = None       # the request log entry of the request in hand
 
+
+    def date_time_string(self, timestamp=None):
+        # The Date header, shifted by date_offset_s (_ReviewMixin).
+        off = getattr(self.server.api, "date_offset_s", 0)
+        return super().date_time_string(
+            (timestamp if timestamp is not None else time.time()) + off)
+
     def log_message(self, fmt, *args):
         if self.server.api.verbose:
             sys.stderr.write("fakeapi: %s %s\n" % (self.address_string(),
@@ -1723,7 +1730,102 @@ class _PastMixin:
         return dict(self._past_state()["counts"])
 
 
-class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin):
+# -- access reviews (authorization.k8s.io/v1) and SelfSubjectReview ----
+#
+# What the doctor asks: SelfSubjectAccessReview for the token's own user
+# (api.token_user), SubjectAccessReview for any user.  Every verb is
+# allowed but those a test denies with api.deny(verb, resource, ...);
+# the rules answer the reviews only (a request itself is refused with a
+# fault).  api.reviews() lists what was asked.  reviews_served = False
+# answers 404, as a server without the API.  api.date_offset_s shifts the
+# Date header of every answer (a server whose clock differs).
+
+REVIEW_PREFIX = "/apis/authorization.k8s.io/v1/"
+REVIEW_KINDS = {"selfsubjectaccessreviews": "SelfSubjectAccessReview",
+                "subjectaccessreviews": "SubjectAccessReview"}
+SSR_PATH = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+
+
+class _ReviewMixin:
+    def _review_state(self):
+        if not hasattr(self, "_denied"):
+            self._denied = []       # (verb, resource, ns, name, user)
+            self._asked = []        # (kind, user, attributes)
+            self._token_users = {}
+            self.reviews_served = getattr(self, "reviews_served", True)
+            self.date_offset_s = getattr(self, "date_offset_s", 0)
+        return self
+
+    def deny(self, verb, resource, ns=None, name=None, user=None):
+        """Answer allowed: false to reviews of verb on resource (in ns, on
+        name, for user; None: any)."""
+        with self._lock:
+            self._review_state()._denied.append(
+                (verb, resource, ns, name, user))
+
+    def set_token_user(self, token, user):
+        """The user a token authenticates as (default:
+        system:serviceaccount:default:<token>)."""
+        with self._lock:
+            self._review_state()._token_users[token] = user
+
+    def token_user(self, token):
+        with self._lock:
+            return self._review_state()._token_users.get(
+                token, "system:serviceaccount:default:%s" % token)
+
+    def reviews(self):
+        """Every review asked: (kind, user, resourceAttributes)."""
+        with self._lock:
+            return list(self._review_state()._asked)
+
+    def _review_route(self, method, path, body, token):
+        """(code, obj, headers) for a review path, None for any other."""
+        if path == SSR_PATH:
+            kind = "SelfSubjectReview"
+        elif path.startswith(REVIEW_PREFIX) and \
+                path[len(REVIEW_PREFIX):] in REVIEW_KINDS:
+            kind = REVIEW_KINDS[path[len(REVIEW_PREFIX):]]
+        else:
+            return None
+        with self._lock:
+            st = self._review_state()
+            if not st.reviews_served:
+                return 404, status_body(404, "the server could not find "
+                                        "the requested resource",
+                                        "NotFound", {}), {}
+            if method != "POST":
+                return 405, status_body(405, "the server does not allow "
+                                        "this method on the requested "
+                                        "resource"), {}
+            try:
+                obj = json.loads(body or b"{}")
+            except (ValueError, UnicodeDecodeError) as e:
+                return 400, bad_request("error decoding body: %s" % e), {}
+            me = self.token_user(token)
+            if kind == "SelfSubjectReview":
+                obj["status"] = {"userInfo": {"username": me, "groups": [
+                    "system:serviceaccounts", "system:authenticated"]}}
+                return 201, obj, {}
+            spec = obj.get("spec") or {}
+            ra = spec.get("resourceAttributes") or {}
+            user = me if kind == "SelfSubjectAccessReview" else \
+                spec.get("user", "")
+            st._asked.append((kind, user, dict(ra)))
+            allowed = True
+            for verb, res, ns, name, who in st._denied:
+                if verb == ra.get("verb") and res == ra.get("resource") \
+                        and (ns is None or ns == ra.get("namespace", "")) \
+                        and (name is None or name == ra.get("name", "")) \
+                        and (who is None or who == user):
+                    allowed = False
+            obj["status"] = {"allowed": allowed}
+            if allowed:
+                obj["status"]["reason"] = "fakeapi: allowed"
+            return 201, obj, {}
+
+
+class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
     """The test API server.  All public methods are thread-safe."""
 
     def __init__(self, tokens=(), tls=True, host="127.0.0.1", port=0,
@@ -2247,6 +2349,9 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin):
 
     def _route(self, method, path, query, body, token, entry):
         """Returns (code, response object, extra headers)."""
+        review = self._review_route(method, path, body, token)
+        if review is not None:
+            return review
         if path.startswith(CAND_PREFIX):
             return self._cand_route(method, path, body)
         if path.startswith(POD_PREFIX):
@@ -2508,8 +2613,9 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin):
 
     # -- pods (the leader label) -------------------------------------
 
-    def create_pod(self, ns, name, labels=None):
-        """A Pod object for the label tests (no containers run)."""
+    def create_pod(self, ns, name, labels=None, service_account=None):
+        """A Pod object for the label tests (no containers run), of
+        service_account (spec.serviceAccountName) when given."""
         with self._lock:
             self._rv += 1
             meta = {"name": name, "namespace": ns, "uid": str(uuid.uuid4()),
@@ -2518,10 +2624,17 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin):
             if labels:
                 meta["labels"] = dict(labels)
             self._pods[(ns, name)] = {"kind": "Pod", "apiVersion": "v1",
-                                      "metadata": meta, "spec": {},
+                                      "metadata": meta,
+                                      "spec": {"serviceAccountName":
+                                               service_account}
+                                      if service_account else {},
                                       "status": {"phase": "Running"}}
             self._pod_history.append((time.monotonic(), ns, name,
                                       dict(labels or {}), None))
+
+    def delete_pod(self, ns, name):
+        with self._lock:
+            self._pods.pop((ns, name), None)
 
     def get_pod(self, ns, name):
         with self._lock:
