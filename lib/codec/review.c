@@ -5,8 +5,11 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/base64.h"
+#include "base/xmalloc.h"
 #include "codec/codec_int.h"
 #include "codec/lease.h"
 #include "codec/review.h"
@@ -181,4 +184,47 @@ review_spec_manager(const char *buf, size_t len, char *manager,
 	}
 	json_decref(root);
 	return 0;
+}
+
+int
+review_jwt_exp(const char *token, int64_t *exp_s)
+{
+	const char	*p, *q;
+	char		*b64, *payload, err[64];
+	size_t		 n, i, len;
+	json_t		*root, *exp;
+	int		 rc = -1;
+
+	if ((p = strchr(token, '.')) == NULL ||
+	    (q = strchr(p + 1, '.')) == NULL)
+		return -1;
+	n = (size_t)(q - p - 1);
+	/* base64url without padding into standard base64 with it. */
+	b64 = xmalloc(n + 4);
+	for (i = 0; i < n; i++)
+		b64[i] = p[1 + i] == '-' ? '+' : p[1 + i] == '_' ? '/' :
+		    p[1 + i];
+	while (i % 4 != 0)
+		b64[i++] = '=';
+	b64[i] = '\0';
+	payload = base64_decode(b64, &len);
+	free(b64);
+	if (payload == NULL)
+		return -1;
+	codec_json_init();
+	if ((root = codec_load(payload, len, LEASE_BODY_MAX, err,
+	    sizeof(err))) != NULL) {
+		exp = json_object_get(root, "exp");
+		if (json_is_integer(exp) && json_integer_value(exp) > 0) {
+			*exp_s = (int64_t)json_integer_value(exp);
+			rc = 0;
+		} else if (json_is_real(exp) && json_real_value(exp) > 0) {
+			*exp_s = (int64_t)json_real_value(exp);
+			rc = 0;
+		}
+		json_decref(root);
+	}
+	explicit_bzero(payload, len);
+	free(payload);
+	return rc;
 }

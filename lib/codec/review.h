@@ -11,6 +11,7 @@
 #define REVIEW_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define REVIEW_SSAR_PATH \
 	"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
@@ -72,5 +73,13 @@ int	review_pod_sa(const char *buf, size_t len, char *sa, size_t salen,
  */
 int	review_spec_manager(const char *buf, size_t len, char *manager,
 	    size_t managerlen, char *err, size_t errlen);
+
+/*
+ * The "exp" claim of the JWT token (a service account token), read
+ * without verifying it: Unix seconds into *exp_s.  Returns 0, or -1 when
+ * token is not a JWT or has no numeric exp.  The token never appears in
+ * an error.
+ */
+int	review_jwt_exp(const char *token, int64_t *exp_s);
 
 #endif /* REVIEW_H */

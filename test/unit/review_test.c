@@ -141,6 +141,21 @@ test_manager(void **state)
 	    sizeof(err)), -1);
 }
 
+static void
+test_jwt(void **state)
+{
+	int64_t	 exp = 0;
+
+	(void)state;
+	/* {"aud":["k"],"exp":1764918000,"sub":...}, unpadded base64url. */
+	assert_int_equal(review_jwt_exp("eyJhbGciOiJSUzI1NiJ9.eyJhdWQiOlsiayJdLCJleHAiOjE3NjQ5MTgwMDAsInN1YiI6InN5c3RlbTpzZXJ2aWNlYWNjb3VudDpuczpzYSJ9.sig", &exp), 0);
+	assert_int_equal(exp, 1764918000);
+	/* No exp. */
+	assert_int_equal(review_jwt_exp("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.sig", &exp), -1);
+	assert_int_equal(review_jwt_exp("opaque-token", &exp), -1);
+	assert_int_equal(review_jwt_exp("a.!!!.c", &exp), -1);
+}
+
 int
 main(void)
 {
@@ -149,6 +164,7 @@ main(void)
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_whoami_pod),
 		cmocka_unit_test(test_manager),
+		cmocka_unit_test(test_jwt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
