@@ -150,6 +150,33 @@ review_pod_sa(const char *buf, size_t len, char *sa, size_t salen,
 }
 
 int
+review_pod_list(const char *buf, size_t len,
+    void (*cb)(const char *name, void *arg), void *arg, char *err,
+    size_t errlen)
+{
+	json_t	*root, *items, *e, *n;
+	size_t	 i;
+
+	codec_json_init();
+	if ((root = codec_load(buf, len, LEASE_BODY_MAX, err, errlen)) == NULL)
+		return -1;
+	items = json_object_get(root, "items");
+	if (!json_is_array(items)) {
+		snprintf(err, errlen, "the answer is not a list (no items)");
+		json_decref(root);
+		return -1;
+	}
+	json_array_foreach(items, i, e) {
+		n = json_object_get(json_object_get(e, "metadata"), "name");
+		if (json_is_string(n) && json_string_length(n) > 0 &&
+		    json_string_length(n) < LEASE_HOLDER_MAX)
+			cb(json_string_value(n), arg);
+	}
+	json_decref(root);
+	return 0;
+}
+
+int
 review_spec_manager(const char *buf, size_t len, char *manager,
     size_t managerlen, char *err, size_t errlen)
 {

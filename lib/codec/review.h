@@ -66,6 +66,14 @@ int	review_pod_sa(const char *buf, size_t len, char *sa, size_t salen,
 	    char *err, size_t errlen);
 
 /*
+ * The names of a PodList's items, each to cb(name, arg).  Returns 0, or
+ * -1 with err when the body is not a list.
+ */
+int	review_pod_list(const char *buf, size_t len,
+	    void (*cb)(const char *name, void *arg), void *arg, char *err,
+	    size_t errlen);
+
+/*
  * The field manager of the latest "Update" entry of an object's
  * metadata.managedFields whose fields include its spec (fieldsV1 "f:spec"),
  * by time, into manager ("" when there is none).  Returns 0, or -1 with

@@ -142,6 +142,31 @@ test_manager(void **state)
 }
 
 static void
+name_cb(const char *name, void *arg)
+{
+	char	*out = arg;
+
+	strcat(out, name);
+	strcat(out, ";");
+}
+
+static void
+test_pod_list(void **state)
+{
+	static const char	 list[] = "{\"kind\":\"PodList\",\"items\":["
+	    "{\"metadata\":{\"name\":\"app-0\"}},{\"metadata\":{}},"
+	    "{\"metadata\":{\"name\":\"app-1\"}}]}";
+	char			 out[64] = "", err[128];
+
+	(void)state;
+	assert_int_equal(review_pod_list(list, strlen(list), name_cb, out,
+	    err, sizeof(err)), 0);
+	assert_string_equal(out, "app-0;app-1;");
+	assert_int_equal(review_pod_list("{}", 2, name_cb, out, err,
+	    sizeof(err)), -1);
+}
+
+static void
 test_jwt(void **state)
 {
 	int64_t	 exp = 0;
@@ -165,6 +190,7 @@ main(void)
 		cmocka_unit_test(test_whoami_pod),
 		cmocka_unit_test(test_manager),
 		cmocka_unit_test(test_jwt),
+		cmocka_unit_test(test_pod_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
