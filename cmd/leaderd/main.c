@@ -6,7 +6,8 @@
  *
  * `leaderd [flags] run [flags] -- CMD ARGS...` is the run mode: CMD runs
  * only while this instance leads (actions.h).  `leaderd status` and the
- * other control commands are ctl.c's.
+ * other control commands are ctl.c's; invoked as kubectl-leaderd, the
+ * binary is the kubectl plugin (lib/tool/plugin.c).
  */
 
 #include <sys/resource.h>
@@ -26,6 +27,7 @@
 #include "config/creds.h"
 #include "config/kubeconfig.h"
 #include "daemon/daemon.h"
+#include "tool/tool.h"
 #include "ctl.h"
 
 #define EXIT_CONFIG	2
@@ -467,6 +469,10 @@ main(int argc, char *argv[])
 	 * a peer of its own grammar: k8s-await-election hands every word
 	 * to its command.
 	 */
+	/* Invoked as kubectl-leaderd: the kubectl plugin (lib/tool/). */
+	if (argc > 0 && strcmp((peer = strrchr(argv[0], '/')) != NULL ?
+	    peer + 1 : argv[0], "kubectl-leaderd") == 0)
+		return plugin_main(argc, argv);
 	ctl_word = argc > 1 && ctl_is_command(argv[1]);
 	peer = compat_peer = compat_select(argc, argv, ctl_word, compat_why,
 	    sizeof(compat_why), &compat_by_env);
