@@ -82,9 +82,8 @@ view_decode(json_t *obj, struct leaseview *v, char *err, size_t errlen)
 
 int
 leaseview_list(const char *buf, size_t len,
-    void (*item_cb)(const struct leaseview *, void *), void *arg, char *cont,
-    size_t contlen, unsigned *skipped, char *why, size_t whylen, char *err,
-    size_t errlen)
+    void (*item_cb)(const struct leaseview *, void *), void *arg,
+    struct lease_list *out, char *err, size_t errlen)
 {
 	json_t			*root, *items, *item, *meta;
 	struct leaseview	 v;
@@ -93,16 +92,15 @@ leaseview_list(const char *buf, size_t len,
 	int			 rc = -1;
 
 	codec_json_init();
-	*skipped = 0;
-	if (whylen > 0)
-		why[0] = '\0';
-	if (contlen > 0)
-		cont[0] = '\0';
+	memset(out, 0, sizeof(*out));
 	if ((root = codec_load(buf, len, 0, err, errlen)) == NULL)
 		return -1;
 	meta = json_object_get(root, "metadata");
-	if (json_is_object(meta) && codec_get_string(meta, "continue",
-	    "metadata.continue", cont, contlen, err, errlen) == -1)
+	if (json_is_object(meta) && (codec_get_string(meta, "continue",
+	    "metadata.continue", out->cont, sizeof(out->cont), err,
+	    errlen) == -1 || codec_get_string(meta, "resourceVersion",
+	    "metadata.resourceVersion", out->rv, sizeof(out->rv), err,
+	    errlen) == -1))
 		goto out;
 	items = json_object_get(root, "items");
 	if (!json_is_object(root) || (items != NULL && !json_is_null(items) &&
@@ -112,17 +110,35 @@ leaseview_list(const char *buf, size_t len,
 	}
 	json_array_foreach(items, i, item) {
 		if (view_decode(item, &v, ierr, sizeof(ierr)) == -1) {
-			if (*skipped == 0 && whylen > 0)
-				snprintf(why, whylen, "%.80s: %.110s",
-				    v.name[0] != '\0' ? v.name : "(no name)",
-				    ierr);
-			(*skipped)++;
+			if (out->skipped == 0)
+				snprintf(out->why, sizeof(out->why),
+				    "%.80s: %.110s", v.name[0] != '\0' ?
+				    v.name : "(no name)", ierr);
+			out->skipped++;
 			continue;
 		}
+		out->items++;
 		item_cb(&v, arg);
 	}
 	rc = 0;
 out:
+	json_decref(root);
+	return rc;
+}
+
+int
+leaseview_one(const char *buf, size_t len, struct leaseview *v, char *err,
+    size_t errlen)
+{
+	json_t	*root;
+	int	 rc;
+
+	codec_json_init();
+	memset(v, 0, sizeof(*v));
+	if ((root = codec_load(buf, len, LEASE_BODY_MAX, err,
+	    errlen)) == NULL)
+		return -1;
+	rc = view_decode(root, v, err, errlen);
 	json_decref(root);
 	return rc;
 }

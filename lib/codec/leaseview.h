@@ -35,14 +35,18 @@ struct leaseview {
 /*
  * Decode one page of a LeaseList (of one namespace or of all) item by
  * item: item_cb(v, arg) for each Lease that decodes; the others are
- * counted in *skipped, the first one's name and error in why (whylen
- * bytes).  cont (contlen bytes) receives metadata.continue ("" on the
- * last page).  Returns -1 with err only when the page is not a list.
+ * counted in out->skipped, the first one's name and error in out->why.
+ * out->rv and out->cont receive the list's resourceVersion and continue
+ * token ("" on the last page).  Returns -1 with err only when the page
+ * is not a list.
  */
 int	leaseview_list(const char *buf, size_t len,
 	    void (*item_cb)(const struct leaseview *v, void *arg), void *arg,
-	    char *cont, size_t contlen, unsigned *skipped, char *why,
-	    size_t whylen, char *err, size_t errlen);
+	    struct lease_list *out, char *err, size_t errlen);
+
+/* Decode one Lease object (a GET's answer) into v; -1 with err. */
+int	leaseview_one(const char *buf, size_t len, struct leaseview *v,
+	    char *err, size_t errlen);
 
 /* One event of a watch of Leases. */
 struct leaseview_event {
