@@ -21,6 +21,18 @@
 
 #include "codec/lease.h"
 
+struct config;
+struct kube_creds;
+
+/*
+ * `leaderd doctor` (doctor_pod.c): every check of the configuration c
+ * (checked) from inside the pod, with creds (taken over); pod_ns this
+ * pod's namespace ("" when not known).  Prints the report on stdout and
+ * returns the exit status.
+ */
+int	doctor_pod_main(const struct config *c, struct kube_creds *creds,
+	    const char *pod_ns);
+
 /* The exit statuses of both doctors. */
 #define DOCTOR_EXIT_OK		0	/* no problem found (warnings may be) */
 #define DOCTOR_EXIT_PROBLEM	1	/* a problem found, or the checks

@@ -80,8 +80,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 GROUP = "coordination.k8s.io"
 LEASE_API = GROUP + "/v1"
 LEASE_PREFIX = "/apis/coordination.k8s.io/v1/namespaces/"
+LEASE_ALL = "/apis/coordination.k8s.io/v1/leases"     # every namespace's
 CAND_API = GROUP + "/v1beta1"
 CAND_PREFIX = "/apis/coordination.k8s.io/v1beta1/namespaces/"
+CAND_ALL = "/apis/coordination.k8s.io/v1beta1/leasecandidates"
 POD_PREFIX = "/api/v1/namespaces/"
 EVENT_PREFIXES = ("/api/v1/namespaces/", "/apis/events.k8s.io/v1/namespaces/")
 BODY_MAX = 3 * 1024 * 1024
@@ -402,13 +404,17 @@ LEASE_FIELDS = ("metadata.name", "metadata.namespace")
 
 
 def watch_requested(path, query):
-    """True for a watch on a namespace's lease collection (the only watch
-    fakeapi serves); such requests are logged as method "WATCH"."""
-    if not path.startswith(LEASE_PREFIX) or "watch" not in query:
+    """True for a watch on a namespace's lease collection, or on every
+    namespace's (the only watches fakeapi serves); such requests are
+    logged as method "WATCH"."""
+    if "watch" not in query:
         return False
-    parts = path[len(LEASE_PREFIX):].split("/")
-    if len(parts) != 2 or not parts[0] or parts[1] != "leases":
-        return False
+    if path != LEASE_ALL:
+        if not path.startswith(LEASE_PREFIX):
+            return False
+        parts = path[len(LEASE_PREFIX):].split("/")
+        if len(parts) != 2 or not parts[0] or parts[1] != "leases":
+            return False
     return query_bool(urllib.parse.parse_qs(query, keep_blank_values=True),
                       "watch")
 
@@ -757,7 +763,8 @@ class _WatchMixin:
     def _serve_watch(self, h, entry, path, query, token):
         """Answer one watch request on handler h (fault switches, auth,
         parameters, then the stream).  entry is its request log entry."""
-        ns = path[len(LEASE_PREFIX):].split("/")[0]
+        ns = None if path == LEASE_ALL else \
+            path[len(LEASE_PREFIX):].split("/")[0]
         fault, answered = self._open_faults(h, entry, token, "WATCH", path,
                                             ("apply_then_close",))
         if answered:
@@ -830,7 +837,7 @@ class _WatchMixin:
                 self._past_state()["counts"]["too_large"] += 1
             elif rv in ("", "0"):
                 for (ons, _), o in sorted(self._leases.items()):
-                    if ons == ns and _selected(o, fsel, lsel):
+                    if ns in (None, ons) and _selected(o, fsel, lsel):
                         initial.append(("ADDED", copy.deepcopy(o)))
                 last = self._rv
                 if bookmarks:
@@ -967,7 +974,8 @@ class _WatchMixin:
                     wake = min(wake, e["t"] + lag)
                     break
                 last = e["rv"]
-                if e["ns"] == ns and _selected(e["object"], fsel, lsel):
+                if ns in (None, e["ns"]) and \
+                        _selected(e["object"], fsel, lsel):
                     for etype, o in self._past_mangle(stream, e):
                         if send(etype, o):
                             return "cut"
@@ -1181,6 +1189,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(401, UNAUTHORIZED)
             return
         ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+        entry["ctype"] = ctype.lower()
         if method == "PATCH" and path.startswith(POD_PREFIX) and \
                 "/pods/" in path and ctype.lower() not in (
                 "application/merge-patch+json",
@@ -2352,6 +2361,10 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
         review = self._review_route(method, path, body, token)
         if review is not None:
             return review
+        if path == CAND_ALL:
+            return self._cand_all(method)
+        if path == LEASE_ALL:
+            return self._lease_all(method, query)
         if path.startswith(CAND_PREFIX):
             return self._cand_route(method, path, body)
         if path.startswith(POD_PREFIX):
@@ -2417,6 +2430,8 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
                 return 200, copy.deepcopy(obj), {}
             if method == "PUT":
                 return self._update(ns, name, body, token, entry, manager)
+            if method == "PATCH":
+                return self._patch(ns, name, body, token, entry, manager)
             if method == "DELETE":
                 obj = self._leases.get((ns, name))
                 if obj is None:
@@ -2458,9 +2473,12 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
     # after the token's name as they are now, at the token's version.
     list_cache_pages = False
 
-    def _list_page(self, q, items, list_rv=None):
+    def _list_page(self, q, items, list_rv=None, key=None):
         """One page of items (limit/continue); list_rv: the version the
-        list is as of (a list from the past gives an older one)."""
+        list is as of (a list from the past gives an older one); key: an
+        item's place in the order (its name; "ns/name" across
+        namespaces)."""
+        key = key or (lambda o: o["metadata"]["name"])
         def arg(k):
             return (q.get(k) or [""])[0]
         rv, start = str(self._rv if list_rv is None else list_rv), None
@@ -2475,7 +2493,7 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
                 rv, start = str(int(tok["rv"])), str(tok["start"])
             except (ValueError, KeyError, TypeError):
                 return 400, bad_request("continue key is not valid"), {}
-            items = [o for o in items if o["metadata"]["name"] > start]
+            items = [o for o in items if key(o) > start]
         meta = {"resourceVersion": rv}
         try:
             limit = int(arg("limit") or 0)
@@ -2485,10 +2503,84 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
                 arg("resourceVersion") != "0" or self.list_cache_pages):
             items = items[:limit]
             meta["continue"] = base64.urlsafe_b64encode(json.dumps(
-                {"rv": int(rv), "start": items[-1]["metadata"]["name"]}
+                {"rv": int(rv), "start": key(items[-1])}
             ).encode()).decode()
         return 200, {"kind": "LeaseList", "apiVersion": LEASE_API,
                      "metadata": meta, "items": items}, {}
+
+    def _lease_all(self, method, query):
+        """GET /apis/coordination.k8s.io/v1/leases: every namespace's
+        Leases, by namespace then name (etcd's key order)."""
+        if method != "GET":
+            return 405, status_body(405, "the server does not allow this "
+                                    "method on the requested resource"), {}
+        q = urllib.parse.parse_qs(query, keep_blank_values=True)
+        try:
+            lsel = _parse_selector((q.get("labelSelector") or [""])[0],
+                                   None)
+            fsel = _parse_selector((q.get("fieldSelector") or [""])[0],
+                                   ("metadata.name", "metadata.namespace"))
+        except ValueError as e:
+            return 400, bad_request(str(e)), {}
+        with self._lock:
+            items = [copy.deepcopy(o) for _, o in sorted(self._leases.items())
+                     if _selected(o, fsel, lsel)]
+            for o in items:
+                o.pop("kind", None)
+                o.pop("apiVersion", None)
+            return self._list_page(q, items, key=lambda o: "%s/%s" % (
+                o["metadata"]["namespace"], o["metadata"]["name"]))
+
+    def _cand_all(self, method):
+        """GET /apis/coordination.k8s.io/v1beta1/leasecandidates."""
+        if not getattr(self, "_cands_on", False):
+            return 404, status_body(404, "the server could not find the "
+                                    "requested resource", "NotFound", {}), {}
+        if method != "GET":
+            return 405, status_body(405, "method not allowed"), {}
+        with self._lock:
+            return 200, {"kind": "LeaseCandidateList",
+                         "apiVersion": CAND_API,
+                         "metadata": {"resourceVersion": str(self._rv)},
+                         "items": [copy.deepcopy(o) for _, o in sorted(
+                             getattr(self, "_cands", {}).items())]}, {}
+
+    def _patch(self, ns, name, body, token, entry, manager):
+        """A JSON merge patch (application/merge-patch+json) of the Lease
+        ns/name, as kubectl patch --type merge sends it."""
+        ctype = entry.get("ctype") or ""
+        if ctype != "application/merge-patch+json":
+            return 415, status_body(
+                415, "the body of the request was in an unknown format - "
+                "accepted media types include: application/json-patch+json, "
+                "application/merge-patch+json, application/apply-patch+yaml",
+                "UnsupportedMediaType"), {}
+        old = self._leases.get((ns, name))
+        if old is None:
+            return 404, not_found(name), {}
+        try:
+            patch = json.loads(body)
+        except (ValueError, TypeError) as e:
+            return 400, bad_request(str(e)), {}
+        obj = _merge_patch(copy.deepcopy(old), patch)
+        spec = obj.get("spec") or {}
+        causes = _validate(name, spec)
+        if causes:
+            return 422, invalid(name, causes), {}
+        self._rv += 1
+        m = obj["metadata"]
+        om = old["metadata"]
+        for k in ("name", "namespace", "uid", "creationTimestamp"):
+            m[k] = om[k]
+        m["resourceVersion"] = str(self._rv)
+        m["managedFields"] = self._managed(manager, "Update", spec,
+                                           om.get("managedFields"))
+        obj = {"kind": "Lease", "apiVersion": LEASE_API,
+               "metadata": _ordered(m, META_ORDER),
+               "spec": _ordered(spec, SPEC_ORDER)}
+        self._leases[(ns, name)] = obj
+        self._record("PATCH", ns, name, token, entry["t_recv"], obj, False)
+        return 200, copy.deepcopy(obj), {}
 
     def _create(self, ns, body, token, entry, manager):
         try:
