@@ -189,7 +189,9 @@ struct doctor_lease {
  * known) that is no live pod or candidate; a renewTime in the server's
  * future; a preferredHolder that is not live (a leaderd holder hands the
  * Lease to it, and nobody takes it); a holder that writes as client-go
- * (drops spec.strategy and preferredHolder when it renews: warn).
+ * (drops spec.strategy and preferredHolder when it renews: warn): the
+ * last writer of the spec is neither leaderd nor kubectl, and renews
+ * (renewTime is not acquireTime).
  */
 void	doctor_judge_lease(struct doctor_report *r,
 	    const struct doctor_lease *l);

@@ -320,10 +320,14 @@ test_lease_other(void **state)
 	assert_int_equal(one("lease")->sev, DOCTOR_OK);
 	assert_non_null(strstr(one("lease")->what, "does not exist"));
 
-	/* Written by a client-go elector. */
+	/* Written by a client-go elector, which renews. */
 	doctor_init(&rep);
 	l.exists = 1;
 	l.manager = "elector";
+	doctor_judge_lease(&rep, &l);
+	assert_false(has("holder"));	/* renewTime == acquireTime: an edit */
+	doctor_init(&rep);
+	rec.acquire_us = T0 - 60 * S;
 	doctor_judge_lease(&rep, &l);
 	assert_int_equal(one("holder")->sev, DOCTOR_WARN);
 	assert_non_null(strstr(one("holder")->what, "client-go elector"));
