@@ -324,6 +324,7 @@ test_lease_other(void **state)
 	doctor_init(&rep);
 	l.exists = 1;
 	l.manager = "elector";
+	rec.acquire_us = rec.renew_us;
 	doctor_judge_lease(&rep, &l);
 	assert_false(has("holder"));	/* renewTime == acquireTime: an edit */
 	doctor_init(&rep);
