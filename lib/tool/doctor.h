@@ -191,7 +191,7 @@ struct doctor_lease {
  * Lease to it, and nobody takes it); a holder that writes as client-go
  * (drops spec.strategy and preferredHolder when it renews: warn): the
  * last writer of the spec is neither leaderd nor kubectl, and renews
- * (renewTime is not acquireTime).
+ * (renewTime a second or more after acquireTime).
  */
 void	doctor_judge_lease(struct doctor_report *r,
 	    const struct doctor_lease *l);

@@ -309,9 +309,12 @@ doctor_judge_lease(struct doctor_report *r, const struct doctor_lease *l)
 			    rec->duration_s);
 	}
 	judge_preferred(r, l);
-	/* An elector renews: a one-off edit leaves renewTime at acquireTime. */
+	/*
+	 * An elector renews: a one-off edit leaves renewTime at acquireTime
+	 * (within the second a hand-made pair of times may differ by).
+	 */
 	if (!doctor_manager_not_elector(l->manager) &&
-	    rec->renew_us != rec->acquire_us) {
+	    rec->renew_us - rec->acquire_us >= SEC_US) {
 		f = doctor_add(r, DOCTOR_WARN, "holder", "lease %s/%s was last "
 		    "written by %s, a client-go elector: it drops "
 		    "spec.strategy and spec.preferredHolder when it renews, so "

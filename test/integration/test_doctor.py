@@ -1,0 +1,325 @@
+"""The doctors against the test API server: `leaderd doctor` as it runs
+inside the pod (the daemon's configuration file, its token) and
+`kubectl leaderd doctor [LEASE]` from outside (a kubeconfig).  Each
+finding is staged, then shown absent without the fault, so that every
+check can fail.  The output: one line per finding ("FAIL  CHECK: ...",
+"warn", "ok", "skip"), "      fix: ..." beneath a problem, and the
+summary "doctor: N problem(s), M warning(s) (...)"; the exit status 0
+with no problem, 1 with one, 2 for a bad command line
+(docs/operations.md, "Doctor")."""
+
+import base64
+import datetime
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from harness import leaderd_binary
+
+NS = "default"
+TOKEN = "doctor-operator"
+
+
+def microtime(ago):
+    t = datetime.datetime.now(datetime.timezone.utc) - \
+        datetime.timedelta(seconds=ago)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def jwt(exp):
+    """A token shaped as a service account's JWT (not signed: the test
+    API server takes any token it knows)."""
+    def part(d):
+        return base64.urlsafe_b64encode(json.dumps(d).encode()) \
+            .decode().rstrip("=")
+    return "%s.%s.c2ln" % (part({"alg": "RS256", "kid": "k"}), part({
+        "iss": "https://kubernetes.default.svc", "exp": int(exp),
+        "sub": "system:serviceaccount:default:leaderd"}))
+
+
+def run(args, env=None, exe=None, timeout=30):
+    e = {k: v for k, v in os.environ.items()
+         if k not in ("KUBERNETES_SERVICE_HOST", "POD_NAMESPACE",
+                      "KUBECONFIG")}
+    e.update(env or {})
+    p = subprocess.run([exe or leaderd_binary()] + list(args), env=e,
+                       text=True, capture_output=True, timeout=timeout)
+    return p
+
+
+def findings(out):
+    """(word, check, text) per finding line, the fix lines apart."""
+    got = []
+    for ln in out.splitlines():
+        if ln.startswith("      fix: ") or ln.startswith("doctor: "):
+            continue
+        word, _, rest = ln.partition("  ")
+        check, _, text = rest.strip().partition(": ")
+        got.append((word.strip(), check, text))
+    return got
+
+
+def having(out, word, check, words):
+    """The finding lines of that weight and check holding words."""
+    return [f for f in findings(out) if f[0] == word and f[1] == check
+            and words in f[2]]
+
+
+def fix_of(out, words):
+    """The fix line under the first finding holding words."""
+    lines = out.splitlines()
+    for i, ln in enumerate(lines):
+        if words in ln and i + 1 < len(lines) and \
+                lines[i + 1].startswith("      fix: "):
+            return lines[i + 1][len("      fix: "):]
+    return None
+
+
+def summary(out):
+    return out.rstrip("\n").splitlines()[-1]
+
+
+# -- leaderd doctor, inside the pod ----------------------------------------
+
+def pod_doctor(inst, *extra, env=None):
+    return run(["-f", inst.config_path] + list(extra) + ["doctor"],
+               env=env or {"POD_NAMESPACE": inst.namespace})
+
+
+def test_pod_missing_verb(api, cluster, lock_name):
+    """A Role without update: the access review names the verb, the
+    resource, the namespace and the account, with the rule to add."""
+    inst = cluster.new("pod-a")
+    r = pod_doctor(inst)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert summary(r.stdout) == "doctor: 0 problems, 0 warnings (leases " \
+        "%s/%s, identity pod-a, as this pod)" % (NS, lock_name)
+    for verb in ("get", "update", "watch"):
+        assert having(r.stdout, "ok", "access", "may %s leases."
+                      "coordination.k8s.io/%s in namespace %s" %
+                      (verb, lock_name, NS)), r.stdout
+    assert having(r.stdout, "ok", "access", "may create events")
+    assert having(r.stdout, "ok", "token", "accepts the token")
+
+    api.deny("update", "leases", ns=NS)
+    r = pod_doctor(inst)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert having(r.stdout, "FAIL", "access", "this pod's service account "
+                  "may not update leases.coordination.k8s.io/%s in namespace "
+                  "%s (needed to renew the Lease and take it over)" %
+                  (lock_name, NS)), r.stdout
+    user = "system:serviceaccount:default:%s" % inst.token
+    assert fix_of(r.stdout, "may not update") == \
+        'add verb "update" on resource "leases" (apiGroup ' \
+        '"coordination.k8s.io") to the Role in namespace %s bound to %s ' \
+        '(deploy/base/role.yaml)' % (NS, user)
+    assert r.stdout.splitlines()[0].startswith("FAIL  access: ")
+    assert summary(r.stdout).startswith("doctor: 1 problem, 0 warnings")
+    # Each verb was asked about with this pod's own token.
+    asked = {(k, u, a["verb"], a["resource"]) for k, u, a in api.reviews()}
+    assert ("SelfSubjectAccessReview", user, "update", "leases") in asked
+
+
+def test_pod_token(api, cluster, lock_name):
+    """A rejected token stops the checks at the first line; a JWT's exp
+    is read from the token file."""
+    exp = time.time() + 3600
+    inst = cluster.new("pod-a", token=jwt(exp))
+    r = pod_doctor(inst)
+    assert r.returncode == 0, r.stdout + r.stderr
+    want = datetime.datetime.fromtimestamp(int(exp), datetime.timezone.utc) \
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+    f = having(r.stdout, "ok", "token", "the file %s" % inst.token_path)
+    assert f and ("it expires at %s" % want) in f[0][2], r.stdout
+
+    api.revoke_token(inst.token)
+    r = pod_doctor(inst)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert having(r.stdout, "FAIL", "token", "rejects the token from the "
+                  "file %s (401 Unauthorized); it expires at %s" %
+                  (inst.token_path, want)), r.stdout
+    assert "revoked" in fix_of(r.stdout, "401 Unauthorized")
+    assert not having(r.stdout, "ok", "access", "")    # no further
+
+    # Past its exp, and still taken.
+    api.add_token(inst.token)
+    inst.write_token(jwt(time.time() - 60))
+    api.add_token(jwt(time.time() - 60))
+    r = pod_doctor(inst)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert having(r.stdout, "FAIL", "token", "past its expiry")
+
+
+def test_pod_lease_ghost_and_split(api, cluster, lock_name):
+    """The Lease judged against our durations, and an old-style lock of
+    the same name holding a live record."""
+    inst = cluster.new("pod-a")
+    api.create_lease(NS, lock_name, {
+        "holderIdentity": "ghost-7f9c", "leaseDurationSeconds": 3600,
+        "acquireTime": microtime(25), "renewTime": microtime(25)})
+    r = pod_doctor(inst)
+    assert r.returncode == 1, r.stdout + r.stderr
+    f = having(r.stdout, "FAIL", "lease", "lease %s/%s: holder ghost-7f9c "
+               "asks 3600 s (ours 3 s)" % (NS, lock_name))
+    assert f, r.stdout
+    fix = fix_of(r.stdout, "holder ghost-7f9c asks")
+    assert "'{\"spec\":{\"holderIdentity\":\"\"}}'" in fix
+    assert "kubectl delete lease -n %s %s" % (NS, lock_name) in fix
+    assert having(r.stdout, "ok", "split", "no endpoints")
+
+    # A short foreign lease, renewed, is fine.
+    api.modify_lease(NS, lock_name, lambda o: o["spec"].update({
+        "leaseDurationSeconds": 5, "renewTime": microtime(1)}))
+    rec = json.dumps({"holderIdentity": "old-a", "leaseDurationSeconds": 15,
+                      "acquireTime": microtime(100)[:19] + "Z",
+                      "renewTime": microtime(1)[:19] + "Z",
+                      "leaderTransitions": 0})
+    api.create_object("endpoints", NS, lock_name, annotations={
+        "control-plane.alpha.kubernetes.io/leader": rec})
+    r = pod_doctor(inst)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert not having(r.stdout, "FAIL", "lease", "")
+    assert having(r.stdout, "FAIL", "split", "endpoints %s/%s holds a "
+                  "leader record renewed" % (NS, lock_name)), r.stdout
+    assert "endpointsleases" in fix_of(r.stdout, "holds a leader record")
+
+    # Within the migration lock it is expected.
+    r = pod_doctor(inst, "--lock-type", "endpointsleases")
+    assert having(r.stdout, "ok", "split", "which lock type "
+                  "endpointsleases keeps"), r.stdout
+
+
+def test_pod_namespace(api, cluster, lock_name):
+    inst = cluster.new("pod-a")
+    r = pod_doctor(inst, env={"POD_NAMESPACE": "elsewhere"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert having(r.stdout, "warn", "namespace", "the lock's namespace %s "
+                  "is not this pod's namespace elsewhere" % NS), r.stdout
+    assert summary(r.stdout).startswith("doctor: 0 problems, 1 warning ")
+
+
+# -- kubectl leaderd doctor -------------------------------------------------
+
+@pytest.fixture
+def kdoctor(api, tmp_path):
+    """kubectl-leaderd doctor ARGS, as the operator (context namespace
+    default)."""
+    api.add_token(TOKEN)
+    exe = tmp_path / "kubectl-leaderd"
+    os.symlink(leaderd_binary(), exe)
+    kc = api.write_kubeconfig(str(tmp_path / "kubeconfig"), token=TOKEN,
+                              namespace=NS)
+
+    def go(*args):
+        return run(["doctor"] + list(args), exe=str(exe),
+                   env={"KUBECONFIG": kc, "HOME": str(tmp_path)})
+    return go
+
+
+def held(api, name, holder, ago, dur=15, **more):
+    # acquireTime = renewTime: as a hand-made record (an elector that
+    # renews would read as client-go's, whose writer is not leaderd).
+    spec = {"holderIdentity": holder, "leaseDurationSeconds": dur,
+            "acquireTime": microtime(ago), "renewTime": microtime(ago)}
+    spec.update(more)
+    api.create_lease(NS, name, spec)
+
+
+def test_kubectl_missing_update(api, kdoctor, lock_name):
+    """The candidates' service account, found by the pod the holder
+    names, may not update the Lease."""
+    held(api, lock_name, "pod-a", 1)
+    api.create_pod(NS, "pod-a", service_account="app-sa")
+    r = kdoctor(lock_name)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert having(r.stdout, "ok", "access", "service account %s/app-sa "
+                  "(pods pod-a) may update leases.coordination.k8s.io/%s" %
+                  (NS, lock_name)), r.stdout
+    assert having(r.stdout, "ok", "pods", "holder pod-a: pod %s/pod-a "
+                  "exists" % NS)
+
+    api.deny("update", "leases", ns=NS,
+             user="system:serviceaccount:%s:app-sa" % NS)
+    r = kdoctor(lock_name)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert having(r.stdout, "FAIL", "access", "service account %s/app-sa "
+                  "(pods pod-a) may not update leases.coordination.k8s.io/"
+                  "%s in namespace %s" % (NS, lock_name, NS)), r.stdout
+    assert "system:serviceaccount:%s:app-sa" % NS in \
+        fix_of(r.stdout, "may not update")
+    sars = [(u, a["verb"]) for k, u, a in api.reviews()
+            if k == "SubjectAccessReview"]
+    assert ("system:serviceaccount:%s:app-sa" % NS, "get") in sars
+    assert summary(r.stdout) == "doctor: 1 problem, 0 warnings (lease " \
+        "%s/%s)" % (NS, lock_name)
+
+
+def test_kubectl_stale(api, kdoctor, lock_name):
+    held(api, lock_name, "pod-a", 20)
+    r = kdoctor(lock_name)
+    assert r.returncode == 1, r.stdout + r.stderr
+    f = having(r.stdout, "FAIL", "lease", "lease %s/%s is stale: pod-a "
+               "renewed it 20 s ago, past its 15 s duration" % (NS, lock_name))
+    assert f, r.stdout
+    assert having(r.stdout, "warn", "pods", "holder pod-a: no pod")
+    assert "holderIdentity" in fix_of(r.stdout, "is stale")
+
+    api.modify_lease(NS, lock_name, lambda o: o["spec"].update(
+        {"renewTime": microtime(1)}))
+    r = kdoctor(lock_name)
+    assert not having(r.stdout, "FAIL", "lease", ""), r.stdout
+    assert having(r.stdout, "ok", "lease", "held by pod-a, renewed 1 s ago")
+
+
+def test_kubectl_preferred_dead(api, kdoctor, lock_name):
+    """preferredHolder naming no live candidate."""
+    api.enable_candidates()
+    api.plant_candidate(NS, "pod-a", lock_name)
+    held(api, lock_name, "pod-a", 1, strategy="OldestEmulationVersion",
+         preferredHolder="pod-gone")
+    r = kdoctor(lock_name)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert having(r.stdout, "FAIL", "preferred", "lease %s/%s prefers "
+                  "holder pod-gone" % (NS, lock_name)), r.stdout
+    assert '"preferredHolder":null' in fix_of(r.stdout, "prefers holder")
+    assert having(r.stdout, "ok", "pods", "holder pod-a: no pod %s/pod-a, "
+                  "but a live LeaseCandidate" % NS)
+
+    api.plant_candidate(NS, "pod-b", lock_name)
+    api.modify_lease(NS, lock_name, lambda o: o["spec"].update(
+        {"preferredHolder": "pod-b"}))
+    r = kdoctor(lock_name)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not having(r.stdout, "FAIL", "preferred", "")
+
+
+def test_kubectl_same_name_elsewhere(api, kdoctor, lock_name):
+    held(api, lock_name, "pod-a", 1)
+    api.create_lease("canary", lock_name, {
+        "holderIdentity": "pod-c", "leaseDurationSeconds": 15,
+        "acquireTime": microtime(30), "renewTime": microtime(1)})
+    r = kdoctor(lock_name)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert having(r.stdout, "warn", "split", "lease canary/%s of the same "
+                  "name is held too, by pod-c" % lock_name), r.stdout
+
+
+def test_kubectl_every_lease_and_errors(api, kdoctor, lock_name):
+    """Without LEASE, every Lease of the namespace; a rejected token is
+    one line and exit 1."""
+    held(api, lock_name, "pod-a", 1)
+    held(api, lock_name + "-b", "pod-b", 30)
+    r = kdoctor()
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert having(r.stdout, "FAIL", "lease", "lease %s/%s-b is stale" %
+                  (NS, lock_name))
+    assert having(r.stdout, "ok", "lease", "lease %s/%s is held" %
+                  (NS, lock_name))
+    api.revoke_token(TOKEN)
+    r = kdoctor(lock_name)
+    assert r.returncode == 1
+    assert r.stdout == "" and len(r.stderr.splitlines()) == 1, r
+    assert "401" in r.stderr or "Unauthorized" in r.stderr, r.stderr
