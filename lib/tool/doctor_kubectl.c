@@ -32,7 +32,6 @@
 #include "tool/doctor_int.h"
 #include "tool/tool.h"
 
-#define DOCTOR_LEASES_MAX	50	/* Leases checked without LEASE */
 
 /* The candidates' pods, by service account. */
 struct accounts {
