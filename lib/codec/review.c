@@ -177,6 +177,45 @@ review_pod_list(const char *buf, size_t len,
 }
 
 int
+review_event_leaders(const char *buf, size_t len,
+    void (*cb)(const char *id, void *arg), void *arg, char *err,
+    size_t errlen)
+{
+	static const char	 tail[] = " became leader";
+	json_t			*root, *items, *e, *r, *m;
+	char			 id[LEASE_HOLDER_MAX];
+	const char		*msg;
+	size_t			 i, n, t = sizeof(tail) - 1;
+
+	codec_json_init();
+	if ((root = codec_load(buf, len, LEASE_BODY_MAX, err, errlen)) == NULL)
+		return -1;
+	items = json_object_get(root, "items");
+	if (!json_is_array(items)) {
+		snprintf(err, errlen, "the answer is not a list (no items)");
+		json_decref(root);
+		return -1;
+	}
+	json_array_foreach(items, i, e) {
+		r = json_object_get(e, "reason");
+		m = json_object_get(e, "message");
+		if (!json_is_string(r) || !json_is_string(m) ||
+		    strcmp(json_string_value(r), "LeaderElection") != 0)
+			continue;
+		msg = json_string_value(m);
+		n = json_string_length(m);
+		if (n <= t || n - t >= sizeof(id) ||
+		    strcmp(msg + n - t, tail) != 0)
+			continue;
+		snprintf(id, sizeof(id), "%.*s", (int)(n - t), msg);
+		if (strchr(id, ' ') == NULL)
+			cb(id, arg);
+	}
+	json_decref(root);
+	return 0;
+}
+
+int
 review_spec_manager(const char *buf, size_t len, char *manager,
     size_t managerlen, char *err, size_t errlen)
 {

@@ -74,6 +74,16 @@ int	review_pod_list(const char *buf, size_t len,
 	    size_t errlen);
 
 /*
+ * The identities an EventList names as leaders: each item of reason
+ * "LeaderElection" whose message is "ID became leader" (as client-go's
+ * elector and leaderd record them), ID to cb(id, arg), in the list's
+ * order.  Returns 0, or -1 with err when the body is not a list.
+ */
+int	review_event_leaders(const char *buf, size_t len,
+	    void (*cb)(const char *id, void *arg), void *arg, char *err,
+	    size_t errlen);
+
+/*
  * The field manager of the latest "Update" entry of an object's
  * metadata.managedFields whose fields include its spec (fieldsV1 "f:spec"),
  * by time, into manager ("" when there is none).  Returns 0, or -1 with

@@ -5,15 +5,17 @@
  * the namespace):
  *
  * - its candidates: the live LeaseCandidates naming it, the pods of -l
- *   SELECTOR, and the identities its record names (holderIdentity,
- *   preferredHolder), each traced to its pod (the identity, or the host
+ *   SELECTOR, the identities its record names (holderIdentity,
+ *   preferredHolder) and its recent holders (its Events' "ID became
+ *   leader"), each traced to its pod (the identity, or the host
  *   part of client-go's HOST_UUID); the service accounts those pods run
  *   as are asked about by SubjectAccessReview: get and update on the
  *   Lease, create too while it does not exist;
  * - the Lease judged (doctor_judge_lease): stale, held for life, a ghost
  *   holder, a preferredHolder that is no live candidate, a client-go
  *   holder, a renewTime in the server's future;
- * - the pods its holder and preferredHolder name, whether they exist;
+ * - the pods its holder, preferredHolder and recent holders name,
+ *   whether they exist;
  * - the same name in other namespaces and as an old-style lock.
  *
  * The output and exit status are the in-pod doctor's (doctor.h).
@@ -88,13 +90,45 @@ selector_pods(struct doctor_run *d, const char *ns, const char *selector,
 	tool_answer_free(&a);
 }
 
+/* The identities the Lease's Events name as leaders, into ids. */
+static void
+recent_leaders(struct doctor_run *d, const char *ns, const char *name,
+    struct doctor_names *ids)
+{
+	struct tool_answer	 a;
+	char			*path, *ens, *sel, *esel, err[300];
+
+	ens = tool_escape(ns);
+	xasprintf(&sel, "involvedObject.kind=Lease,involvedObject.name=%s",
+	    name);
+	esel = tool_escape(sel);
+	xasprintf(&path, "/api/v1/namespaces/%s/events?fieldSelector=%s", ens,
+	    esel);
+	free(ens);
+	free(sel);
+	free(esel);
+	if (doctor_call(d, "GET", path, NULL, "list", &a) == -1) {
+		free(path);
+		return;
+	}
+	free(path);
+	if (a.res.status != 200) {
+		doctor_answer_text(&a, err, sizeof(err));
+		doctor_add(&d->rep, DOCTOR_SKIP, "pods", "the Events of lease "
+		    "%s/%s not read (recent holders): %s", ns, name, err);
+	} else
+		(void)review_event_leaders(a.body, a.len, pod_cb, ids, err,
+		    sizeof(err));
+	tool_answer_free(&a);
+}
+
 /* One Lease, every check. */
 static void
 doctor_one(struct doctor_run *d, const char *ns, const char *name)
 {
 	struct tool		*t = d->t;
 	struct doctor_lease	 l;
-	struct doctor_names	 cands, ids;
+	struct doctor_names	 cands, ids, recent;
 	struct accounts		*acc;
 	struct lease		 rec;
 	struct review_ask	 ask;
@@ -117,6 +151,10 @@ doctor_one(struct doctor_run *d, const char *ns, const char *name)
 		doctor_names_add(&ids, rec.holder);
 		doctor_names_add(&ids, rec.preferred);
 	}
+	memset(&recent, 0, sizeof(recent));
+	recent_leaders(d, ns, name, &recent);
+	for (i = 0; i < recent.n; i++)
+		doctor_names_add(&ids, recent.v[i]);
 
 	memset(&l, 0, sizeof(l));
 	l.ns = ns;
@@ -141,6 +179,11 @@ doctor_one(struct doctor_run *d, const char *ns, const char *name)
 			    cand);
 			l.holder_live = cand ? DOCTOR_LIVE_YES : live;
 		}
+		if (doctor_names_has(&recent, id) && (exists != 1 ||
+		    (strcmp(id, rec.holder) != 0 &&
+		    strcmp(id, rec.preferred) != 0)))
+			doctor_judge_pod(&d->rep, ns, "recent holder", id, pod,
+			    live, cand);
 		if (exists == 1 && strcmp(id, rec.preferred) == 0) {
 			if (strcmp(id, rec.holder) != 0)
 				doctor_judge_pod(&d->rep, ns,

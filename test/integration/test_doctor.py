@@ -323,3 +323,41 @@ def test_kubectl_every_lease_and_errors(api, kdoctor, lock_name):
     assert r.returncode == 1
     assert r.stdout == "" and len(r.stderr.splitlines()) == 1, r
     assert "401" in r.stderr or "Unauthorized" in r.stderr, r.stderr
+
+
+def leader_event(api, lease, identity):
+    """The Event leaderd and client-go record as a holder takes over."""
+    api._event(NS, json.dumps({
+        "metadata": {"name": "%s.%x" % (lease, time.time_ns())},
+        "involvedObject": {"kind": "Lease", "name": lease, "namespace": NS,
+                           "apiVersion": "coordination.k8s.io/v1"},
+        "reason": "LeaderElection", "type": "Normal",
+        "message": "%s became leader" % identity}))
+
+
+def test_kubectl_recent_holders(api, kdoctor, lock_name):
+    """The Lease's Events name its recent holders: their pods are looked
+    up, and their service accounts asked about too."""
+    held(api, lock_name, "pod-a", 1)
+    api.create_pod(NS, "pod-a", service_account="sa-new")
+    api.create_pod(NS, "pod-old", service_account="sa-old")
+    leader_event(api, lock_name, "pod-old")
+    leader_event(api, lock_name, "pod-gone")
+    leader_event(api, lock_name, "pod-a")
+    r = kdoctor(lock_name)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert having(r.stdout, "ok", "pods", "recent holder pod-old: pod "
+                  "%s/pod-old exists" % NS), r.stdout
+    assert having(r.stdout, "warn", "pods", "recent holder pod-gone: no "
+                  "pod %s/pod-gone" % NS), r.stdout
+    assert not having(r.stdout, "ok", "pods", "recent holder pod-a")
+    assert having(r.stdout, "ok", "access", "service account %s/sa-old "
+                  "(pods pod-old) may update" % NS)
+
+    api.deny("update", "leases", user="system:serviceaccount:%s:sa-old" % NS)
+    r = kdoctor(lock_name)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert having(r.stdout, "FAIL", "access", "service account %s/sa-old "
+                  "(pods pod-old) may not update" % NS), r.stdout
+    assert having(r.stdout, "ok", "access", "service account %s/sa-new "
+                  "(pods pod-a) may update" % NS)

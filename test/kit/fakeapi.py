@@ -2377,6 +2377,8 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
             if path.startswith(pfx):
                 parts = path[len(pfx):].split("/")
                 if len(parts) == 2 and parts[1] == "events" and parts[0]:
+                    if method == "GET" and pfx == EVENT_PREFIXES[0]:
+                        return self._event_list(parts[0], query)
                     if method != "POST":
                         return 405, status_body(405, "the server does not "
                                                 "allow this method on the "
@@ -2678,6 +2680,28 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
         self._record("PUT", ns, name, token, entry["t_recv"], obj, False,
                      entry.get("fault") == "apply_then_close")
         return 200, copy.deepcopy(obj), {}
+
+    def _event_list(self, ns, query):
+        """GET a namespace's core/v1 Events, a fieldSelector on
+        involvedObject.kind and .name (the doctor's recent holders)."""
+        q = urllib.parse.parse_qs(query, keep_blank_values=True)
+        want = {}
+        for term in (q.get("fieldSelector") or [""])[0].split(","):
+            k, eq, v = term.partition("=")
+            if eq:
+                want[k.strip()] = v.strip()
+        with self._lock:
+            items = []
+            for ev in self._events:
+                if ev.get("metadata", {}).get("namespace") != ns:
+                    continue
+                io = ev.get("involvedObject") or {}
+                if all(io.get(k.split(".", 1)[1]) == v for k, v in
+                       want.items() if k.startswith("involvedObject.")):
+                    items.append(copy.deepcopy(ev))
+            return 200, {"kind": "EventList", "apiVersion": "v1",
+                         "metadata": {"resourceVersion": str(self._rv)},
+                         "items": items}, {}
 
     def _event(self, ns, body):
         try:

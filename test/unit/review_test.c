@@ -167,6 +167,30 @@ test_pod_list(void **state)
 }
 
 static void
+test_event_leaders(void **state)
+{
+	static const char	 list[] = "{\"kind\":\"EventList\",\"items\":["
+	    "{\"reason\":\"LeaderElection\",\"message\":\"pod-a became "
+	    "leader\"},"
+	    "{\"reason\":\"LeaderElection\",\"message\":\"pod-a stopped "
+	    "leading\"},"
+	    "{\"reason\":\"Forbidden\",\"message\":\"x became leader\"},"
+	    "{\"reason\":\"LeaderElection\",\"message\":\" became "
+	    "leader\"},"
+	    "{\"reason\":\"LeaderElection\",\"message\":\"app-1_8c2a6f3e-"
+	    "0b1d-4d55-9f3b-2f0e5f9b7a11 became leader\"}]}";
+	char			 out[128] = "", err[128];
+
+	(void)state;
+	assert_int_equal(review_event_leaders(list, strlen(list), name_cb, out,
+	    err, sizeof(err)), 0);
+	assert_string_equal(out,
+	    "pod-a;app-1_8c2a6f3e-0b1d-4d55-9f3b-2f0e5f9b7a11;");
+	assert_int_equal(review_event_leaders("[]", 2, name_cb, out, err,
+	    sizeof(err)), -1);
+}
+
+static void
 test_jwt(void **state)
 {
 	int64_t	 exp = 0;
@@ -191,6 +215,7 @@ main(void)
 		cmocka_unit_test(test_manager),
 		cmocka_unit_test(test_jwt),
 		cmocka_unit_test(test_pod_list),
+		cmocka_unit_test(test_event_leaders),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
