@@ -41,8 +41,8 @@ static const struct subcommand {
 	{ "move", plugin_move, F_MOVE, 1, 1,
 	    "move LEASE --to ID [--timeout D] [--force]",
 	    "hand LEASE to ID (preferredHolder) and wait until ID holds it" },
-	{ "doctor", plugin_doctor, F_ALLNS, 0, 1,
-	    "doctor [LEASE]",
+	{ "doctor", plugin_doctor, F_ALLNS | F_SELECTOR, 0, 1,
+	    "doctor [LEASE] [-A] [-l SELECTOR]",
 	    "the checks to run when nobody leads, each finding with its fix" },
 };
 

@@ -361,3 +361,24 @@ def test_kubectl_recent_holders(api, kdoctor, lock_name):
                   "(pods pod-old) may not update" % NS), r.stdout
     assert having(r.stdout, "ok", "access", "service account %s/sa-new "
                   "(pods pod-a) may update" % NS)
+
+
+def test_kubectl_selector_candidates(api, kdoctor, lock_name):
+    """-l SELECTOR names the candidates' pods when nothing else does (a
+    Lease not created yet: create is asked about too)."""
+    api.create_pod(NS, "app-0", labels={"app": "shop"},
+                   service_account="shop")
+    api.create_pod(NS, "other-0", labels={"app": "other"},
+                   service_account="other")
+    r = kdoctor(lock_name)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert having(r.stdout, "skip", "candidates", "no candidate's pod "
+                  "found"), r.stdout
+    api.deny("create", "leases", user="system:serviceaccount:%s:shop" % NS)
+    r = kdoctor(lock_name, "-l", "app=shop")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert having(r.stdout, "FAIL", "access", "service account %s/shop "
+                  "(pods app-0) may not create leases.coordination.k8s.io "
+                  "in namespace %s" % (NS, NS)), r.stdout
+    assert not having(r.stdout, "ok", "access", "service account "
+                      "%s/other" % NS)

@@ -2369,6 +2369,9 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
             return self._cand_route(method, path, body)
         if path.startswith(POD_PREFIX):
             parts = path[len(POD_PREFIX):].split("/")
+            if len(parts) == 2 and parts[1] == "pods" and parts[0] and \
+                    method == "GET":
+                return self._pod_list(parts[0], query)
             if len(parts) == 3 and parts[1] == "pods" and parts[0] and \
                     parts[2]:
                 return self._pod(method, parts[0], parts[2], body, token,
@@ -2778,6 +2781,21 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
             return [copy.deepcopy(h) for h in self._pod_history
                     if (ns is None or h[1] == ns) and
                     (name is None or h[2] == name)]
+
+    def _pod_list(self, ns, query):
+        """GET a namespace's pods, by labelSelector."""
+        q = urllib.parse.parse_qs(query, keep_blank_values=True)
+        try:
+            lsel = _parse_selector((q.get("labelSelector") or [""])[0], None)
+        except ValueError as e:
+            return 400, bad_request(str(e)), {}
+        with self._lock:
+            items = [copy.deepcopy(o) for (n, _), o in
+                     sorted(self._pods.items())
+                     if n == ns and _selected(o, [], lsel)]
+            return 200, {"kind": "PodList", "apiVersion": "v1",
+                         "metadata": {"resourceVersion": str(self._rv)},
+                         "items": items}, {}
 
     def _pod(self, method, ns, name, body, token, entry):
         with self._lock:
