@@ -348,7 +348,7 @@ def test_body_must_be_json(api):
 
 
 def test_unknown_path_and_method(api):
-    code, _, body = call(api, "GET", "/api/v1/namespaces/default/pods")
+    code, _, body = call(api, "GET", "/api/v1/namespaces/default/secrets")
     assert code == 404 and body["reason"] == "NotFound"
     assert call(api, "PATCH", BASE + "/x", {})[0] == 405
 
