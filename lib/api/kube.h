@@ -40,6 +40,8 @@ struct kube_result {
 	char		 message[512];	/* Status message, or curl's error text */
 	int		 timed_out;	/* the request hit its timeout */
 	char		 warning[256];	/* first "Warning:" header, or "" */
+	int64_t		 date_s;	/* the answer's Date header, Unix
+					   seconds; 0 = none */
 };
 
 typedef void (*kube_done_cb)(const struct kube_result *res, void *arg);

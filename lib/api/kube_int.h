@@ -47,6 +47,7 @@ struct kube {
 	void			*obs_arg;	/* its argument */
 	char			 errbuf[CURL_ERROR_SIZE];
 	char			 warning[256];	/* first Warning header */
+	char			 date[64];	/* the Date header's value */
 };
 
 /*

@@ -43,25 +43,14 @@ doctor_names_has(const struct doctor_names *s, const char *name)
 	return 0;
 }
 
-/*
- * The answer's Date header, Unix seconds; 0 when there is none.  The
- * request engine does not keep it yet: the clock check is skipped.
- */
-static int64_t
-answer_date_s(const struct tool_answer *a)
-{
-	(void)a;
-	return 0;
-}
-
 int
 doctor_call(struct doctor_run *d, const char *method, const char *path,
     const char *body, const char *verb, struct tool_answer *a)
 {
 	if (tool_call(d->t, method, path, body, NULL, verb, a) == -1)
 		return -1;
-	if (answer_date_s(a) != 0) {
-		d->date_s = answer_date_s(a);
+	if (a->res.date_s != 0) {
+		d->date_s = a->res.date_s;
 		d->date_local_us = clock_wall_us();
 	}
 	return 0;

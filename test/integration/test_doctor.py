@@ -382,3 +382,36 @@ def test_kubectl_selector_candidates(api, kdoctor, lock_name):
                   "in namespace %s" % (NS, NS)), r.stdout
     assert not having(r.stdout, "ok", "access", "service account "
                       "%s/other" % NS)
+
+
+def test_pod_clock_offset(api, cluster, lock_name):
+    """This host's clock against the API server's Date: a FAIL past a
+    quarter of renew_deadline (2 s here: 0.5 s, plus 1 s of rounding)."""
+    inst = cluster.new("pod-a")
+    r = pod_doctor(inst)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert having(r.stdout, "ok", "clock", "this host's clock is within"), \
+        r.stdout
+    api.date_offset_s = -30
+    r = pod_doctor(inst)
+    assert r.returncode == 1, r.stdout + r.stderr
+    f = having(r.stdout, "FAIL", "clock", "s ahead of the API server's, more "
+               "than a quarter of renew_deadline (500 ms)")
+    assert f and f[0][2].startswith(("this host's clock is 29.",
+                                     "this host's clock is 30.")), r.stdout
+    assert "NTP" in fix_of(r.stdout, "ahead of the API server's")
+
+
+def test_kubectl_renew_time_ahead(api, kdoctor, lock_name):
+    """A renewTime in the API server's future: the holder's clock."""
+    held(api, lock_name, "pod-a", -30)
+    r = kdoctor(lock_name)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert having(r.stdout, "warn", "clock", "renewTime is 30 s ahead of the "
+                  "API server's clock: the clock of pod-a's node runs "
+                  "ahead") or having(r.stdout, "warn", "clock", "renewTime "
+                  "is 29 s ahead"), r.stdout
+    api.modify_lease(NS, lock_name, lambda o: o["spec"].update(
+        {"renewTime": microtime(0), "acquireTime": microtime(0)}))
+    r = kdoctor(lock_name)
+    assert not having(r.stdout, "warn", "clock", ""), r.stdout
