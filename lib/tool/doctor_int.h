@@ -50,7 +50,10 @@ struct doctor_run {
 int	doctor_call(struct doctor_run *d, const char *method, const char *path,
 	    const char *body, const char *verb, struct tool_answer *a);
 
-/* The API server's time now, by its last Date; else our wall clock. */
+/*
+ * The API server's time now, by its last Date, when our wall clock is
+ * more than the Date's 1 s resolution off it; else our wall clock.
+ */
 int64_t	doctor_now_us(const struct doctor_run *d);
 
 /* Our wall clock minus the server's, in ms; 0 without a Date. */
