@@ -234,7 +234,8 @@ struct doctor_other {
  * electors elect apart from the Lease), ok within a migration lock
  * (endpointsleases, configmapsleases); lock_type NULL (kubectl): a FAIL
  * when the Lease is held live too by another holder, else a warning.
- * A record that is not live is ok.
+ * A live Lease beside a lock_type without leases (endpoints,
+ * configmaps) is a FAIL too.  A record that is not live is ok.
  */
 void	doctor_judge_other(struct doctor_report *r,
 	    const struct doctor_other *o, const char *lock_type,

@@ -386,6 +386,18 @@ doctor_judge_other(struct doctor_report *r, const struct doctor_other *o,
 		    "holds no live leader record", kind, o->ns, o->name);
 		return;
 	}
+	if (!legacy && lock_type != NULL && strstr(lock_type, "leases") ==
+	    NULL) {
+		/* We elect on an old-style lock; the Lease is held apart. */
+		f = doctor_add(r, DOCTOR_FAIL, "split", "lease %s/%s holds a "
+		    "live record, renewed %lld s ago by %s: electors on the "
+		    "Lease elect apart from those on lock type %s", o->ns,
+		    o->name, secs(o->rec->renew_us, now_us), o->rec->holder,
+		    lock_type);
+		doctor_fix(f, "migrate every elector through lock type "
+		    "%sleases (docs/migrating.md)", lock_type);
+		return;
+	}
 	if (!legacy) {
 		f = doctor_add(r, DOCTOR_WARN, "split", "lease %s/%s of the same "
 		    "name is held too, by %s, renewed %lld s ago: pods there "

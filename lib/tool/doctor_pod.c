@@ -175,7 +175,15 @@ check_lock(struct doctor_run *d, const struct config *c, struct lease *rec,
 
 	*have = 0;
 	if (!lock_has(c->lock_type, "leases")) {
-		/* An old-style lock alone: judged by doctor_same_name. */
+		/* An old-style lock alone: a Lease beside it elects apart. */
+		if (doctor_read_lease(d, c->lock_namespace, c->lock_name, rec,
+		    manager, sizeof(manager)) == 1) {
+			struct doctor_other	 o = { "Lease",
+			    c->lock_namespace, c->lock_name, rec };
+
+			doctor_judge_other(&d->rep, &o, c->lock_type, NULL,
+			    doctor_now_us(d));
+		}
 		return;
 	}
 	exists = doctor_read_lease(d, c->lock_namespace, c->lock_name, rec,

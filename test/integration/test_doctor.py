@@ -415,3 +415,20 @@ def test_kubectl_renew_time_ahead(api, kdoctor, lock_name):
         {"renewTime": microtime(0), "acquireTime": microtime(0)}))
     r = kdoctor(lock_name)
     assert not having(r.stdout, "warn", "clock", ""), r.stdout
+
+
+def test_pod_endpoints_lock_beside_a_live_lease(api, cluster, lock_name):
+    """Drill case 9 from the old side: an instance on the endpoints lock
+    finds the Lease of the same name held by electors on leases."""
+    inst = cluster.new("old-a")
+    held(api, lock_name, "new-c", 1, dur=15)
+    r = pod_doctor(inst, "--lock-type", "endpoints")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert having(r.stdout, "FAIL", "split", "lease %s/%s holds a live "
+                  "record, renewed 1 s ago by new-c: electors on the Lease "
+                  "elect apart from those on lock type endpoints" %
+                  (NS, lock_name)), r.stdout
+    assert having(r.stdout, "ok", "access", "may update endpoints/%s" %
+                  lock_name)
+    r = pod_doctor(inst, "--lock-type", "endpointsleases")
+    assert not having(r.stdout, "FAIL", "split", ""), r.stdout

@@ -419,6 +419,16 @@ test_split(void **state)
 	assert_int_equal(one("split")->sev, DOCTOR_WARN);
 	assert_non_null(strstr(one("split")->what, "lease canary/app of the "
 	    "same name is held too, by old-a"));
+
+	/* A live Lease beside our old-style lock. */
+	doctor_init(&rep);
+	o.ns = "ns";
+	doctor_judge_other(&rep, &o, "endpoints", NULL, T0);
+	assert_int_equal(one("split")->sev, DOCTOR_FAIL);
+	assert_non_null(strstr(one("split")->what, "lease ns/app holds a live "
+	    "record, renewed 1 s ago by old-a: electors on the Lease elect "
+	    "apart from those on lock type endpoints"));
+	assert_non_null(strstr(one("split")->fix, "endpointsleases"));
 }
 
 static void
