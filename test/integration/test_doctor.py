@@ -432,3 +432,38 @@ def test_pod_endpoints_lock_beside_a_live_lease(api, cluster, lock_name):
                   lock_name)
     r = pod_doctor(inst, "--lock-type", "endpointsleases")
     assert not having(r.stdout, "FAIL", "split", ""), r.stdout
+
+
+def test_pod_in_cluster(api, tmp_path, lock_name):
+    """As in a pod: the in-cluster service account (its token file, a
+    JWT, its namespace file), no kubeconfig, no $POD_NAMESPACE."""
+    sa = tmp_path / "sa"
+    sa.mkdir()
+    exp = time.time() + 1800
+    tok = jwt(exp)
+    api.add_token(tok)
+    api.set_token_user(tok, "system:serviceaccount:team:shop")
+    (sa / "token").write_text(tok + "\n")
+    (sa / "namespace").write_text("team\n")
+    (sa / "ca.crt").write_bytes(open(api.ca_file, "rb").read())
+    env = {"KUBERNETES_SERVICE_HOST": "127.0.0.1",
+           "KUBERNETES_SERVICE_PORT": str(api.port),
+           "LEADERD_SA_DIR": str(sa), "POD_NAME": "shop-0"}
+    r = run(["--election", lock_name, "doctor"], env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert summary(r.stdout) == "doctor: 0 problems, 0 warnings (leases " \
+        "team/%s, identity shop-0, as this pod)" % lock_name
+    assert having(r.stdout, "ok", "token", "accepts the token from the file "
+                  "%s/token as system:serviceaccount:team:shop; it expires "
+                  "at" % sa), r.stdout
+    api.deny("create", "events", ns="team")
+    r = run(["--election", lock_name, "doctor"], env=env)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert having(r.stdout, "FAIL", "access", "may not create events in "
+                  "namespace team (needed to record leadership Events)")
+    assert "bound to system:serviceaccount:team:shop" in \
+        fix_of(r.stdout, "may not create events")
+    # A bad flag is a configuration error: exit 2, no checks.
+    r = run(["--election", lock_name, "--lease-duration", "soon", "doctor"],
+            env=env)
+    assert r.returncode == 2 and r.stdout == "", r
