@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/xmalloc.h"
 #include "codec/lease.h"
 #include "codec/legacy.h"
 #include "codec/review.h"
@@ -223,34 +224,16 @@ check_lock(struct doctor_run *d, const struct config *c, struct lease *rec,
 	doctor_judge_lease(&d->rep, &l);
 }
 
-int
-doctor_pod_main(const struct config *c, struct kube_creds *creds,
-    const char *pod_ns)
+/* One election's checks: its verbs, its lock, its name elsewhere. */
+static void
+check_election(struct doctor_run *d, const struct config *c)
 {
-	struct tool		 t;
-	struct doctor_run	*d;
 	struct need		 n[24];
 	struct review_ask	 ask;
 	struct lease		 rec;
-	char			 about[1200];
 	size_t			 i, k;
-	int			 have, ret;
+	int			 have;
 
-	if (tool_open_creds(&t, "leaderd doctor", creds, c->lock_namespace,
-	    c->request_timeout_ms) == -1)
-		return DOCTOR_EXIT_PROBLEM;
-	d = calloc(1, sizeof(*d));
-	if (d == NULL) {
-		tool_close(&t);
-		return DOCTOR_EXIT_PROBLEM;
-	}
-	d->t = &t;
-	doctor_init(&d->rep);
-	snprintf(about, sizeof(about), "%s %s/%s, identity %s, as this pod",
-	    c->lock_type, c->lock_namespace, c->lock_name, c->identity);
-	if (check_token(d, &t.creds) == -1)
-		goto done;
-	doctor_judge_namespace(&d->rep, c->lock_namespace, pod_ns);
 	k = needs(c, n, sizeof(n) / sizeof(n[0]));
 	for (i = 0; i < k; i++) {
 		ask.verb = n[i].verb;
@@ -265,6 +248,45 @@ doctor_pod_main(const struct config *c, struct kube_creds *creds,
 	check_lock(d, c, &rec, &have);
 	doctor_same_name(d, c->lock_namespace, c->lock_name, c->lock_type,
 	    have ? &rec : NULL);
+}
+
+int
+doctor_pod_main(const struct config *c, struct kube_creds *creds,
+    const char *pod_ns)
+{
+	struct tool		 t;
+	struct doctor_run	*d;
+	struct config		*e;
+	char			 about[1200];
+	int			 i, ret;
+
+	if (tool_open_creds(&t, "leaderd doctor", creds, c->lock_namespace,
+	    c->request_timeout_ms) == -1)
+		return DOCTOR_EXIT_PROBLEM;
+	d = xcalloc(1, sizeof(*d));
+	e = xcalloc(1, sizeof(*e));
+	d->t = &t;
+	doctor_init(&d->rep);
+	if (c->nelections == 0)
+		snprintf(about, sizeof(about), "%s %s/%s, identity %s, as this "
+		    "pod", c->lock_type, c->lock_namespace, c->lock_name,
+		    c->identity);
+	else
+		snprintf(about, sizeof(about), "%d elections from %s %s/%s, "
+		    "identity %s, as this pod", c->nelections + 1, c->lock_type,
+		    c->lock_namespace, c->lock_name, c->identity);
+	if (check_token(d, &t.creds) == -1)
+		goto done;
+	doctor_judge_namespace(&d->rep, c->lock_namespace, pod_ns);
+	if (config_shards_on(c))
+		doctor_add(&d->rep, DOCTOR_SKIP, "shards", "shard group %s: "
+		    "only its member Lease is checked here; kubectl leaderd "
+		    "shards %s shows the shards", c->shards_group,
+		    c->shards_group);
+	for (i = 0; i <= c->nelections; i++) {
+		config_election(c, i, e);
+		check_election(d, e);
+	}
 	if (d->date_s != 0)
 		doctor_judge_clock(&d->rep, doctor_offset_ms(d),
 		    c->renew_deadline_ms);
@@ -274,6 +296,7 @@ doctor_pod_main(const struct config *c, struct kube_creds *creds,
 done:
 	doctor_print(&d->rep, about, stdout);
 	ret = doctor_exit(&d->rep);
+	free(e);
 	free(d);
 	tool_close(&t);
 	return ret;

@@ -467,3 +467,21 @@ def test_pod_in_cluster(api, tmp_path, lock_name):
     r = run(["--election", lock_name, "--lease-duration", "soon", "doctor"],
             env=env)
     assert r.returncode == 2 and r.stdout == "", r
+
+
+def test_pod_every_election(api, cluster, lock_name):
+    """An elections: list: each election's lock checked."""
+    inst = cluster.new("pod-a")
+    with open(inst.config_path, "a") as f:
+        f.write("elections:\n  - lock: {name: %s-b}\n" % lock_name)
+    api.deny("update", "leases", ns=NS, name=lock_name + "-b")
+    r = pod_doctor(inst)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert having(r.stdout, "FAIL", "access", "may not update leases."
+                  "coordination.k8s.io/%s-b in namespace" % lock_name), \
+        r.stdout
+    assert having(r.stdout, "ok", "access", "may update leases."
+                  "coordination.k8s.io/%s in namespace" % lock_name)
+    assert summary(r.stdout).endswith("(2 elections from leases %s/%s, "
+                                      "identity pod-a, as this pod)" %
+                                      (NS, lock_name))
