@@ -186,7 +186,8 @@ struct doctor_lease {
  * renewTime: nais's elector; warn, a FAIL when its holder is gone);
  * stale (renewTime plus its duration past); a foreign holder asking a
  * duration far beyond ours (or over DOCTOR_LONG_S when ours is not
- * known) that is no live pod or candidate; a renewTime in the server's
+ * known) that is no live pod or candidate (a live one: a warning, held
+ * "for life" by its duration); a renewTime in the server's
  * future; a preferredHolder that is not live (a leaderd holder hands the
  * Lease to it, and nobody takes it); a holder that writes as client-go
  * (drops spec.strategy and preferredHolder when it renews: warn): the

@@ -301,6 +301,16 @@ doctor_judge_lease(struct doctor_report *r, const struct doctor_lease *l)
 			    DOCTOR_LIVE_UNKNOWN ? " that could be checked" : "",
 			    until);
 			fix_free(f, l->ns, l->name);
+		} else if (rec->duration_s > long_s) {
+			/* Held "for life" by a huge duration. */
+			f = doctor_add(r, DOCTOR_WARN, "lease", "lease %s/%s is "
+			    "held by %s%s with a %d s duration, renewed %lld s "
+			    "ago: should it stop without releasing, nobody takes "
+			    "over for that long", l->ns, l->name, rec->holder,
+			    ours ? " (us)" : "", rec->duration_s,
+			    (long long)(age_s < 0 ? 0 : age_s));
+			doctor_fix(f, "give its electors a lease_duration of "
+			    "seconds (15 s, client-go's default), not of hours");
 		} else
 			doctor_add(r, DOCTOR_OK, "lease", "lease %s/%s is held "
 			    "by %s%s, renewed %lld s ago (duration %d s)",

@@ -213,11 +213,14 @@ test_lease_ghost(void **state)
 	assert_non_null(strstr(f->fix, "holderIdentity\":\"\""));
 	assert_non_null(strstr(f->fix, "kubectl delete lease -n ns app"));
 
-	/* A live holder with a long lease is its own business. */
+	/* A live holder with a long lease: held "for life", a warning. */
 	doctor_init(&rep);
 	l.holder_live = DOCTOR_LIVE_YES;
 	doctor_judge_lease(&rep, &l);
-	assert_int_equal(one("lease")->sev, DOCTOR_OK);
+	assert_int_equal(one("lease")->sev, DOCTOR_WARN);
+	assert_non_null(strstr(one("lease")->what, "held by ghost-7f9c with a "
+	    "3600 s duration"));
+	assert_int_equal(doctor_exit(&rep), DOCTOR_EXIT_OK);
 
 	/* kubectl knows no duration of ours: over 600 s counts. */
 	doctor_init(&rep);
@@ -236,9 +239,10 @@ test_lease_ghost(void **state)
 	doctor_init(&rep);
 	l.identity = "ghost-7f9c";
 	l.lease_ms = 15000;
-	rec.duration_s = 3600;
+	rec.duration_s = 60;
 	doctor_judge_lease(&rep, &l);
 	assert_int_equal(one("lease")->sev, DOCTOR_OK);
+	assert_non_null(strstr(one("lease")->what, "held by ghost-7f9c (us)"));
 }
 
 static void
