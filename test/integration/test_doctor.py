@@ -485,3 +485,16 @@ def test_pod_every_election(api, cluster, lock_name):
     assert summary(r.stdout).endswith("(2 elections from leases %s/%s, "
                                       "identity pod-a, as this pod)" %
                                       (NS, lock_name))
+
+
+def test_kubectl_unreachable(api, tmp_path):
+    """No API server there: one line, exit 1."""
+    from harness import free_port
+    exe = tmp_path / "kubectl-leaderd"
+    os.symlink(leaderd_binary(), exe)
+    kc = api.write_kubeconfig(str(tmp_path / "kc"), token=TOKEN,
+                              server="https://127.0.0.1:%d" % free_port())
+    r = run(["doctor", "app", "--request-timeout", "2s"], exe=str(exe),
+            env={"KUBECONFIG": kc, "HOME": str(tmp_path)})
+    assert r.returncode == 1 and r.stdout == "", r
+    assert len(r.stderr.splitlines()) == 1, r.stderr
