@@ -158,6 +158,7 @@ struct wait {
 	tool_line_cb		 line_cb;	/* a stream's */
 	void			*line_arg;
 	int			 line_rc;	/* what line_cb ended with */
+	int			 opened;	/* the stream answered 200 */
 };
 
 static void
@@ -264,6 +265,8 @@ stream_line_cb(const char *line, size_t len, void *arg)
 	struct wait	*w = arg;
 	int		 rc;
 
+	if (line == NULL)
+		w->opened = 1;
 	if ((rc = w->line_cb(line, len, w->line_arg)) != 0) {
 		w->line_rc = rc;
 		return -1;
@@ -297,10 +300,10 @@ tool_stream(struct tool *t, const char *path, uint64_t limit_ms,
 		rc = -1;
 	else if (a.res.outcome == KUBE_OK)
 		rc = 0;
-	else if (a.res.timed_out && a.res.status == 200)
+	else if (a.res.timed_out && w.opened)
 		rc = 2;
 	else {
-		if (a.res.status == 200)
+		if (w.opened)
 			tool_err(t, "the watch of %s was cut: %s", resource,
 			    a.res.message);
 		else
