@@ -212,8 +212,8 @@ tool_main(const char *prog, int argc, char *argv[])
 	while ((ch = getopt_long(argc, argv, ":n:Ao:l:wh", longopts,
 	    NULL)) != -1)
 		if ((f = flag_of(ch)) != 0 && (sc->flags & f) == 0)
-			return bad_usage(prog, "--%s: not a flag of this command",
-			    flag_name(ch));
+			return bad_usage(prog, "--%s: not a flag of this "
+			    "command", flag_name(ch));
 	if (strcmp(o.output, "") != 0 && strcmp(o.output, "wide") != 0 &&
 	    strcmp(o.output, "json") != 0 && strcmp(o.output, "yaml") != 0)
 		return bad_usage(prog, "-o \"%s\": one of wide, json or yaml",

@@ -114,8 +114,8 @@ static void
 table_row(struct get *g, const struct leaseview *v, int64_t now_us)
 {
 	const char	*cells[TOOL_COLS_MAX];
-	char		 renewed[32] = "", expires[32], trans[16], cands[16] = "";
-	char		 acquired[32] = "";
+	char		 renewed[32] = "", expires[32], trans[16];
+	char		 cands[16] = "", acquired[32] = "";
 	size_t		 n = 0;
 	int		 c;
 

@@ -80,8 +80,8 @@ check_live(struct move *m, const struct leaseview *v)
 		tool_answer_free(&a);
 	}
 	if (!m->live)
-		tool_err(t, "%s is not a live candidate of Lease \"%s\": %s%s%s "
-		    "(--force moves it anyway)", m->to, m->lease,
+		tool_err(t, "%s is not a live candidate of Lease \"%s\": "
+		    "%s%s%s (--force moves it anyway)", m->to, m->lease,
 		    m->cand_seen ? "its LeaseCandidate is not renewed" :
 		    "no LeaseCandidate of that name names the Lease "
 		    "(leaderd keeps one with candidacy.coordinated)",
@@ -204,9 +204,9 @@ plugin_move(struct tool *t)
 	free(ename);
 	duration_format(clock_mono_ms() - start_ms, took, sizeof(took));
 	if (!m.done) {
-		tool_err(t, "lease \"%s\": %s does not hold it after %s (holder "
-		    "%s); spec.preferredHolder stays %s", m.lease, m.to, took,
-		    m.holder[0] != '\0' ? m.holder : "none", m.to);
+		tool_err(t, "lease \"%s\": %s does not hold it after %s "
+		    "(holder %s); spec.preferredHolder stays %s", m.lease,
+		    m.to, took, m.holder[0] != '\0' ? m.holder : "none", m.to);
 		return TOOL_EXIT_FAIL;
 	}
 	printf("lease \"%s\" moved from %s to %s in %s\n", m.lease,

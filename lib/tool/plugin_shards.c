@@ -79,10 +79,11 @@ static const char	*sort_group;
 static int
 shard_cmp(const void *a, const void *b)
 {
-	long	 x = shard_index(sort_group, ((const struct leaseview *)a)->name);
-	long	 y = shard_index(sort_group, ((const struct leaseview *)b)->name);
+	const struct leaseview	*x = a, *y = b;
+	long			 i = shard_index(sort_group, x->name);
+	long			 j = shard_index(sort_group, y->name);
 
-	return x < y ? -1 : x > y;
+	return i < j ? -1 : i > j;
 }
 
 /* Whether v is held now: a holder, and not expired. */

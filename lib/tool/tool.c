@@ -64,8 +64,8 @@ load_creds(struct tool *t)
 	else if (env != NULL && env[0] != '\0') {
 		list = xstrdup(env);
 		is_list = 1;
-		for (p = strtok(list, ":"); p != NULL && n < KUBECONFIG_PATHS_MAX;
-		    p = strtok(NULL, ":"))
+		for (p = strtok(list, ":"); p != NULL &&
+		    n < KUBECONFIG_PATHS_MAX; p = strtok(NULL, ":"))
 			paths[n++] = p;
 	} else if (home != NULL) {
 		xasprintf(&home_cfg, "%s/.kube/config", home);
