@@ -14,6 +14,7 @@
 #                   integration subset under ASan/UBSan
 #   make demo       a local demo: test API server and three leaderd
 #   make install    leaderd and its man pages (PREFIX, DESTDIR)
+#   make plugin     kubectl leaderd's krew archives and manifest
 #   make check-layers   lib/'s layer rule (lib/layers.mk), also in check
 #   make SANITIZE=address,undefined check   make check under sanitizers
 
@@ -128,7 +129,7 @@ layer_of = $(patsubst lib/%/,%,$(dir $(firstword $(wildcard lib/*/$(1).c))))
 # Header dependencies come from the compiler (-MMD -MP), one .d per object.
 DEPFLAGS = -MMD -MP
 
-.PHONY: image image-test sanitize sanitize-stages bench all deps test check check-layers unit integration integration-san deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
+.PHONY: image image-test plugin plugin-test sanitize sanitize-stages bench all deps test check check-layers unit integration integration-san deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
 
 all: $(LEADERD_TARGET)
 
@@ -591,6 +592,29 @@ image: image-deps
 	@set -e; for a in $(IMAGE_ARCHS); do \
 		cp $(IMAGE_DIR)/rootfs-$$a/licenses/sbom.spdx.json \
 		$(call IMAGE_SBOM,$$a); echo "image: $(call IMAGE_SBOM,$$a)"; done
+
+# make plugin: kubectl leaderd's krew archives, one per IMAGE_ARCHS
+# (the image's static binary, stripped, as kubectl-leaderd, with
+# LICENSE), their SHA256SUMS, and PLUGIN_DIR/leaderd.yaml, the manifest
+# deploy/krew/leaderd.yaml with those sums (deploy/krew/package.py).
+# plugin-test checks them (test/deploy/test_krew.py, which deploy-test
+# runs on an archive of IMAGE_BIN alone).
+PLUGIN_DIR	 = $(TOP_BUILD)/plugin
+.PHONY: plugin plugin-test
+plugin: image-deps
+	@set -e; for a in $(IMAGE_ARCHS); do \
+		$(MAKE) --no-print-directory image-bin IMAGE_ARCH=$$a; done
+	SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null)} \
+		$(PYTHON) deploy/krew/package.py \
+		--manifest deploy/krew/leaderd.yaml --license LICENSE \
+		--out $(PLUGIN_DIR) --strip arm64=aarch64-linux-gnu-strip \
+		$(foreach a,$(IMAGE_ARCHS),$(a)=$(call image_build,$(a))/leaderd)
+
+plugin-test: plugin
+	cd test/deploy && LEADERD=$(CURDIR)/$(IMAGE_BIN) \
+		LEADERD_PLUGIN_DIR=$(CURDIR)/$(PLUGIN_DIR) \
+		LEADERD_PLUGIN_ARCHS="$(IMAGE_ARCHS)" \
+		$(PYTHON) -m pytest -q -p no:cacheprovider test_krew.py
 
 # image-test: the image checked, and each architecture's binary run from
 # it (arm64's under qemu-user, Debian's qemu-user-static).
