@@ -62,7 +62,7 @@ check_live(struct move *m, const struct leaseview *v)
 	char			 name[LEASE_HOLDER_MAX * 2], *path;
 	int			 rc;
 
-	if (tool_list_cands(t, t->ns, cand_cb, m) == -1)
+	if (tool_list_cands(t, t->ns, 0, cand_cb, m) == -1)
 		return -1;
 	if (!m->live && v->group[0] != '\0') {
 		snprintf(name, sizeof(name), "%s-member-%s", v->group, m->to);

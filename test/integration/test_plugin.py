@@ -346,6 +346,16 @@ def test_errors_one_line_exit_1(api, plugin, tmp_path):
     one_line_exit_1(r, "not allowed to get leases \"alpha\" in namespace "
                     "team (403)")
     api.clear_fault(f)
+    # The LeaseCandidates alone refused: the table still, CANDIDATES "?",
+    # one warning line, exit 0.
+    f = api.fault("status", token=TOKEN, status=403,
+                  path_prefix="/apis/coordination.k8s.io/v1beta1/")
+    r = plugin("get", "alpha")
+    assert r.returncode == 0 and r.stderr == "kubectl leaderd: warning: " \
+        "not allowed to list leasecandidates in namespace team (403): " \
+        "CANDIDATES is unknown\n", r
+    assert lines(r.stdout)[1].split()[5] == "?", r
+    api.clear_fault(f)
     # A context that does not exist.
     r = plugin("get", "--context", "nope")
     one_line_exit_1(r, "kubectl leaderd: %s: context \"nope\" does not "
