@@ -233,8 +233,8 @@ tool_fail(struct tool *t, const struct kube_result *res, const char *verb,
 		    res->message);
 	else if (res->status == 403)
 		tool_err(t, "Forbidden: not allowed to %s (403); grant the "
-		    "verb \"%s\" on \"%s\" in a Role: %s", what, verb, resource,
-		    res->message);
+		    "verb \"%s\" on \"%s\" in a %s: %s", what, verb, resource,
+		    ns[0] != '\0' ? "Role" : "ClusterRole", res->message);
 	else if (res->status == 404)
 		tool_err(t, "NotFound: %s: %s", what, res->message);
 	else
