@@ -210,6 +210,22 @@ def test_get_watch_streams_each_version(api, plugin):
     finally:
         p.kill()
         p.wait()
+    # -A -w: a watch across namespaces.
+    p = subprocess.Popen([plugin.exe, "get", "-A", "-w", "-o", "json"],
+                         text=True, stdout=subprocess.PIPE,
+                         env=dict(os.environ, KUBECONFIG=plugin.kubeconfig))
+    try:
+        seen = [json.loads(p.stdout.readline()) for _ in range(5)]
+        assert [(o["namespace"], o["name"]) for o in seen] == [
+            ("kube-node-lease", "node-1"), ("team", "alpha"),
+            ("team", "clientgo"), ("team", "fresh"), ("team", "nais")]
+        api.create_lease("elsewhere", "new", {"holderIdentity": "n-1"})
+        nxt = json.loads(p.stdout.readline())
+        assert (nxt["namespace"], nxt["name"], nxt["holder"]) == \
+            ("elsewhere", "new", "n-1")
+    finally:
+        p.kill()
+        p.wait()
 
 
 def test_shards(api, plugin):
