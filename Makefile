@@ -598,7 +598,8 @@ image: image-deps
 
 # make plugin: kubectl leaderd's krew archives, one per IMAGE_ARCHS
 # (the image's static binary, stripped, as kubectl-leaderd, with
-# LICENSE), their SHA256SUMS, and PLUGIN_DIR/leaderd.yaml, the manifest
+# LICENSE and the licences of what it links, as the image's /licenses),
+# their SHA256SUMS, and PLUGIN_DIR/leaderd.yaml, the manifest
 # deploy/krew/leaderd.yaml with those sums (deploy/krew/package.py).
 # plugin-test checks them (test/deploy/test_krew.py, which deploy-test
 # runs on an archive of IMAGE_BIN alone).
@@ -611,10 +612,12 @@ plugin: image-deps
 		$(PYTHON) deploy/krew/package.py \
 		--manifest deploy/krew/leaderd.yaml --license LICENSE \
 		--out $(PLUGIN_DIR) --strip arm64=aarch64-linux-gnu-strip \
+		$(foreach a,$(IMAGE_ARCHS),--licenses $(a)=$(call image_build,$(a))/licenses) \
 		$(foreach a,$(IMAGE_ARCHS),$(a)=$(call image_build,$(a))/leaderd)
 
 plugin-test: plugin
 	cd test/deploy && LEADERD=$(CURDIR)/$(IMAGE_BIN) \
+		LEADERD_LICENSES=$(CURDIR)/$(IMAGE_LICENSES) \
 		LEADERD_PLUGIN_DIR=$(CURDIR)/$(PLUGIN_DIR) \
 		LEADERD_PLUGIN_ARCHS="$(IMAGE_ARCHS)" \
 		$(PYTHON) -m pytest -q -p no:cacheprovider test_krew.py

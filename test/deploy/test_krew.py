@@ -4,8 +4,9 @@ With $LEADERD_PLUGIN_DIR (make plugin-test), the archives make plugin
 built there, for every architecture of $LEADERD_PLUGIN_ARCHS; otherwise
 (make deploy-test) an archive of the binary under test ($LEADERD, the
 image's amd64 binary) built here by deploy/krew/package.py.  Each must
-hold exactly kubectl-leaderd (0755, the binary, stripped) and LICENSE
-(the repository's); SHA256SUMS and the written manifest must carry each
+hold kubectl-leaderd (0755, the binary, stripped), LICENSE
+(the repository's) and licenses/, the licences of each component
+COMPONENTS lists; SHA256SUMS and the written manifest must carry each
 archive's sha256; the written manifest must be deploy/krew/leaderd.yaml
 but for those sums; and the archived binary, run as kubectl-leaderd,
 must be the plugin."""
@@ -28,18 +29,23 @@ MANIFEST = ROOT / "deploy" / "krew" / "leaderd.yaml"
 PACKAGE = ROOT / "deploy" / "krew" / "package.py"
 
 
+def package(out, leaderd, licenses):
+    subprocess.run([sys.executable, str(PACKAGE), "--manifest",
+                    str(MANIFEST), "--license", str(ROOT / "LICENSE"),
+                    "--out", str(out), "--licenses", "amd64=%s" % licenses,
+                    "amd64=%s" % leaderd], check=True,
+                   env=dict(os.environ, SOURCE_DATE_EPOCH="1700000000"))
+
+
 @pytest.fixture(scope="module")
-def built(leaderd, tmp_path_factory):
+def built(leaderd, licenses, tmp_path_factory):
     """(directory, architectures) of the archives under test."""
     given = os.environ.get("LEADERD_PLUGIN_DIR")
     if given:
         return pathlib.Path(given), \
             os.environ.get("LEADERD_PLUGIN_ARCHS", "amd64 arm64").split()
     d = tmp_path_factory.mktemp("plugin")
-    subprocess.run([sys.executable, str(PACKAGE), "--manifest",
-                    str(MANIFEST), "--license", str(ROOT / "LICENSE"),
-                    "--out", str(d), "amd64=%s" % leaderd], check=True,
-                   env=dict(os.environ, SOURCE_DATE_EPOCH="1700000000"))
+    package(d, leaderd, licenses)
     return d, ["amd64"]
 
 
@@ -90,7 +96,8 @@ def test_manifest_is_a_krew_plugin():
         assert re.fullmatch(r"[0-9a-f]{64}", p["sha256"])
         assert p["bin"] == "kubectl-leaderd"
         assert p["files"] == [{"from": "kubectl-leaderd", "to": "."},
-                              {"from": "LICENSE", "to": "."}]
+                              {"from": "LICENSE", "to": "."},
+                              {"from": "licenses", "to": "."}]
 
 
 def test_archives_hold_the_binary_and_license(built, tmp_path):
@@ -99,10 +106,20 @@ def test_archives_hold_the_binary_and_license(built, tmp_path):
         a = d / archive_name(arch)
         with tarfile.open(a) as tar:
             members = tar.getmembers()
-            assert [(t.name, t.mode, t.uid, t.gid) for t in members] == [
-                ("kubectl-leaderd", 0o755, 0, 0), ("LICENSE", 0o644, 0, 0)]
+            assert [(t.name, t.mode, t.uid, t.gid) for t in members[:3]] \
+                == [("kubectl-leaderd", 0o755, 0, 0),
+                    ("LICENSE", 0o644, 0, 0), ("licenses", 0o755, 0, 0)]
             assert tar.extractfile("LICENSE").read() == \
                 (ROOT / "LICENSE").read_bytes()
+            # The licences of every component COMPONENTS lists.
+            comps = tar.extractfile("licenses/COMPONENTS").read().decode()
+            names = sorted(ln.split()[0] for ln in comps.splitlines()
+                           if ln and not ln.startswith("#"))
+            assert "curl" in names and "mbedtls" in names and \
+                "musl" in names, names
+            assert sorted(t.name for t in members[3:]) == sorted(
+                ["licenses/COMPONENTS"] + ["licenses/%s.txt" % n
+                                           for n in names])
             exe = tmp_path / arch / "kubectl-leaderd"
             exe.parent.mkdir()
             exe.write_bytes(tar.extractfile("kubectl-leaderd").read())
@@ -136,15 +153,11 @@ def test_sums_match_the_archives(built):
         strip.sub(r"\1", MANIFEST.read_text())
 
 
-def test_archives_are_reproducible(built, leaderd, tmp_path):
+def test_archives_are_reproducible(built, leaderd, licenses, tmp_path):
     """The same binary and date give the same archive bytes."""
     d, archs = built
     if os.environ.get("LEADERD_PLUGIN_DIR"):
         return
-    subprocess.run([sys.executable, str(PACKAGE), "--manifest",
-                    str(MANIFEST), "--license", str(ROOT / "LICENSE"),
-                    "--out", str(tmp_path), "amd64=%s" % leaderd],
-                   check=True,
-                   env=dict(os.environ, SOURCE_DATE_EPOCH="1700000000"))
+    package(tmp_path, leaderd, licenses)
     assert sha256(tmp_path / archive_name("amd64")) == \
         sha256(d / archive_name("amd64"))
