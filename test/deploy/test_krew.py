@@ -16,6 +16,7 @@ import os
 import pathlib
 import platform
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -128,12 +129,18 @@ def test_archives_hold_the_binary_and_license(built, tmp_path):
         assert machine == {"amd64": 62, "arm64": 183}[arch], machine
         assert not interp, "%s: not a static binary" % arch
         assert not symtab, "%s: not stripped" % arch
-        if arch == {"x86_64": "amd64", "aarch64": "arm64"}.get(
+        # Run as kubectl-leaderd: here, or under qemu-user (make image
+        # installs it) for the other architecture.
+        argv = [str(exe), "--help"]
+        if arch != {"x86_64": "amd64", "aarch64": "arm64"}.get(
                 platform.machine()):
-            r = subprocess.run([str(exe), "--help"], capture_output=True,
-                               text=True)
-            assert r.returncode == 0 and r.stdout.startswith(
-                "usage: kubectl leaderd COMMAND"), r
+            qemu = shutil.which("qemu-%s-static" % {
+                "amd64": "x86_64", "arm64": "aarch64"}[arch])
+            assert qemu, "qemu-user-static is missing (make image-deps)"
+            argv = [qemu] + argv
+        r = subprocess.run(argv, capture_output=True, text=True)
+        assert r.returncode == 0 and r.stdout.startswith(
+            "usage: kubectl leaderd COMMAND"), r
 
 
 def test_sums_match_the_archives(built):
