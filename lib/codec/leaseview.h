@@ -17,15 +17,15 @@
 
 #define LEASEVIEW_GROUP_LABEL	"leaderd.io/shard-group"
 #define LEASEVIEW_MEMBER_LABEL	"leaderd.io/shard-member"
-#define LEASEVIEW_NS_MAX	64	/* a namespace incl. NUL (a DNS label) */
+#define LEASEVIEW_NS_MAX	64	/* a namespace incl. NUL (DNS label) */
 #define LEASEVIEW_OWNER_MAX	(32 + 1 + LEASE_HOLDER_MAX) /* Kind/name */
 
 /* One Lease as shown. */
 struct leaseview {
 	char		 ns[LEASEVIEW_NS_MAX];		/* metadata.namespace */
 	char		 name[LEASE_HOLDER_MAX];	/* metadata.name */
-	char		 group[64];	/* label leaderd.io/shard-group, or "" */
-	int		 member;	/* label leaderd.io/shard-member "true" */
+	char		 group[64];	/* label leaderd.io/shard-group */
+	int		 member;	/* label leaderd.io/shard-member */
 	char		 owner[LEASEVIEW_OWNER_MAX]; /* the first owner
 					   reference, "Kind/name", or "" */
 	int64_t		 created_us;	/* metadata.creationTimestamp */

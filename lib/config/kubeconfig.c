@@ -44,10 +44,12 @@ kc_err(struct kc *kc, yaml_node_t *n, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (n != NULL)
-		snprintf(kc->err, kc->errlen, "%s:%zu:%zu: %s", kc->files[kc->cur].path,
+		snprintf(kc->err, kc->errlen, "%s:%zu:%zu: %s",
+		    kc->files[kc->cur].path,
 		    n->start_mark.line + 1, n->start_mark.column + 1, msg);
 	else
-		snprintf(kc->err, kc->errlen, "%s: %s", kc->files[kc->cur].path, msg);
+		snprintf(kc->err, kc->errlen, "%s: %s",
+		    kc->files[kc->cur].path, msg);
 	return -1;
 }
 
@@ -91,7 +93,8 @@ kc_map_get(struct kc *kc, yaml_node_t *map, const char *key,
 		if (found != NULL)
 			return kc_err(kc, k, "duplicate key \"%s\"", key);
 		found = k;
-		*valp = yaml_document_get_node(&kc->files[kc->cur].doc, p->value);
+		*valp = yaml_document_get_node(&kc->files[kc->cur].doc,
+		    p->value);
 		if (keyp != NULL)
 			*keyp = k;
 	}

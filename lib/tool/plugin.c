@@ -14,7 +14,6 @@
 #include "base/duration.h"
 #include "tool/tool.h"
 
-#define PROG	"kubectl leaderd"
 
 /* The flags a subcommand takes beside the connection's. */
 #define F_OUTPUT	0x01	/* -o */
@@ -35,8 +34,8 @@ static const struct subcommand {
 	{ "get", plugin_get, F_OUTPUT | F_ALLNS | F_SELECTOR | F_WATCH, 0, 1,
 	    "get [LEASE] [-A] [-o wide|json|yaml] [-l SELECTOR] [-w]",
 	    "every Lease: holder, renewed, expires, transitions, candidates" },
-	{ "shards", plugin_shards, F_OUTPUT, 1, 1,
-	    "shards GROUP [-o json|yaml]",
+	{ "shards", plugin_shards, 0, 1, 1,
+	    "shards GROUP",
 	    "a shard group: each shard's owner and time left, the members" },
 	{ "move", plugin_move, F_MOVE, 1, 1,
 	    "move LEASE --to ID [--timeout D] [--force]",
@@ -66,13 +65,13 @@ static const struct option longopts[] = {
 };
 
 static void
-usage(FILE *f)
+usage(const char *prog, FILE *f)
 {
 	size_t	 i;
 
-	fprintf(f, "usage: %s COMMAND [flags]\n", PROG);
+	fprintf(f, "usage: %s COMMAND [flags]\n", prog);
 	for (i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
-		fprintf(f, "  %s %s\n      %s\n", PROG, subcommands[i].usage,
+		fprintf(f, "  %s %s\n      %s\n", prog, subcommands[i].usage,
 		    subcommands[i].what);
 	fprintf(f,
 	    "flags of every command:\n"
@@ -89,11 +88,11 @@ usage(FILE *f)
 }
 
 static int
-bad_usage(const char *fmt, const char *arg)
+bad_usage(const char *prog, const char *fmt, const char *arg)
 {
-	fprintf(stderr, "%s: ", PROG);
+	fprintf(stderr, "%s: ", prog);
 	fprintf(stderr, fmt, arg);
-	fprintf(stderr, " (%s --help)\n", PROG);
+	fprintf(stderr, " (%s --help)\n", prog);
 	return TOOL_EXIT_USAGE;
 }
 
@@ -126,13 +125,14 @@ flag_name(int ch)
 }
 
 static int
-parse_duration(const char *flag, const char *s, uint64_t *ms)
+parse_duration(const char *prog, const char *flag, const char *s,
+    uint64_t *ms)
 {
 	char	 err[200];
 
 	if (duration_parse(s, ms, err, sizeof(err)) == -1 || *ms == 0) {
 		fprintf(stderr, "%s: %s \"%s\": %s (a duration such as 30s "
-		    "or 2m)\n", PROG, flag, s, *ms == 0 && err[0] == '\0' ?
+		    "or 2m)\n", prog, flag, s, *ms == 0 && err[0] == '\0' ?
 		    "must be more than 0" : err);
 		return -1;
 	}
@@ -141,6 +141,12 @@ parse_duration(const char *flag, const char *s, uint64_t *ms)
 
 int
 plugin_main(int argc, char *argv[])
+{
+	return tool_main("kubectl leaderd", argc, argv);
+}
+
+int
+tool_main(const char *prog, int argc, char *argv[])
 {
 	const struct subcommand	*sc = NULL;
 	struct tool_opts	 o;
@@ -158,9 +164,9 @@ plugin_main(int argc, char *argv[])
 	    NULL)) != -1) {
 		optname = argv[optind - 1];
 		if (ch == '?')
-			return bad_usage("unknown flag \"%s\"", optname);
+			return bad_usage(prog, "unknown flag \"%s\"", optname);
 		if (ch == ':')
-			return bad_usage("%s needs a value", optname);
+			return bad_usage(prog, "%s needs a value", optname);
 		switch (ch) {
 		case OPT_KUBECONFIG:	o.kubeconfig = optarg; break;
 		case OPT_CONTEXT:	o.context = optarg; break;
@@ -172,33 +178,33 @@ plugin_main(int argc, char *argv[])
 		case OPT_TO:		o.to = optarg; break;
 		case OPT_FORCE:		o.force = 1; break;
 		case OPT_TIMEOUT:
-			if (parse_duration("--timeout", optarg,
+			if (parse_duration(prog, "--timeout", optarg,
 			    &o.timeout_ms) == -1)
 				return TOOL_EXIT_USAGE;
 			break;
 		case OPT_REQUEST_TIMEOUT:
-			if (parse_duration("--request-timeout", optarg,
+			if (parse_duration(prog, "--request-timeout", optarg,
 			    &o.request_timeout_ms) == -1)
 				return TOOL_EXIT_USAGE;
 			break;
 		case 'h':
-			usage(stdout);
+			usage(prog, stdout);
 			return TOOL_EXIT_OK;
 		}
 	}
 	if (optind >= argc) {
-		usage(stderr);
+		usage(prog, stderr);
 		return TOOL_EXIT_USAGE;
 	}
 	for (i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		if (strcmp(argv[optind], subcommands[i].name) == 0)
 			sc = &subcommands[i];
 	if (sc == NULL)
-		return bad_usage("unknown command \"%s\"", argv[optind]);
+		return bad_usage(prog, "unknown command \"%s\"", argv[optind]);
 	o.args = argv + optind + 1;
 	o.nargs = argc - optind - 1;
 	if (o.nargs < sc->min_args || o.nargs > sc->max_args)
-		return bad_usage("wrong number of arguments: %s",
+		return bad_usage(prog, "wrong number of arguments: %s",
 		    sc->usage);
 
 	/* Each flag given must be one the subcommand takes. */
@@ -206,18 +212,18 @@ plugin_main(int argc, char *argv[])
 	while ((ch = getopt_long(argc, argv, ":n:Ao:l:wh", longopts,
 	    NULL)) != -1)
 		if ((f = flag_of(ch)) != 0 && (sc->flags & f) == 0)
-			return bad_usage("--%s: not a flag of this command",
-			    flag_name(ch));
+			return bad_usage(prog, "--%s: not a flag of this "
+			    "command", flag_name(ch));
 	if (strcmp(o.output, "") != 0 && strcmp(o.output, "wide") != 0 &&
 	    strcmp(o.output, "json") != 0 && strcmp(o.output, "yaml") != 0)
-		return bad_usage("-o \"%s\": one of wide, json or yaml",
+		return bad_usage(prog, "-o \"%s\": one of wide, json or yaml",
 		    o.output);
 	if (o.all_ns && o.namespace != NULL)
-		return bad_usage("%s", "-A and -n: give one");
+		return bad_usage(prog, "%s", "-A and -n: give one");
 	if (sc->flags & F_MOVE && o.to == NULL)
-		return bad_usage("%s", "move needs --to ID");
+		return bad_usage(prog, "%s", "move needs --to ID");
 
-	if (tool_open(&t, PROG, &o) == -1) {
+	if (tool_open(&t, prog, &o) == -1) {
 		tool_close(&t);
 		return TOOL_EXIT_FAIL;
 	}

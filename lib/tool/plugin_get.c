@@ -38,6 +38,7 @@ struct get {
 	struct cand_count	*cands;
 	size_t			 ncands;
 	int			 cands_served;	/* the API answered */
+	int			 cands_unknown;	/* the list was refused */
 	struct tool_table	 tb;
 	struct tool_doc		 d;
 	char			 rv[LEASE_RV_MAX]; /* where -w goes on */
@@ -114,8 +115,8 @@ static void
 table_row(struct get *g, const struct leaseview *v, int64_t now_us)
 {
 	const char	*cells[TOOL_COLS_MAX];
-	char		 renewed[32] = "", expires[32], trans[16], cands[16] = "";
-	char		 acquired[32] = "";
+	char		 renewed[32] = "", expires[32], trans[16];
+	char		 cands[16] = "", acquired[32] = "";
 	size_t		 n = 0;
 	int		 c;
 
@@ -128,6 +129,8 @@ table_row(struct get *g, const struct leaseview *v, int64_t now_us)
 	snprintf(trans, sizeof(trans), "%d", (int)v->rec.transitions);
 	if ((c = cands_of(g, v)) > 0)
 		snprintf(cands, sizeof(cands), "%d", c);
+	else if (g->cands_unknown)
+		snprintf(cands, sizeof(cands), "?");
 	if (g->t->o.all_ns)
 		cells[n++] = v->ns;
 	cells[n++] = v->name;
@@ -200,9 +203,10 @@ read_all(struct get *g)
 	} else if (tool_list_leases(t, ns, t->o.selector, collect_cb, g,
 	    g->rv, sizeof(g->rv)) == -1)
 		return -1;
-	if ((rc = tool_list_cands(t, ns, cand_cb, g)) == -1)
+	if ((rc = tool_list_cands(t, ns, 1, cand_cb, g)) == -1)
 		return -1;
 	g->cands_served = rc == 0;
+	g->cands_unknown = rc == 2;
 	return 0;
 }
 

@@ -64,8 +64,8 @@ load_creds(struct tool *t)
 	else if (env != NULL && env[0] != '\0') {
 		list = xstrdup(env);
 		is_list = 1;
-		for (p = strtok(list, ":"); p != NULL && n < KUBECONFIG_PATHS_MAX;
-		    p = strtok(NULL, ":"))
+		for (p = strtok(list, ":"); p != NULL &&
+		    n < KUBECONFIG_PATHS_MAX; p = strtok(NULL, ":"))
 			paths[n++] = p;
 	} else if (home != NULL) {
 		xasprintf(&home_cfg, "%s/.kube/config", home);
@@ -182,6 +182,7 @@ struct wait {
 	tool_line_cb		 line_cb;	/* a stream's */
 	void			*line_arg;
 	int			 line_rc;	/* what line_cb ended with */
+	int			 opened;	/* the stream answered 200 */
 };
 
 static void
@@ -256,8 +257,8 @@ tool_fail(struct tool *t, const struct kube_result *res, const char *verb,
 		    res->message);
 	else if (res->status == 403)
 		tool_err(t, "Forbidden: not allowed to %s (403); grant the "
-		    "verb \"%s\" on \"%s\" in a Role: %s", what, verb, resource,
-		    res->message);
+		    "verb \"%s\" on \"%s\" in a %s: %s", what, verb, resource,
+		    ns[0] != '\0' ? "Role" : "ClusterRole", res->message);
 	else if (res->status == 404)
 		tool_err(t, "NotFound: %s: %s", what, res->message);
 	else
@@ -288,6 +289,8 @@ stream_line_cb(const char *line, size_t len, void *arg)
 	struct wait	*w = arg;
 	int		 rc;
 
+	if (line == NULL)
+		w->opened = 1;
 	if ((rc = w->line_cb(line, len, w->line_arg)) != 0) {
 		w->line_rc = rc;
 		return -1;
@@ -321,10 +324,10 @@ tool_stream(struct tool *t, const char *path, uint64_t limit_ms,
 		rc = -1;
 	else if (a.res.outcome == KUBE_OK)
 		rc = 0;
-	else if (a.res.timed_out && a.res.status == 200)
+	else if (a.res.timed_out && w.opened)
 		rc = 2;
 	else {
-		if (a.res.status == 200)
+		if (w.opened)
 			tool_err(t, "the watch of %s was cut: %s", resource,
 			    a.res.message);
 		else

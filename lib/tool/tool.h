@@ -174,4 +174,10 @@ int	plugin_doctor(struct tool *t);
  */
 int	plugin_main(int argc, char *argv[]);
 
+/*
+ * The same under another name: prog ("leaderd") in messages and the
+ * usage, argv[1] the subcommand ("doctor") or a flag.
+ */
+int	tool_main(const char *prog, int argc, char *argv[]);
+
 #endif /* TOOL_H */

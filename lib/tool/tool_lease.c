@@ -133,7 +133,7 @@ tool_get_lease(struct tool *t, const char *ns, const char *name,
 }
 
 int
-tool_list_cands(struct tool *t, const char *ns,
+tool_list_cands(struct tool *t, const char *ns, int warn_forbidden,
     void (*cb)(const char *, const struct lease_cand *, void *), void *arg)
 {
 	struct tool_answer	 a;
@@ -151,6 +151,14 @@ tool_list_cands(struct tool *t, const char *ns,
 	if (a.res.status == 404) {
 		tool_answer_free(&a);
 		return 1;
+	}
+	/* Refused: the counts are unknown, the rest can still be shown. */
+	if (a.res.status == 403 && warn_forbidden) {
+		tool_err(t, "warning: not allowed to list leasecandidates%s%s "
+		    "(403): CANDIDATES is unknown", ns != NULL ?
+		    " in namespace " : "", ns != NULL ? ns : "");
+		tool_answer_free(&a);
+		return 2;
 	}
 	if (a.res.outcome != KUBE_OK) {
 		tool_fail(t, &a.res, "list", "leasecandidates",

@@ -38,9 +38,11 @@ int	tool_get_lease(struct tool *t, const char *ns, const char *name,
 
 /*
  * Every LeaseCandidate of ns (NULL: all) to cb(ns, c, arg).  Returns 0,
- * 1 when the API is not served (404: nothing to count), or -1.
+ * 1 when the API is not served (404: nothing to count), 2 when the list
+ * is refused (403) and warn_forbidden (a warning line printed, not an
+ * error), or -1.
  */
-int	tool_list_cands(struct tool *t, const char *ns,
+int	tool_list_cands(struct tool *t, const char *ns, int warn_forbidden,
 	    void (*cb)(const char *, const struct lease_cand *, void *),
 	    void *arg);
 

@@ -1375,3 +1375,40 @@ def test_access_reviews_pods_events_and_date(api):
     _, hdrs, _ = call(api, "GET", BASE + "/none")
     date = email.utils.parsedate_to_datetime(hdrs["Date"]).timestamp()
     assert abs(date - (time.time() - 30)) < 2
+
+
+def test_every_namespace_list_pages_patch_and_candidates(api):
+    """What kubectl leaderd reads: GET .../v1/leases (every namespace,
+    by namespace then name, paged with continue), the Lease's JSON merge
+    PATCH (415 for another media type), .../v1beta1/leasecandidates."""
+    for ns, name in (("b", "x"), ("a", "z"), ("a", "y")):
+        api.create_lease(ns, name, {"holderIdentity": "h"})
+    all_ = "/apis/coordination.k8s.io/v1/leases"
+    code, _, page = call(api, "GET", all_ + "?limit=2")
+    assert code == 200 and [(o["metadata"]["namespace"],
+                             o["metadata"]["name"]) for o in
+                            page["items"]] == [("a", "y"), ("a", "z")]
+    tok = urllib.parse.quote(page["metadata"]["continue"])
+    code, _, page = call(api, "GET", all_ + "?limit=2&continue=" + tok)
+    assert [o["metadata"]["name"] for o in page["items"]] == ["x"]
+    assert "continue" not in page["metadata"]
+    path = "/apis/coordination.k8s.io/v1/namespaces/a/leases/y"
+    patch = {"spec": {"preferredHolder": "p", "strategy":
+                      "OldestEmulationVersion"}}
+    code, _, body = call(api, "PATCH", path, patch)
+    assert code == 415 and body["reason"] == "UnsupportedMediaType"
+    code, _, body = call(api, "PATCH", path, patch, headers={
+        "Content-Type": "application/merge-patch+json"})
+    assert code == 200 and body["spec"] == {
+        "holderIdentity": "h", "strategy": "OldestEmulationVersion",
+        "preferredHolder": "p"}
+    assert api.history(ns="a", name="y")[-1]["method"] == "PATCH"
+    cands = "/apis/coordination.k8s.io/v1beta1/leasecandidates"
+    assert call(api, "GET", cands)[0] == 404
+    api.enable_candidates()
+    api.plant_candidate("b", "c1", "x")
+    api.plant_candidate("a", "c2", "y")
+    code, _, body = call(api, "GET", cands)
+    assert code == 200 and [(o["metadata"]["namespace"],
+                             o["metadata"]["name"]) for o in
+                            body["items"]] == [("a", "c2"), ("b", "c1")]
