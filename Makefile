@@ -371,6 +371,7 @@ integration: $(LEADERD_TARGET)
 #	balance, SIGTERM and pause
 #   the kubectl plugin (tool/, leaseview, the merged kubeconfig):
 #	test_plugin
+#   the doctors (tool/doctor*, review): test_doctor
 #   daemon, daemon_setup, daemon_stop, clock, buf, xmalloc: all of them.
 # Measured with test/kit/coverage.sh (gcc --coverage, lines of lib/*.c
 # run; 2026-12-03): this pass runs 88.4% of the lines where make check
@@ -442,6 +443,7 @@ SAN_INTEGRATION = \
 	test_shards.py::test_sigterm_releases_and_deletes_member \
 	test_shards.py::test_pause_releases_every_shard \
 	test_plugin.py \
+	test_doctor.py \
 	test_config.py
 integration-san: $(LEADERD_TARGET)
 	cd test/integration && LEADERD=$(LEADERD_BIN) \
