@@ -176,7 +176,7 @@ usage(int status)
 	    "[ARG...]\n"
 	    "       leaderd status | release | pause | resume | wait-leader "
 	    "(-h)\n"
-	    "       leaderd [-f file] [options] doctor: what stops it leading\n"
+	    "       leaderd [-f file] [options] doctor   (docs/operations.md)\n"
 	    "  run -- CMD ARGS...          run CMD while this instance leads\n"
 	    "  --grace D                   SIGTERM to SIGKILL of CMD "
 	    "(run.grace, 10s)\n"
