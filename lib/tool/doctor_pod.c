@@ -16,6 +16,7 @@
 
 #include "base/clock.h"
 #include "base/xmalloc.h"
+#include "codec/epslice.h"
 #include "codec/lease.h"
 #include "codec/legacy.h"
 #include "codec/review.h"
@@ -43,13 +44,17 @@ lock_has(const char *lock_type, const char *what)
 /*
  * The verbs the configuration needs, into n (at most max): the lock's
  * objects (get, update by name; create; watch when the Lease is watched),
- * Events, and what the actions and candidacy use.
+ * Events, and what the actions and candidacy use; slice (slicelen
+ * bytes) holds the leader EndpointSlice's name the needs point at.
  */
 static size_t
-needs(const struct config *c, struct need *n, size_t max)
+needs(const struct config *c, struct need *n, size_t max, char *slice,
+    size_t slicelen)
 {
 	const char	*ns = c->lock_namespace, *name = c->lock_name;
 	size_t		 k = 0;
+
+	epslice_name(c->ep_service, slice, slicelen);
 
 #define NEED(v, g, r, s, o, w) do {					\
 	if (k < max) {							\
@@ -89,8 +94,8 @@ needs(const struct config *c, struct need *n, size_t max)
 		if (c->ep_slice) {
 			NEED("create", G_DISCOVERY, "endpointslices", ens, "",
 			    "to publish the leader's EndpointSlice");
-			NEED("update", G_DISCOVERY, "endpointslices", ens, "",
-			    "to keep the leader's EndpointSlice");
+			NEED("update", G_DISCOVERY, "endpointslices", ens,
+			    slice, "to keep the leader's EndpointSlice");
 		}
 		if (c->ep_legacy) {
 			NEED("create", "", "endpoints", ens, "", "to publish "
@@ -106,6 +111,8 @@ needs(const struct config *c, struct need *n, size_t max)
 	if (c->coordinated) {
 		NEED("create", G_COORD, "leasecandidates", ns, "", "to register "
 		    "as a candidate (coordinated election)");
+		NEED("get", G_COORD, "leasecandidates", ns, c->identity,
+		    "to read its candidacy back");
 		NEED("update", G_COORD, "leasecandidates", ns, c->identity,
 		    "to answer the election controller's pings");
 		NEED("delete", G_COORD, "leasecandidates", ns, c->identity,
@@ -231,10 +238,11 @@ check_election(struct doctor_run *d, const struct config *c)
 	struct need		 n[24];
 	struct review_ask	 ask;
 	struct lease		 rec;
+	char			 slice[LEASE_HOLDER_MAX];
 	size_t			 i, k;
 	int			 have;
 
-	k = needs(c, n, sizeof(n) / sizeof(n[0]));
+	k = needs(c, n, sizeof(n) / sizeof(n[0]), slice, sizeof(slice));
 	for (i = 0; i < k; i++) {
 		ask.verb = n[i].verb;
 		ask.group = n[i].group;

@@ -498,3 +498,36 @@ def test_kubectl_unreachable(api, tmp_path):
             env={"KUBECONFIG": kc, "HOME": str(tmp_path)})
     assert r.returncode == 1 and r.stdout == "", r
     assert len(r.stderr.splitlines()) == 1, r.stderr
+
+
+def test_pod_verbs_of_the_actions_and_candidacy(api, cluster, lock_name):
+    """The label, the endpoints and a coordinated candidacy add their
+    verbs: each asked about, each denied one a FAIL naming it."""
+    inst = cluster.new("pod-a")
+    with open(inst.config_path, "a") as f:
+        f.write("actions:\n"
+                "  label: {enabled: true, pod: pod-a}\n"
+                "  endpoints: {service: shop, ip: 10.0.0.7}\n"
+                "candidacy: {coordinated: true, binary_version: 1.0.0}\n")
+    r = pod_doctor(inst)
+    asked = {(a["verb"], a["resource"], a.get("name", ""))
+             for _, _, a in api.reviews()}
+    for want in (("patch", "pods", "pod-a"),
+                 ("create", "endpointslices", ""),
+                 ("update", "endpointslices", "shop-leader"),
+                 ("create", "leasecandidates", ""),
+                 ("update", "leasecandidates", "pod-a"),
+                 ("delete", "leasecandidates", "pod-a"),
+                 ("list", "leasecandidates", "")):
+        assert want in asked, (want, sorted(asked))
+    assert r.returncode == 0, r.stdout + r.stderr
+    api.deny("patch", "pods")
+    api.deny("update", "endpointslices")
+    r = pod_doctor(inst)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert having(r.stdout, "FAIL", "access", "may not patch pods/pod-a in "
+                  "namespace %s (needed to label the pod (actions.label))" %
+                  NS), r.stdout
+    assert having(r.stdout, "FAIL", "access", "may not update "
+                  "endpointslices.discovery.k8s.io/shop-leader"), r.stdout
+    assert summary(r.stdout).startswith("doctor: 2 problems")
