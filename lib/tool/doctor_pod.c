@@ -70,7 +70,8 @@ needs(const struct config *c, struct need *n, size_t max, char *slice,
 		    "Lease the first time");
 		if (c->watch)
 			NEED("watch", G_COORD, "leases", ns, name, "to watch "
-			    "the Lease (else it is read every retry_period)");
+			    "the Lease; without it, it is read every "
+			    "retry_period");
 	}
 	if (lock_has(c->lock_type, "endpoints")) {
 		NEED("get", "", "endpoints", ns, name, "to read the lock");
@@ -85,8 +86,8 @@ needs(const struct config *c, struct need *n, size_t max, char *slice,
 	NEED("create", "", "events", ns, "", "to record leadership Events");
 	if (c->label_enabled)
 		NEED("patch", "", "pods", c->label_namespace[0] != '\0' ?
-		    c->label_namespace : ns, c->label_pod, "to label the pod "
-		    "(actions.label)");
+		    c->label_namespace : ns, c->label_pod, "to keep the "
+		    "pod's label, actions.label");
 	if (c->ep_service[0] != '\0') {
 		const char	*ens = c->ep_namespace[0] != '\0' ?
 		    c->ep_namespace : ns;
@@ -106,11 +107,11 @@ needs(const struct config *c, struct need *n, size_t max, char *slice,
 	}
 	if (c->coordinated || strcmp(c->handover, "auto") == 0) {
 		NEED("list", G_COORD, "leasecandidates", ns, "", "to find the "
-		    "candidates (coordinated election, handover: auto)");
+		    "candidates of a coordinated election or handover: auto");
 	}
 	if (c->coordinated) {
 		NEED("create", G_COORD, "leasecandidates", ns, "", "to register "
-		    "as a candidate (coordinated election)");
+		    "as a candidate of a coordinated election");
 		NEED("get", G_COORD, "leasecandidates", ns, c->identity,
 		    "to read its candidacy back");
 		NEED("update", G_COORD, "leasecandidates", ns, c->identity,
