@@ -114,7 +114,8 @@ enum doctor_answer {
 /* One access review: may subject do verb on resource? */
 struct doctor_access {
 	const char	*subject;	/* "this pod's service account", or
-					   "service account NS/SA (pods a, b)" */
+					   "service account NS/SA (pods a,
+					   b)" */
 	const char	*grant_to;	/* whom the Role is bound to, for the
 					   fix ("system:serviceaccount:ns:sa");
 					   NULL: unknown */
@@ -139,7 +140,8 @@ void	doctor_judge_access(struct doctor_report *r,
 
 /* The bearer token, as the checks found it. */
 struct doctor_token {
-	const char	*source;	/* the token file, or "the kubeconfig" */
+	const char	*source;	/* "the file PATH", "the
+					   kubeconfig" */
 	long		 status;	/* a request's HTTP status; 0: no answer
 					   (transport error) */
 	const char	*error;		/* that error's text, or "" */
@@ -224,7 +226,8 @@ void	doctor_judge_pod(struct doctor_report *r, const char *ns,
 struct doctor_other {
 	const char		*kind;	/* "Lease", "Endpoints", "ConfigMap" */
 	const char		*ns, *name;
-	const struct lease	*rec;	/* its record (legacy: the annotation's) */
+	const struct lease	*rec;	/* its record (an old-style
+					   lock's: its annotation's) */
 };
 
 /*

@@ -51,8 +51,8 @@ doctor_judge_access(struct doctor_report *r, const struct doctor_access *a)
 		snprintf(where, sizeof(where), "cluster-wide");
 	switch (a->answer) {
 	case DOCTOR_ALLOWED:
-		doctor_add(r, DOCTOR_OK, "access", "%s may %s %s %s", a->subject,
-		    a->verb, obj, where);
+		doctor_add(r, DOCTOR_OK, "access", "%s may %s %s %s",
+		    a->subject, a->verb, obj, where);
 		return;
 	case DOCTOR_NOANSWER:
 		doctor_add(r, DOCTOR_SKIP, "access", "%s %s %s %s: no answer "
@@ -108,8 +108,9 @@ doctor_judge_token(struct doctor_report *r, const struct doctor_token *t,
 		return;
 	}
 	if (t->status == 401) {
-		f = doctor_add(r, DOCTOR_FAIL, "token", "the API server rejects "
-		    "the token from %s (401 Unauthorized)%s", t->source, until);
+		f = doctor_add(r, DOCTOR_FAIL, "token", "the API server "
+		    "rejects the token from %s (401 Unauthorized)%s",
+		    t->source, until);
 		if (t->exp_us != 0 && t->exp_us <= now_us)
 			doctor_fix(f, "the token has expired: make sure the "
 			    "kubelet refreshes the projected token (%s), or "
@@ -178,9 +179,10 @@ judge_for_life(struct doctor_report *r, const struct doctor_lease *l)
 	struct doctor_finding	*f;
 
 	if (l->holder_live == DOCTOR_LIVE_NO) {
-		f = doctor_add(r, DOCTOR_FAIL, "lease", "lease %s/%s is held for "
-		    "life by %s (no leaseDurationSeconds, no renewTime: nais's "
-		    "elector), and no pod or candidate of that name is left",
+		f = doctor_add(r, DOCTOR_FAIL, "lease", "lease %s/%s is held "
+		    "for life by %s (no leaseDurationSeconds, no renewTime: "
+		    "nais's elector), and no pod or candidate of that name is "
+		    "left",
 		    l->ns, l->name, rec->holder);
 		doctor_fix(f, "kubectl delete lease -n %s %s (its owner's "
 		    "deletion should have taken it: check its "
@@ -274,8 +276,8 @@ doctor_judge_lease(struct doctor_report *r, const struct doctor_lease *l)
 			    "candidates need get, update and create on the "
 			    "Lease", rec->holder);
 		else
-			doctor_fix(f, "make sure a candidate runs and may update "
-			    "the Lease (the access checks); or free it: "
+			doctor_fix(f, "make sure a candidate runs and may "
+			    "update the Lease (the access checks); or free it: "
 			    "kubectl patch lease -n %s %s --type merge -p "
 			    "'{\"spec\":{\"holderIdentity\":\"\"}}'", l->ns,
 			    l->name);
@@ -303,14 +305,15 @@ doctor_judge_lease(struct doctor_report *r, const struct doctor_lease *l)
 			fix_free(f, l->ns, l->name);
 		} else if (rec->duration_s > long_s) {
 			/* Held "for life" by a huge duration. */
-			f = doctor_add(r, DOCTOR_WARN, "lease", "lease %s/%s is "
-			    "held by %s%s with a %d s duration, renewed %lld s "
-			    "ago: should it stop without releasing, nobody takes "
-			    "over for that long", l->ns, l->name, rec->holder,
-			    ours ? " (us)" : "", rec->duration_s,
+			f = doctor_add(r, DOCTOR_WARN, "lease", "lease %s/%s "
+			    "is held by %s%s with a %d s duration, renewed "
+			    "%lld s ago: should it stop without releasing, "
+			    "nobody takes over for that long", l->ns, l->name,
+			    rec->holder, ours ? " (us)" : "", rec->duration_s,
 			    (long long)(age_s < 0 ? 0 : age_s));
-			doctor_fix(f, "give its electors a lease_duration of "
-			    "seconds (15 s, client-go's default), not of hours");
+			doctor_fix(f, "give its electors a lease_duration "
+			    "of seconds (15 s, client-go's default), not of "
+			    "hours");
 		} else
 			doctor_add(r, DOCTOR_OK, "lease", "lease %s/%s is held "
 			    "by %s%s, renewed %lld s ago (duration %d s)",
@@ -409,9 +412,9 @@ doctor_judge_other(struct doctor_report *r, const struct doctor_other *o,
 		return;
 	}
 	if (!legacy) {
-		f = doctor_add(r, DOCTOR_WARN, "split", "lease %s/%s of the same "
-		    "name is held too, by %s, renewed %lld s ago: pods there "
-		    "elect apart from this Lease's", o->ns, o->name,
+		f = doctor_add(r, DOCTOR_WARN, "split", "lease %s/%s of the "
+		    "same name is held too, by %s, renewed %lld s ago: pods "
+		    "there elect apart from this Lease's", o->ns, o->name,
 		    o->rec->holder, secs(o->rec->renew_us, now_us));
 		doctor_fix(f, "if both belong to one application, give all "
 		    "its pods one lock.namespace (--election-namespace)");
@@ -419,8 +422,8 @@ doctor_judge_other(struct doctor_report *r, const struct doctor_other *o,
 	}
 	/* endpointsleases, configmapsleases: the migration's MultiLock. */
 	if (lock_type != NULL && strncmp(lock_type, kind, strlen(kind)) == 0) {
-		doctor_add(r, DOCTOR_OK, "split", "%s %s/%s holds a live leader "
-		    "record (%s), which lock type %s keeps", kind, o->ns,
+		doctor_add(r, DOCTOR_OK, "split", "%s %s/%s holds a live "
+		    "leader record (%s), which lock type %s keeps", kind, o->ns,
 		    o->name, o->rec->holder, lock_type);
 		return;
 	}
@@ -453,8 +456,9 @@ doctor_judge_clock(struct doctor_report *r, int64_t offset_ms,
 		    (long long)mag, (long long)limit);
 		return;
 	}
-	f = doctor_add(r, DOCTOR_FAIL, "clock", "this host's clock is %lld.%03lld "
-	    "s %s the API server's, more than a quarter of renew_deadline "
+	f = doctor_add(r, DOCTOR_FAIL, "clock", "this host's clock is "
+	    "%lld.%03lld s %s the API server's, more than a quarter of "
+	    "renew_deadline "
 	    "(%lld ms): the times it writes into the Lease and its Events are "
 	    "off", (long long)(mag / 1000), (long long)(mag % 1000),
 	    offset_ms > 0 ? "ahead of" : "behind", (long long)limit);

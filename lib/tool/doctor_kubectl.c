@@ -200,8 +200,8 @@ doctor_one(struct doctor_run *d, const char *ns, const char *name)
 	ask.resource = "leases";
 	ask.ns = ns;
 	if (acc->sa.n == 0)
-		doctor_add(&d->rep, DOCTOR_SKIP, "candidates", "lease %s/%s: no "
-		    "candidate's pod found (no live LeaseCandidate, no pod "
+		doctor_add(&d->rep, DOCTOR_SKIP, "candidates", "lease %s/%s: "
+		    "no candidate's pod found (no live LeaseCandidate, no pod "
 		    "named by its holder or preferredHolder%s), so no service "
 		    "account's access was checked", ns, name, t->o.selector !=
 		    NULL ? ", none of the selector's" : "; name them with -l "

@@ -110,8 +110,8 @@ needs(const struct config *c, struct need *n, size_t max, char *slice,
 		    "candidates of a coordinated election or handover: auto");
 	}
 	if (c->coordinated) {
-		NEED("create", G_COORD, "leasecandidates", ns, "", "to register "
-		    "as a candidate of a coordinated election");
+		NEED("create", G_COORD, "leasecandidates", ns, "",
+		    "to register as a candidate of a coordinated election");
 		NEED("get", G_COORD, "leasecandidates", ns, c->identity,
 		    "to read its candidacy back");
 		NEED("update", G_COORD, "leasecandidates", ns, c->identity,
@@ -164,7 +164,7 @@ check_token(struct doctor_run *d, const struct kube_creds *creds)
 		(void)review_whoami(a.body, a.len, user, sizeof(user), err,
 		    sizeof(err));
 	else if (a.res.status != 0 && a.res.status != 401)
-		tok.status = 200;	/* not served or refused: authenticated */
+		tok.status = 200;	/* not served, or refused: known */
 	tok.user = user;
 	snprintf(d->user, sizeof(d->user), "%s", user);
 	tool_answer_free(&a);

@@ -98,8 +98,8 @@ def test_kubectl_doctor_role_without_update(cle_cluster):
     assert p.returncode == 1, p.stdout + p.stderr
     assert lines(p.stdout, "FAIL", "access", "service account %s/%s (pods "
                  "%s) may not update leases.coordination.k8s.io/%s in "
-                 "namespace %s" % (c.namespace, sa, pod, lease, c.namespace)), \
-        p.stdout
+                 "namespace %s" % (c.namespace, sa, pod, lease,
+                                   c.namespace)), p.stdout
     assert lines(p.stdout, "ok", "access", "may get leases")
     assert lines(p.stdout, "ok", "pods", "holder %s: pod %s/%s exists" %
                  (pod, c.namespace, pod))

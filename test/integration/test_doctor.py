@@ -526,8 +526,8 @@ def test_pod_verbs_of_the_actions_and_candidacy(api, cluster, lock_name):
     r = pod_doctor(inst)
     assert r.returncode == 1, r.stdout + r.stderr
     assert having(r.stdout, "FAIL", "access", "may not patch pods/pod-a in "
-                  "namespace %s (needed to keep the pod's label, actions.label)" %
-                  NS), r.stdout
+                  "namespace %s (needed to keep the pod's label, "
+                  "actions.label)" % NS), r.stdout
     assert having(r.stdout, "FAIL", "access", "may not update "
                   "endpointslices.discovery.k8s.io/shop-leader"), r.stdout
     assert summary(r.stdout).startswith("doctor: 2 problems")

@@ -23,8 +23,8 @@ static const struct review_ask ask = { "update", "coordination.k8s.io",
 static void
 test_encode(void **state)
 {
-	struct review_ask	 any = { "list", "coordination.k8s.io", "leases",
-	    "", "" };
+	struct review_ask	 any = { "list", "coordination.k8s.io",
+	    "leases", "", "" };
 	char			*s;
 
 	(void)state;
@@ -56,9 +56,9 @@ test_encode(void **state)
 static void
 test_decode(void **state)
 {
-	static const char	 yes[] = "{\"kind\":\"SelfSubjectAccessReview\","
-	    "\"status\":{\"allowed\":true,\"reason\":\"RBAC: allowed by "
-	    "RoleBinding \\\"leaderd/drill1\\\"\"}}";
+	static const char	 yes[] = "{\"kind\":"
+	    "\"SelfSubjectAccessReview\",\"status\":{\"allowed\":true,"
+	    "\"reason\":\"RBAC: allowed by RoleBinding \\\"leaderd/drill1\\\"\"}}";
 	static const char	 no[] = "{\"kind\":\"SubjectAccessReview\","
 	    "\"status\":{\"allowed\":false,\"evaluationError\":\"oops\"}}";
 	static const char	 bare[] = "{\"status\":{\"allowed\":false}}";
@@ -197,10 +197,13 @@ test_jwt(void **state)
 
 	(void)state;
 	/* {"aud":["k"],"exp":1764918000,"sub":...}, unpadded base64url. */
-	assert_int_equal(review_jwt_exp("eyJhbGciOiJSUzI1NiJ9.eyJhdWQiOlsiayJdLCJleHAiOjE3NjQ5MTgwMDAsInN1YiI6InN5c3RlbTpzZXJ2aWNlYWNjb3VudDpuczpzYSJ9.sig", &exp), 0);
+	assert_int_equal(review_jwt_exp("eyJhbGciOiJSUzI1NiJ9."
+	    "eyJhdWQiOlsiayJdLCJleHAiOjE3NjQ5MTgwMDAsInN1YiI6InN5c3RlbTpzZXJ2"
+	    "aWNlYWNjb3VudDpuczpzYSJ9.sig", &exp), 0);
 	assert_int_equal(exp, 1764918000);
 	/* No exp. */
-	assert_int_equal(review_jwt_exp("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.sig", &exp), -1);
+	assert_int_equal(review_jwt_exp("eyJhbGciOiJSUzI1NiJ9."
+	    "eyJzdWIiOiJ4In0.sig", &exp), -1);
 	assert_int_equal(review_jwt_exp("opaque-token", &exp), -1);
 	assert_int_equal(review_jwt_exp("a.!!!.c", &exp), -1);
 }
