@@ -58,7 +58,8 @@ test_decode(void **state)
 {
 	static const char	 yes[] = "{\"kind\":"
 	    "\"SelfSubjectAccessReview\",\"status\":{\"allowed\":true,"
-	    "\"reason\":\"RBAC: allowed by RoleBinding \\\"leaderd/drill1\\\"\"}}";
+	    "\"reason\":\"RBAC: allowed by RoleBinding "
+	    "\\\"leaderd/drill1\\\"\"}}";
 	static const char	 no[] = "{\"kind\":\"SubjectAccessReview\","
 	    "\"status\":{\"allowed\":false,\"evaluationError\":\"oops\"}}";
 	static const char	 bare[] = "{\"status\":{\"allowed\":false}}";
