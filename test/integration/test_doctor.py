@@ -531,3 +531,18 @@ def test_pod_verbs_of_the_actions_and_candidacy(api, cluster, lock_name):
     assert having(r.stdout, "FAIL", "access", "may not update "
                   "endpointslices.discovery.k8s.io/shop-leader"), r.stdout
     assert summary(r.stdout).startswith("doctor: 2 problems")
+
+
+def test_kubectl_all_namespaces(api, kdoctor, lock_name):
+    """-A: every namespace's Leases, each checked in its namespace."""
+    held(api, lock_name, "pod-a", 1)
+    api.create_lease("canary", lock_name + "-c", {
+        "holderIdentity": "pod-c", "leaseDurationSeconds": 15,
+        "acquireTime": microtime(40), "renewTime": microtime(40)})
+    r = kdoctor("-A")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert having(r.stdout, "FAIL", "lease", "lease canary/%s-c is stale" %
+                  lock_name), r.stdout
+    assert having(r.stdout, "ok", "lease", "lease %s/%s is held by pod-a" %
+                  (NS, lock_name))
+    assert "in every namespace)" in summary(r.stdout)
