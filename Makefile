@@ -14,6 +14,7 @@
 #                   integration subset under ASan/UBSan
 #   make demo       a local demo: test API server and three leaderd
 #   make install    leaderd and its man pages (PREFIX, DESTDIR)
+#   make plugin     kubectl leaderd's krew archives and manifest
 #   make check-layers   lib/'s layer rule (lib/layers.mk), also in check
 #   make SANITIZE=address,undefined check   make check under sanitizers
 
@@ -128,7 +129,7 @@ layer_of = $(patsubst lib/%/,%,$(dir $(firstword $(wildcard lib/*/$(1).c))))
 # Header dependencies come from the compiler (-MMD -MP), one .d per object.
 DEPFLAGS = -MMD -MP
 
-.PHONY: image image-test sanitize sanitize-stages bench all deps test check check-layers unit integration integration-san deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
+.PHONY: image image-test plugin plugin-test sanitize sanitize-stages bench all deps test check check-layers unit integration integration-san deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
 
 all: $(LEADERD_TARGET)
 
@@ -245,7 +246,7 @@ UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child 
 	     proxy log sock legacy text netaddr lock epslice gate \
 	     compat_vapor appprobe ctlmsg \
 	     shard leasecand \
-	     fifo
+	     fifo tool leaseview review doctor
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim \
 	     $(BUILD)/test/shard_sim $(BUILD)/test/elector_explore
 unit_module_elector_sim = elector
@@ -368,6 +369,9 @@ integration: $(LEADERD_TARGET)
 #   coordinated election (leasecand, daemon_cand): test_coordinated
 #   shard groups (shard, daemon_shards*, the Lease list): test_shards'
 #	balance, SIGTERM and pause
+#   the kubectl plugin (tool/, leaseview, the merged kubeconfig):
+#	test_plugin
+#   the doctors (tool/doctor*, review): test_doctor
 #   daemon, daemon_setup, daemon_stop, clock, buf, xmalloc: all of them.
 # Measured with test/kit/coverage.sh (gcc --coverage, lines of lib/*.c
 # run; 2026-12-03): this pass runs 88.4% of the lines where make check
@@ -438,6 +442,8 @@ SAN_INTEGRATION = \
 	test_shards.py::test_initial_balance_and_api \
 	test_shards.py::test_sigterm_releases_and_deletes_member \
 	test_shards.py::test_pause_releases_every_shard \
+	test_plugin.py \
+	test_doctor.py \
 	test_config.py
 integration-san: $(LEADERD_TARGET)
 	cd test/integration && LEADERD=$(LEADERD_BIN) \
@@ -604,6 +610,32 @@ image: image-deps
 	@set -e; for a in $(IMAGE_ARCHS); do \
 		cp $(IMAGE_DIR)/rootfs-$$a/licenses/sbom.spdx.json \
 		$(call IMAGE_SBOM,$$a); echo "image: $(call IMAGE_SBOM,$$a)"; done
+
+# make plugin: kubectl leaderd's krew archives, one per IMAGE_ARCHS
+# (the image's static binary, stripped, as kubectl-leaderd, with
+# LICENSE and the licences of what it links, as the image's /licenses),
+# their SHA256SUMS, and PLUGIN_DIR/leaderd.yaml, the manifest
+# deploy/krew/leaderd.yaml with those sums (deploy/krew/package.py).
+# plugin-test checks them (test/deploy/test_krew.py, which deploy-test
+# runs on an archive of IMAGE_BIN alone).
+PLUGIN_DIR	 = $(TOP_BUILD)/plugin
+.PHONY: plugin plugin-test
+plugin: image-deps
+	@set -e; for a in $(IMAGE_ARCHS); do \
+		$(MAKE) --no-print-directory image-bin IMAGE_ARCH=$$a; done
+	SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null)} \
+		$(PYTHON) deploy/krew/package.py \
+		--manifest deploy/krew/leaderd.yaml --license LICENSE \
+		--out $(PLUGIN_DIR) --strip arm64=aarch64-linux-gnu-strip \
+		$(foreach a,$(IMAGE_ARCHS),--licenses $(a)=$(call image_build,$(a))/licenses) \
+		$(foreach a,$(IMAGE_ARCHS),$(a)=$(call image_build,$(a))/leaderd)
+
+plugin-test: plugin
+	cd test/deploy && LEADERD=$(CURDIR)/$(IMAGE_BIN) \
+		LEADERD_LICENSES=$(CURDIR)/$(IMAGE_LICENSES) \
+		LEADERD_PLUGIN_DIR=$(CURDIR)/$(PLUGIN_DIR) \
+		LEADERD_PLUGIN_ARCHS="$(IMAGE_ARCHS)" \
+		$(PYTHON) -m pytest -q -p no:cacheprovider test_krew.py
 
 # image-test: the image checked, and each architecture's binary run from
 # it (arm64's under qemu-user, Debian's qemu-user-static).

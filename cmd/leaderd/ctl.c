@@ -13,7 +13,9 @@
 #include "base/duration.h"
 #include "base/netaddr.h"
 #include "config/config.h"
+#include "config/creds.h"
 #include "daemon/ctl.h"
+#include "tool/doctor.h"
 #include "ctl.h"
 
 #define CTL_DEFAULT_HTTP	"localhost:4040"
@@ -215,4 +217,26 @@ ctl_command(int argc, char *argv[])
 	default:
 		return ctl_wait_leader(&t, timeout_ms);
 	}
+}
+
+int
+ctl_doctor(const struct config *c, struct kube_creds *creds)
+{
+	char		 ns[256] = "", path[512], err[256];
+	const char	*env = getenv("POD_NAMESPACE"), *sa_dir;
+	char		*s;
+
+	/* This pod's namespace: $POD_NAMESPACE, else its account's file. */
+	if (env != NULL)
+		snprintf(ns, sizeof(ns), "%s", env);
+	else {
+		sa_dir = getenv("LEADERD_SA_DIR");
+		snprintf(path, sizeof(path), "%s/namespace", sa_dir != NULL ?
+		    sa_dir : KUBE_SA_DIR);
+		if ((s = creds_read_token(path, err, sizeof(err))) != NULL) {
+			snprintf(ns, sizeof(ns), "%s", s);
+			free(s);
+		}
+	}
+	return doctor_pod_main(c, creds, ns);
 }

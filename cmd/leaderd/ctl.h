@@ -15,4 +15,14 @@ int	ctl_is_command(const char *word);
  */
 int	ctl_command(int argc, char *argv[]);
 
+struct config;
+struct kube_creds;
+
+/*
+ * `leaderd doctor`: the in-pod checks (tool/doctor_pod.c) over the
+ * daemon's configuration c, checked, and its credentials, which it takes
+ * over.  Returns the exit status (tool/doctor.h DOCTOR_EXIT_*).
+ */
+int	ctl_doctor(const struct config *c, struct kube_creds *creds);
+
 #endif /* CMD_CTL_H */

@@ -6,7 +6,8 @@
  *
  * `leaderd [flags] run [flags] -- CMD ARGS...` is the run mode: CMD runs
  * only while this instance leads (actions.h).  `leaderd status` and the
- * other control commands are ctl.c's.
+ * other control commands are ctl.c's; invoked as kubectl-leaderd, the
+ * binary is the kubectl plugin (lib/tool/plugin.c).
  */
 
 #include <sys/resource.h>
@@ -26,12 +27,14 @@
 #include "config/creds.h"
 #include "config/kubeconfig.h"
 #include "daemon/daemon.h"
+#include "tool/tool.h"
 #include "ctl.h"
 
 #define EXIT_CONFIG	2
 
 /* A bad configuration's exit status: 2, or what a peer exits with. */
 static int	exit_config = EXIT_CONFIG;
+static int	doctor_mode;	/* `leaderd [options] doctor`: ctl_doctor */
 
 enum {
 	OPT_ELECTION = 256, OPT_ELECTION_NS, OPT_ID, OPT_HTTP, OPT_UNIX,
@@ -172,8 +175,8 @@ usage(int status)
 	    "       leaderd [-f file] [options] run [options] -- CMD "
 	    "[ARG...]\n"
 	    "       leaderd status | release | pause | resume | wait-leader "
-	    "[options]\n"
-	    "                              (leaderd status -h)\n"
+	    "(-h)\n"
+	    "       leaderd [-f file] [options] doctor   (docs/operations.md)\n"
 	    "  run -- CMD ARGS...          run CMD while this instance leads\n"
 	    "  --grace D                   SIGTERM to SIGKILL of CMD "
 	    "(run.grace, 10s)\n"
@@ -403,6 +406,10 @@ start(struct config *conf, int check, int verbose, int run, char **cmd)
 	config_finish(conf, getenv("LEADERD_SA_DIR"));
 	if (config_validate(conf, err, sizeof(err)) == -1)
 		config_fail(err);
+	if (doctor_mode) {
+		load_creds(conf, &creds, err, sizeof(err));
+		return ctl_doctor(conf, &creds);
+	}
 	if (run && config_check_grace(conf, err, sizeof(err)) == -1)
 		fprintf(stderr, "leaderd: warning: %s\n", err);
 	if (run && config_check_shutdown(conf, err, sizeof(err)) == -1)
@@ -467,6 +474,10 @@ main(int argc, char *argv[])
 	 * a peer of its own grammar: k8s-await-election hands every word
 	 * to its command.
 	 */
+	/* Invoked as kubectl-leaderd: the kubectl plugin (lib/tool/). */
+	if (argc > 0 && strcmp((peer = strrchr(argv[0], '/')) != NULL ?
+	    peer + 1 : argv[0], "kubectl-leaderd") == 0)
+		return plugin_main(argc, argv);
 	ctl_word = argc > 1 && ctl_is_command(argv[1]);
 	peer = compat_peer = compat_select(argc, argv, ctl_word, compat_why,
 	    sizeof(compat_why), &compat_by_env);
@@ -536,8 +547,10 @@ main(int argc, char *argv[])
 			break;
 		}
 	}
-	if (optind < argc && strcmp(argv[optind], "run") == 0) {
-		run = 1;
+	if (optind < argc && strcmp(argv[optind], "doctor") == 0)
+		doctor_mode = 1;
+	if (optind < argc && (doctor_mode || strcmp(argv[optind], "run") == 0)) {
+		run = !doctor_mode;
 		optind++;
 	}
 	if (optind < argc) {

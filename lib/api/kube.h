@@ -40,6 +40,8 @@ struct kube_result {
 	char		 message[512];	/* Status message, or curl's error text */
 	int		 timed_out;	/* the request hit its timeout */
 	char		 warning[256];	/* first "Warning:" header, or "" */
+	int64_t		 date_s;	/* the answer's Date header, Unix
+					   seconds; 0 = none */
 };
 
 typedef void (*kube_done_cb)(const struct kube_result *res, void *arg);
@@ -179,6 +181,25 @@ int	kube_cand_update(struct kube *k, const char *ns, const char *name,
 	    void *arg);
 int	kube_cand_delete(struct kube *k, const char *ns, const char *name,
 	    uint64_t timeout_ms, kube_done_cb done_cb, void *arg);
+
+/*
+ * Any other request, for the operator's tools (lib/tool/): method on
+ * path, from the server's root ("/apis/coordination.k8s.io/v1/leases?
+ * limit=500"), its segments and query already escaped, with body (NULL:
+ * none) of media type ctype (NULL: application/json); same rules as the
+ * Lease requests.  verb names it for the observer ("list", "patch").
+ */
+int	kube_call(struct kube *k, const char *method, const char *path,
+	    const char *body, const char *ctype, const char *verb,
+	    uint64_t timeout_ms, kube_done_cb done_cb, void *arg);
+
+/*
+ * A GET on path whose answer is a stream of lines (a watch), as
+ * kube_lease_watch: lines to line_cb while the answer is 200, the whole
+ * stream bounded by limit_ms.
+ */
+int	kube_call_stream(struct kube *k, const char *path, uint64_t limit_ms,
+	    kube_line_cb line_cb, kube_done_cb done_cb, void *arg);
 
 /*
  * Called as each request ends, before its done_cb, with its verb

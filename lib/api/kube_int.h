@@ -40,12 +40,14 @@ struct kube {
 	int			 in_cb;		/* inside done_cb */
 	int			 dead;		/* kube_free ran inside done_cb */
 	const char		*ctype;		/* body type; NULL: JSON */
+	char			 ctype_hdr[128]; /* kube_call's, for ctype */
 	const char		*verb;		/* of the running request */
 	uint64_t		 start_us;	/* when it started, clock_raw_us */
 	kube_observe_cb		 obs_cb;	/* metrics hook, or NULL */
 	void			*obs_arg;	/* its argument */
 	char			 errbuf[CURL_ERROR_SIZE];
 	char			 warning[256];	/* first Warning header */
+	char			 date[64];	/* the Date header's value */
 };
 
 /*

@@ -3,7 +3,9 @@
  * request engine (kube_request, kube.c): the Lease (GET, POST, PUT and
  * its watch), the core/v1 Endpoints and ConfigMap locks, the Events, the
  * leader's EndpointSlice (POST, PUT) and the merge PATCH of the pod
- * label.  Path segments are URL-escaped here.
+ * label; and any request on a path the operator's tools build
+ * (kube_call, kube_call_stream).  Path segments are URL-escaped here,
+ * but for those.
  */
 
 #include <stdio.h>
@@ -305,4 +307,40 @@ kube_cand_delete(struct kube *k, const char *ns, const char *name,
 {
 	return kube_request(k, "DELETE", cand_url(k, ns, name), NULL,
 	    timeout_ms, cb, arg);
+}
+
+int
+kube_call(struct kube *k, const char *method, const char *path,
+    const char *body, const char *ctype, const char *verb,
+    uint64_t timeout_ms, kube_done_cb cb, void *arg)
+{
+	char	*url;
+	int	 rv;
+
+	xasprintf(&url, "%s%s", k->server, path);
+	if (ctype != NULL) {
+		snprintf(k->ctype_hdr, sizeof(k->ctype_hdr),
+		    "Content-Type: %s", ctype);
+		k->ctype = k->ctype_hdr;
+	}
+	if (!k->busy && verb != NULL)
+		k->verb = verb;
+	rv = kube_request(k, method, url, body, timeout_ms, cb, arg);
+	k->ctype = NULL;
+	return rv;
+}
+
+int
+kube_call_stream(struct kube *k, const char *path, uint64_t limit_ms,
+    kube_line_cb line_cb, kube_done_cb cb, void *arg)
+{
+	char	*url;
+	int	 rc;
+
+	xasprintf(&url, "%s%s", k->server, path);
+	if (!k->busy)
+		k->verb = "watch";
+	if ((rc = kube_request(k, "GET", url, NULL, limit_ms, cb, arg)) == 0)
+		k->line_cb = line_cb;
+	return rc;
 }

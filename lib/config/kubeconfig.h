@@ -29,4 +29,21 @@
 int	kubeconfig_load(struct kube_creds *c, const char *path, char *err,
 	    size_t errlen, char *warn, size_t warnlen);
 
+/*
+ * The same from the files paths[0..npaths-1] merged as kubectl merges a
+ * KUBECONFIG list: current-context from the first file that sets it, and
+ * of the contexts, clusters and users of one name, the first file's
+ * (relative paths resolve against the file that defined the entry).  No
+ * other key is merged: preferences, extensions and the
+ * insecure-skip-tls-verify or namespace given on kubectl's own command
+ * line are not read.  list: a file that does not exist, or an empty one,
+ * is skipped, as kubectl skips them in KUBECONFIG (at least one must be
+ * read); otherwise every file must be a kubeconfig.  Empty paths are
+ * skipped.  context: the context to use (NULL: current-context); one that
+ * no file defines is the error "context \"NAME\" does not exist".
+ */
+int	kubeconfig_load_merged(struct kube_creds *c, const char *const *paths,
+	    size_t npaths, int list, const char *context, char *err,
+	    size_t errlen, char *warn, size_t warnlen);
+
 #endif /* KUBECONFIG_H */

@@ -80,8 +80,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 GROUP = "coordination.k8s.io"
 LEASE_API = GROUP + "/v1"
 LEASE_PREFIX = "/apis/coordination.k8s.io/v1/namespaces/"
+LEASE_ALL = "/apis/coordination.k8s.io/v1/leases"     # every namespace's
 CAND_API = GROUP + "/v1beta1"
 CAND_PREFIX = "/apis/coordination.k8s.io/v1beta1/namespaces/"
+CAND_ALL = "/apis/coordination.k8s.io/v1beta1/leasecandidates"
 POD_PREFIX = "/api/v1/namespaces/"
 EVENT_PREFIXES = ("/api/v1/namespaces/", "/apis/events.k8s.io/v1/namespaces/")
 BODY_MAX = 3 * 1024 * 1024
@@ -402,13 +404,17 @@ LEASE_FIELDS = ("metadata.name", "metadata.namespace")
 
 
 def watch_requested(path, query):
-    """True for a watch on a namespace's lease collection (the only watch
-    fakeapi serves); such requests are logged as method "WATCH"."""
-    if not path.startswith(LEASE_PREFIX) or "watch" not in query:
+    """True for a watch on a namespace's lease collection, or on every
+    namespace's (the only watches fakeapi serves); such requests are
+    logged as method "WATCH"."""
+    if "watch" not in query:
         return False
-    parts = path[len(LEASE_PREFIX):].split("/")
-    if len(parts) != 2 or not parts[0] or parts[1] != "leases":
-        return False
+    if path != LEASE_ALL:
+        if not path.startswith(LEASE_PREFIX):
+            return False
+        parts = path[len(LEASE_PREFIX):].split("/")
+        if len(parts) != 2 or not parts[0] or parts[1] != "leases":
+            return False
     return query_bool(urllib.parse.parse_qs(query, keep_blank_values=True),
                       "watch")
 
@@ -757,7 +763,8 @@ class _WatchMixin:
     def _serve_watch(self, h, entry, path, query, token):
         """Answer one watch request on handler h (fault switches, auth,
         parameters, then the stream).  entry is its request log entry."""
-        ns = path[len(LEASE_PREFIX):].split("/")[0]
+        ns = None if path == LEASE_ALL else \
+            path[len(LEASE_PREFIX):].split("/")[0]
         fault, answered = self._open_faults(h, entry, token, "WATCH", path,
                                             ("apply_then_close",))
         if answered:
@@ -830,7 +837,7 @@ class _WatchMixin:
                 self._past_state()["counts"]["too_large"] += 1
             elif rv in ("", "0"):
                 for (ons, _), o in sorted(self._leases.items()):
-                    if ons == ns and _selected(o, fsel, lsel):
+                    if ns in (None, ons) and _selected(o, fsel, lsel):
                         initial.append(("ADDED", copy.deepcopy(o)))
                 last = self._rv
                 if bookmarks:
@@ -967,7 +974,8 @@ class _WatchMixin:
                     wake = min(wake, e["t"] + lag)
                     break
                 last = e["rv"]
-                if e["ns"] == ns and _selected(e["object"], fsel, lsel):
+                if ns in (None, e["ns"]) and \
+                        _selected(e["object"], fsel, lsel):
                     for etype, o in self._past_mangle(stream, e):
                         if send(etype, o):
                             return "cut"
@@ -1049,6 +1057,13 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "fakeapi/1"
     sys_version = ""
     _entry = None       # the request log entry of the request in hand
+
+
+    def date_time_string(self, timestamp=None):
+        # The Date header, shifted by date_offset_s (_ReviewMixin).
+        off = getattr(self.server.api, "date_offset_s", 0)
+        return super().date_time_string(
+            (timestamp if timestamp is not None else time.time()) + off)
 
     def log_message(self, fmt, *args):
         if self.server.api.verbose:
@@ -1174,6 +1189,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(401, UNAUTHORIZED)
             return
         ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+        entry["ctype"] = ctype.lower()
         if method == "PATCH" and path.startswith(POD_PREFIX) and \
                 "/pods/" in path and ctype.lower() not in (
                 "application/merge-patch+json",
@@ -1723,7 +1739,102 @@ class _PastMixin:
         return dict(self._past_state()["counts"])
 
 
-class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin):
+# -- access reviews (authorization.k8s.io/v1) and SelfSubjectReview ----
+#
+# What the doctor asks: SelfSubjectAccessReview for the token's own user
+# (api.token_user), SubjectAccessReview for any user.  Every verb is
+# allowed but those a test denies with api.deny(verb, resource, ...);
+# the rules answer the reviews only (a request itself is refused with a
+# fault).  api.reviews() lists what was asked.  reviews_served = False
+# answers 404, as a server without the API.  api.date_offset_s shifts the
+# Date header of every answer (a server whose clock differs).
+
+REVIEW_PREFIX = "/apis/authorization.k8s.io/v1/"
+REVIEW_KINDS = {"selfsubjectaccessreviews": "SelfSubjectAccessReview",
+                "subjectaccessreviews": "SubjectAccessReview"}
+SSR_PATH = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+
+
+class _ReviewMixin:
+    def _review_state(self):
+        if not hasattr(self, "_denied"):
+            self._denied = []       # (verb, resource, ns, name, user)
+            self._asked = []        # (kind, user, attributes)
+            self._token_users = {}
+            self.reviews_served = getattr(self, "reviews_served", True)
+            self.date_offset_s = getattr(self, "date_offset_s", 0)
+        return self
+
+    def deny(self, verb, resource, ns=None, name=None, user=None):
+        """Answer allowed: false to reviews of verb on resource (in ns, on
+        name, for user; None: any)."""
+        with self._lock:
+            self._review_state()._denied.append(
+                (verb, resource, ns, name, user))
+
+    def set_token_user(self, token, user):
+        """The user a token authenticates as (default:
+        system:serviceaccount:default:<token>)."""
+        with self._lock:
+            self._review_state()._token_users[token] = user
+
+    def token_user(self, token):
+        with self._lock:
+            return self._review_state()._token_users.get(
+                token, "system:serviceaccount:default:%s" % token)
+
+    def reviews(self):
+        """Every review asked: (kind, user, resourceAttributes)."""
+        with self._lock:
+            return list(self._review_state()._asked)
+
+    def _review_route(self, method, path, body, token):
+        """(code, obj, headers) for a review path, None for any other."""
+        if path == SSR_PATH:
+            kind = "SelfSubjectReview"
+        elif path.startswith(REVIEW_PREFIX) and \
+                path[len(REVIEW_PREFIX):] in REVIEW_KINDS:
+            kind = REVIEW_KINDS[path[len(REVIEW_PREFIX):]]
+        else:
+            return None
+        with self._lock:
+            st = self._review_state()
+            if not st.reviews_served:
+                return 404, status_body(404, "the server could not find "
+                                        "the requested resource",
+                                        "NotFound", {}), {}
+            if method != "POST":
+                return 405, status_body(405, "the server does not allow "
+                                        "this method on the requested "
+                                        "resource"), {}
+            try:
+                obj = json.loads(body or b"{}")
+            except (ValueError, UnicodeDecodeError) as e:
+                return 400, bad_request("error decoding body: %s" % e), {}
+            me = self.token_user(token)
+            if kind == "SelfSubjectReview":
+                obj["status"] = {"userInfo": {"username": me, "groups": [
+                    "system:serviceaccounts", "system:authenticated"]}}
+                return 201, obj, {}
+            spec = obj.get("spec") or {}
+            ra = spec.get("resourceAttributes") or {}
+            user = me if kind == "SelfSubjectAccessReview" else \
+                spec.get("user", "")
+            st._asked.append((kind, user, dict(ra)))
+            allowed = True
+            for verb, res, ns, name, who in st._denied:
+                if verb == ra.get("verb") and res == ra.get("resource") \
+                        and (ns is None or ns == ra.get("namespace", "")) \
+                        and (name is None or name == ra.get("name", "")) \
+                        and (who is None or who == user):
+                    allowed = False
+            obj["status"] = {"allowed": allowed}
+            if allowed:
+                obj["status"]["reason"] = "fakeapi: allowed"
+            return 201, obj, {}
+
+
+class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
     """The test API server.  All public methods are thread-safe."""
 
     def __init__(self, tokens=(), tls=True, host="127.0.0.1", port=0,
@@ -2247,10 +2358,20 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin):
 
     def _route(self, method, path, query, body, token, entry):
         """Returns (code, response object, extra headers)."""
+        review = self._review_route(method, path, body, token)
+        if review is not None:
+            return review
+        if path == CAND_ALL:
+            return self._cand_all(method)
+        if path == LEASE_ALL:
+            return self._lease_all(method, query)
         if path.startswith(CAND_PREFIX):
             return self._cand_route(method, path, body)
         if path.startswith(POD_PREFIX):
             parts = path[len(POD_PREFIX):].split("/")
+            if len(parts) == 2 and parts[1] == "pods" and parts[0] and \
+                    method == "GET":
+                return self._pod_list(parts[0], query)
             if len(parts) == 3 and parts[1] == "pods" and parts[0] and \
                     parts[2]:
                 return self._pod(method, parts[0], parts[2], body, token,
@@ -2259,6 +2380,8 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin):
             if path.startswith(pfx):
                 parts = path[len(pfx):].split("/")
                 if len(parts) == 2 and parts[1] == "events" and parts[0]:
+                    if method == "GET" and pfx == EVENT_PREFIXES[0]:
+                        return self._event_list(parts[0], query)
                     if method != "POST":
                         return 405, status_body(405, "the server does not "
                                                 "allow this method on the "
@@ -2312,6 +2435,8 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin):
                 return 200, copy.deepcopy(obj), {}
             if method == "PUT":
                 return self._update(ns, name, body, token, entry, manager)
+            if method == "PATCH":
+                return self._patch(ns, name, body, token, entry, manager)
             if method == "DELETE":
                 obj = self._leases.get((ns, name))
                 if obj is None:
@@ -2353,9 +2478,12 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin):
     # after the token's name as they are now, at the token's version.
     list_cache_pages = False
 
-    def _list_page(self, q, items, list_rv=None):
+    def _list_page(self, q, items, list_rv=None, key=None):
         """One page of items (limit/continue); list_rv: the version the
-        list is as of (a list from the past gives an older one)."""
+        list is as of (a list from the past gives an older one); key: an
+        item's place in the order (its name; "ns/name" across
+        namespaces)."""
+        key = key or (lambda o: o["metadata"]["name"])
         def arg(k):
             return (q.get(k) or [""])[0]
         rv, start = str(self._rv if list_rv is None else list_rv), None
@@ -2370,7 +2498,7 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin):
                 rv, start = str(int(tok["rv"])), str(tok["start"])
             except (ValueError, KeyError, TypeError):
                 return 400, bad_request("continue key is not valid"), {}
-            items = [o for o in items if o["metadata"]["name"] > start]
+            items = [o for o in items if key(o) > start]
         meta = {"resourceVersion": rv}
         try:
             limit = int(arg("limit") or 0)
@@ -2380,10 +2508,84 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin):
                 arg("resourceVersion") != "0" or self.list_cache_pages):
             items = items[:limit]
             meta["continue"] = base64.urlsafe_b64encode(json.dumps(
-                {"rv": int(rv), "start": items[-1]["metadata"]["name"]}
+                {"rv": int(rv), "start": key(items[-1])}
             ).encode()).decode()
         return 200, {"kind": "LeaseList", "apiVersion": LEASE_API,
                      "metadata": meta, "items": items}, {}
+
+    def _lease_all(self, method, query):
+        """GET /apis/coordination.k8s.io/v1/leases: every namespace's
+        Leases, by namespace then name (etcd's key order)."""
+        if method != "GET":
+            return 405, status_body(405, "the server does not allow this "
+                                    "method on the requested resource"), {}
+        q = urllib.parse.parse_qs(query, keep_blank_values=True)
+        try:
+            lsel = _parse_selector((q.get("labelSelector") or [""])[0],
+                                   None)
+            fsel = _parse_selector((q.get("fieldSelector") or [""])[0],
+                                   ("metadata.name", "metadata.namespace"))
+        except ValueError as e:
+            return 400, bad_request(str(e)), {}
+        with self._lock:
+            items = [copy.deepcopy(o) for _, o in sorted(self._leases.items())
+                     if _selected(o, fsel, lsel)]
+            for o in items:
+                o.pop("kind", None)
+                o.pop("apiVersion", None)
+            return self._list_page(q, items, key=lambda o: "%s/%s" % (
+                o["metadata"]["namespace"], o["metadata"]["name"]))
+
+    def _cand_all(self, method):
+        """GET /apis/coordination.k8s.io/v1beta1/leasecandidates."""
+        if not getattr(self, "_cands_on", False):
+            return 404, status_body(404, "the server could not find the "
+                                    "requested resource", "NotFound", {}), {}
+        if method != "GET":
+            return 405, status_body(405, "method not allowed"), {}
+        with self._lock:
+            return 200, {"kind": "LeaseCandidateList",
+                         "apiVersion": CAND_API,
+                         "metadata": {"resourceVersion": str(self._rv)},
+                         "items": [copy.deepcopy(o) for _, o in sorted(
+                             getattr(self, "_cands", {}).items())]}, {}
+
+    def _patch(self, ns, name, body, token, entry, manager):
+        """A JSON merge patch (application/merge-patch+json) of the Lease
+        ns/name, as kubectl patch --type merge sends it."""
+        ctype = entry.get("ctype") or ""
+        if ctype != "application/merge-patch+json":
+            return 415, status_body(
+                415, "the body of the request was in an unknown format - "
+                "accepted media types include: application/json-patch+json, "
+                "application/merge-patch+json, application/apply-patch+yaml",
+                "UnsupportedMediaType"), {}
+        old = self._leases.get((ns, name))
+        if old is None:
+            return 404, not_found(name), {}
+        try:
+            patch = json.loads(body)
+        except (ValueError, TypeError) as e:
+            return 400, bad_request(str(e)), {}
+        obj = _merge_patch(copy.deepcopy(old), patch)
+        spec = obj.get("spec") or {}
+        causes = _validate(name, spec)
+        if causes:
+            return 422, invalid(name, causes), {}
+        self._rv += 1
+        m = obj["metadata"]
+        om = old["metadata"]
+        for k in ("name", "namespace", "uid", "creationTimestamp"):
+            m[k] = om[k]
+        m["resourceVersion"] = str(self._rv)
+        m["managedFields"] = self._managed(manager, "Update", spec,
+                                           om.get("managedFields"))
+        obj = {"kind": "Lease", "apiVersion": LEASE_API,
+               "metadata": _ordered(m, META_ORDER),
+               "spec": _ordered(spec, SPEC_ORDER)}
+        self._leases[(ns, name)] = obj
+        self._record("PATCH", ns, name, token, entry["t_recv"], obj, False)
+        return 200, copy.deepcopy(obj), {}
 
     def _create(self, ns, body, token, entry, manager):
         try:
@@ -2482,6 +2684,28 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin):
                      entry.get("fault") == "apply_then_close")
         return 200, copy.deepcopy(obj), {}
 
+    def _event_list(self, ns, query):
+        """GET a namespace's core/v1 Events, a fieldSelector on
+        involvedObject.kind and .name (the doctor's recent holders)."""
+        q = urllib.parse.parse_qs(query, keep_blank_values=True)
+        want = {}
+        for term in (q.get("fieldSelector") or [""])[0].split(","):
+            k, eq, v = term.partition("=")
+            if eq:
+                want[k.strip()] = v.strip()
+        with self._lock:
+            items = []
+            for ev in self._events:
+                if ev.get("metadata", {}).get("namespace") != ns:
+                    continue
+                io = ev.get("involvedObject") or {}
+                if all(io.get(k.split(".", 1)[1]) == v for k, v in
+                       want.items() if k.startswith("involvedObject.")):
+                    items.append(copy.deepcopy(ev))
+            return 200, {"kind": "EventList", "apiVersion": "v1",
+                         "metadata": {"resourceVersion": str(self._rv)},
+                         "items": items}, {}
+
     def _event(self, ns, body):
         try:
             ev = json.loads(body)
@@ -2508,8 +2732,9 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin):
 
     # -- pods (the leader label) -------------------------------------
 
-    def create_pod(self, ns, name, labels=None):
-        """A Pod object for the label tests (no containers run)."""
+    def create_pod(self, ns, name, labels=None, service_account=None):
+        """A Pod object for the label tests (no containers run), of
+        service_account (spec.serviceAccountName) when given."""
         with self._lock:
             self._rv += 1
             meta = {"name": name, "namespace": ns, "uid": str(uuid.uuid4()),
@@ -2518,10 +2743,17 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin):
             if labels:
                 meta["labels"] = dict(labels)
             self._pods[(ns, name)] = {"kind": "Pod", "apiVersion": "v1",
-                                      "metadata": meta, "spec": {},
+                                      "metadata": meta,
+                                      "spec": {"serviceAccountName":
+                                               service_account}
+                                      if service_account else {},
                                       "status": {"phase": "Running"}}
             self._pod_history.append((time.monotonic(), ns, name,
                                       dict(labels or {}), None))
+
+    def delete_pod(self, ns, name):
+        with self._lock:
+            self._pods.pop((ns, name), None)
 
     def get_pod(self, ns, name):
         with self._lock:
@@ -2549,6 +2781,21 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin):
             return [copy.deepcopy(h) for h in self._pod_history
                     if (ns is None or h[1] == ns) and
                     (name is None or h[2] == name)]
+
+    def _pod_list(self, ns, query):
+        """GET a namespace's pods, by labelSelector."""
+        q = urllib.parse.parse_qs(query, keep_blank_values=True)
+        try:
+            lsel = _parse_selector((q.get("labelSelector") or [""])[0], None)
+        except ValueError as e:
+            return 400, bad_request(str(e)), {}
+        with self._lock:
+            items = [copy.deepcopy(o) for (n, _), o in
+                     sorted(self._pods.items())
+                     if n == ns and _selected(o, [], lsel)]
+            return 200, {"kind": "PodList", "apiVersion": "v1",
+                         "metadata": {"resourceVersion": str(self._rv)},
+                         "items": items}, {}
 
     def _pod(self, method, ns, name, body, token, entry):
         with self._lock:

@@ -3,6 +3,7 @@ Status bodies, auth and fault switches, checked over HTTPS with urllib.
 They run with the integration suite (make integration): the leaderd
 tests are only as good as the server they run against."""
 
+import email.utils
 import http.client
 import json
 import os
@@ -347,9 +348,11 @@ def test_body_must_be_json(api):
 
 
 def test_unknown_path_and_method(api):
-    code, _, body = call(api, "GET", "/api/v1/namespaces/default/pods")
+    code, _, body = call(api, "GET", "/api/v1/namespaces/default/secrets")
     assert code == 404 and body["reason"] == "NotFound"
-    assert call(api, "PATCH", BASE + "/x", {})[0] == 405
+    assert call(api, "POST", BASE + "/x", {})[0] == 405
+    # A PATCH of a Lease must say its patch type, as kube-apiserver asks.
+    assert call(api, "PATCH", BASE + "/x", {})[0] == 415
 
 
 def test_keep_alive_reuses_connection(api):
@@ -1320,3 +1323,94 @@ def test_watch_fault_too_large_is_504_in_the_stream(api, watch):
     assert f.hits == 1 and api.past_counts()["too_large"] == 1
     # The default wait is the cacher's 3 s.
     assert api.watch_fault("too_large", count=0).hold_ms == 3000
+
+
+def test_access_reviews_pods_events_and_date(api):
+    """What the doctor asks: reviews answered by the test's deny rules,
+    who a token is, pods and Events listed, a Date shifted on demand."""
+    ssar = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+    sar = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+    ra = {"verb": "update", "group": "coordination.k8s.io",
+          "resource": "leases", "namespace": NS, "name": "app"}
+    code, _, b = call(api, "POST", ssar, {"spec": {"resourceAttributes": ra}})
+    assert code == 201 and b["status"]["allowed"] is True
+    api.deny("update", "leases", ns=NS, user="system:serviceaccount:x:y")
+    code, _, b = call(api, "POST", ssar, {"spec": {"resourceAttributes": ra}})
+    assert b["status"]["allowed"] is True       # another user's rule
+    code, _, b = call(api, "POST", sar, {"spec": {
+        "resourceAttributes": ra, "user": "system:serviceaccount:x:y"}})
+    assert code == 201 and b["status"]["allowed"] is False
+    api.set_token_user(TOK, "system:serviceaccount:x:y")
+    code, _, b = call(api, "POST", ssar, {"spec": {"resourceAttributes": ra}})
+    assert b["status"]["allowed"] is False
+    code, _, b = call(api, "POST",
+                      "/apis/authentication.k8s.io/v1/selfsubjectreviews", {})
+    assert b["status"]["userInfo"]["username"] == "system:serviceaccount:x:y"
+    assert [k for k, _, _ in api.reviews()] == [
+        "SelfSubjectAccessReview", "SelfSubjectAccessReview",
+        "SubjectAccessReview", "SelfSubjectAccessReview"]
+    api.reviews_served = False
+    code, _, _ = call(api, "POST", ssar, {"spec": {"resourceAttributes": ra}})
+    assert code == 404
+
+    api.create_pod(NS, "p-0", labels={"app": "a"}, service_account="sa")
+    api.create_pod(NS, "q-0", labels={"app": "b"})
+    code, _, b = call(api, "GET", "/api/v1/namespaces/%s/pods?"
+                      "labelSelector=app%%3Da" % NS)
+    assert code == 200 and [i["metadata"]["name"] for i in b["items"]] == \
+        ["p-0"]
+    assert b["items"][0]["spec"]["serviceAccountName"] == "sa"
+
+    ev = {"involvedObject": {"kind": "Lease", "name": "app"},
+          "reason": "LeaderElection", "message": "p-0 became leader"}
+    assert call(api, "POST", "/api/v1/namespaces/%s/events" % NS, ev)[0] \
+        == 201
+    code, _, b = call(api, "GET", "/api/v1/namespaces/%s/events?"
+                      "fieldSelector=involvedObject.name%%3Dapp" % NS)
+    assert code == 200 and [i["message"] for i in b["items"]] == \
+        ["p-0 became leader"]
+    code, _, b = call(api, "GET", "/api/v1/namespaces/%s/events?"
+                      "fieldSelector=involvedObject.name%%3Dother" % NS)
+    assert b["items"] == []
+
+    api.date_offset_s = -30
+    _, hdrs, _ = call(api, "GET", BASE + "/none")
+    date = email.utils.parsedate_to_datetime(hdrs["Date"]).timestamp()
+    assert abs(date - (time.time() - 30)) < 2
+
+
+def test_every_namespace_list_pages_patch_and_candidates(api):
+    """What kubectl leaderd reads: GET .../v1/leases (every namespace,
+    by namespace then name, paged with continue), the Lease's JSON merge
+    PATCH (415 for another media type), .../v1beta1/leasecandidates."""
+    for ns, name in (("b", "x"), ("a", "z"), ("a", "y")):
+        api.create_lease(ns, name, {"holderIdentity": "h"})
+    all_ = "/apis/coordination.k8s.io/v1/leases"
+    code, _, page = call(api, "GET", all_ + "?limit=2")
+    assert code == 200 and [(o["metadata"]["namespace"],
+                             o["metadata"]["name"]) for o in
+                            page["items"]] == [("a", "y"), ("a", "z")]
+    tok = urllib.parse.quote(page["metadata"]["continue"])
+    code, _, page = call(api, "GET", all_ + "?limit=2&continue=" + tok)
+    assert [o["metadata"]["name"] for o in page["items"]] == ["x"]
+    assert "continue" not in page["metadata"]
+    path = "/apis/coordination.k8s.io/v1/namespaces/a/leases/y"
+    patch = {"spec": {"preferredHolder": "p", "strategy":
+                      "OldestEmulationVersion"}}
+    code, _, body = call(api, "PATCH", path, patch)
+    assert code == 415 and body["reason"] == "UnsupportedMediaType"
+    code, _, body = call(api, "PATCH", path, patch, headers={
+        "Content-Type": "application/merge-patch+json"})
+    assert code == 200 and body["spec"] == {
+        "holderIdentity": "h", "strategy": "OldestEmulationVersion",
+        "preferredHolder": "p"}
+    assert api.history(ns="a", name="y")[-1]["method"] == "PATCH"
+    cands = "/apis/coordination.k8s.io/v1beta1/leasecandidates"
+    assert call(api, "GET", cands)[0] == 404
+    api.enable_candidates()
+    api.plant_candidate("b", "c1", "x")
+    api.plant_candidate("a", "c2", "y")
+    code, _, body = call(api, "GET", cands)
+    assert code == 200 and [(o["metadata"]["namespace"],
+                             o["metadata"]["name"]) for o in
+                            body["items"]] == [("a", "c2"), ("b", "c1")]

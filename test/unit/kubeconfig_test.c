@@ -293,6 +293,96 @@ test_load_errors(void **state)
 	assert_int_equal(kubeconfig_load(&c, path, NULL, 0, NULL, 0), -1);
 }
 
+/*
+ * A KUBECONFIG list merged as kubectl merges it: current-context from
+ * the first file that sets one; of the contexts, clusters and users of
+ * one name, the first file's; a missing file skipped; a named context.
+ */
+static void
+test_merged(void **state)
+{
+	char dir[] = "/tmp/kcmerge-XXXXXX", a[PATH_MAX], b[PATH_MAX];
+	char miss[PATH_MAX], err[1024], want[PATH_MAX + 64];
+	const char *ab[2], *ba[2], *ma[2], *m1[1];
+	struct kube_creds c;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	snprintf(miss, sizeof(miss), "%s/missing", dir);
+	spew(a, "current-context: ca\n"
+	    "contexts:\n"
+	    "- {name: ca, context: {cluster: x, user: u, namespace: nsa}}\n"
+	    "clusters:\n"
+	    "- {name: x, cluster: {server: 'https://a.example'}}\n"
+	    "users:\n"
+	    "- {name: u, user: {token: toka}}\n");
+	spew(b, "current-context: cb\n"
+	    "contexts:\n"
+	    "- {name: ca, context: {cluster: y, user: u}}\n"
+	    "- {name: cb, context: {cluster: x, user: u2, namespace: nsb}}\n"
+	    "clusters:\n"
+	    "- {name: x, cluster: {server: 'https://b.example'}}\n"
+	    "- {name: y, cluster: {server: 'https://y.example'}}\n"
+	    "users:\n"
+	    "- {name: u, user: {token: tokb}}\n"
+	    "- {name: u2, user: {token: tok2}}\n");
+	ab[0] = a, ab[1] = b;
+	ba[0] = b, ba[1] = a;
+	ma[0] = miss, ma[1] = a;
+	m1[0] = miss;
+
+	/* The first file's current-context, context, cluster and user. */
+	assert_int_equal(kubeconfig_load_merged(&c, ab, 2, 1, NULL, err,
+	    sizeof(err), NULL, 0), 0);
+	assert_string_equal(c.server, "https://a.example");
+	assert_string_equal(c.token, "toka");
+	assert_string_equal(c.namespace, "nsa");
+	creds_clear(&c);
+	/* The other order: b's current-context, its cluster x first. */
+	assert_int_equal(kubeconfig_load_merged(&c, ba, 2, 1, NULL, err,
+	    sizeof(err), NULL, 0), 0);
+	assert_string_equal(c.server, "https://b.example");
+	assert_string_equal(c.token, "tok2");
+	assert_string_equal(c.namespace, "nsb");
+	creds_clear(&c);
+	/* A named context from b, whose cluster x a defines first. */
+	assert_int_equal(kubeconfig_load_merged(&c, ab, 2, 1, "cb", err,
+	    sizeof(err), NULL, 0), 0);
+	assert_string_equal(c.server, "https://a.example");
+	assert_string_equal(c.token, "tok2");
+	creds_clear(&c);
+	/* Context ca is a's: b's entry of that name is not read. */
+	assert_int_equal(kubeconfig_load_merged(&c, ba, 2, 1, "ca", err,
+	    sizeof(err), NULL, 0), 0);
+	assert_string_equal(c.server, "https://y.example");
+	assert_string_equal(c.token, "tokb");
+	assert_null(c.namespace);
+	creds_clear(&c);
+	/* A missing file of a list is skipped; of a list of one, an error. */
+	assert_int_equal(kubeconfig_load_merged(&c, ma, 2, 1, NULL, err,
+	    sizeof(err), NULL, 0), 0);
+	assert_string_equal(c.token, "toka");
+	creds_clear(&c);
+	assert_int_equal(kubeconfig_load_merged(&c, m1, 1, 1, NULL, err,
+	    sizeof(err), NULL, 0), -1);
+	assert_non_null(strstr(err, "none of the kubeconfig files exists"));
+	assert_int_equal(kubeconfig_load_merged(&c, m1, 1, 0, NULL, err,
+	    sizeof(err), NULL, 0), -1);
+	assert_non_null(strstr(err, "No such file or directory"));
+	/* A context that no file defines. */
+	assert_int_equal(kubeconfig_load_merged(&c, ab, 2, 1, "nope", err,
+	    sizeof(err), NULL, 0), -1);
+	snprintf(want, sizeof(want), "%s: context \"nope\" does not exist",
+	    a);
+	assert_string_equal(err, want);
+	assert_true(all_zero(&c));
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+}
+
 static void
 test_warn_truncated(void **state)
 {
@@ -707,6 +797,7 @@ main(void)
 		cmocka_unit_test(test_golden_invalid),
 		cmocka_unit_test(test_relative_path),
 		cmocka_unit_test(test_load_errors),
+		cmocka_unit_test(test_merged),
 		cmocka_unit_test(test_warn_truncated),
 		cmocka_unit_test_setup_teardown(test_incluster, sa_setup,
 		    sa_teardown),
