@@ -118,7 +118,7 @@ LEASES = "/apis/coordination.k8s.io/v1/namespaces/%s/leases"
 
 def microtime(s):
     """A MicroTime (2026-12-05T06:40:00.123456Z) as seconds since the
-    epoch, exact to the microsecond; None for None or ""."""
+    epoch, to a quarter of a microsecond (a double); None for None or ""."""
     if not s:
         return None
     s = s.rstrip("Z")
