@@ -49,7 +49,7 @@ class GoClaims(threading.Thread):
                 if st == 200 and b is not None:
                     self.samples.append((w0, w1, p.ident, gen,
                                          b.get("is_leader") is True,
-                                         p.lease))
+                                         p.lease, b.get("name") or ""))
             self.stop_ev.wait(GO_SAMPLE_EVERY)
 
     def claims(self):
@@ -70,6 +70,32 @@ class GoClaims(threading.Thread):
                     out.append(c)
                 run = []
         return out
+
+
+    def streams(self):
+        """Per process, its samples as a stream of holder changes (for
+        lease_history.check_follow): an event when the name changed,
+        stamped at the end of the request that saw it."""
+        by, out = {}, []
+        for s in self.samples:
+            by.setdefault((s[2], s[3]), []).append(s)
+        for (ident, _), ss in by.items():
+            st = H.LeaderStream(ident, 0)
+            last = None
+            for s in ss:
+                if s[6] != last:
+                    last = s[6]
+                    st.events.append((0, s[1], {
+                        "changed_at": _microtime(s[1]), "name": s[6],
+                        "election": s[5], "is_leader": s[4]}))
+            st.eof_wall = ss[-1][1]
+            out.append(st)
+        return out
+
+
+def _microtime(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(t))) + \
+        ".%06dZ" % int((t % 1) * 1e6)
 
 
 class Oracle:
@@ -103,10 +129,12 @@ class Oracle:
         time.sleep(0.2)         # the last versions reach the watch
         self.hist.stop()
 
-    def check(self, rd, rp, slack=0.25):
+    def check(self, rd, rp, slack=0.25, follow=None):
         """lease_history.check (client-go holders: horizon rd + rp, see
         lease_history), then no two participants' claims overlap
-        (streams and samples together); the figures."""
+        (streams and samples together), and, with follow (seconds),
+        every participant names the server's holder within follow of a
+        change (lease_history.check_follow); the figures."""
         self.stop()
         gos = {p.ident for p, _ in self.go.parts}
         horizon = {g: rd + rp for g in gos}
@@ -118,6 +146,9 @@ class Oracle:
         claims = [c for s in self.streams for c in s.claims()] + go
         fig["claims"] += n
         fig["abutting"] = H.check_no_overlap(claims)
+        if follow is not None:
+            fig["follow"] = H.check_follow(
+                self.hist, self.streams + self.go.streams(), follow)
         return fig
 
 

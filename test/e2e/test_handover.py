@@ -16,8 +16,7 @@ import urllib.request
 
 import e2elib as E
 from e2elib import LD, RD, RP
-from e2ehist import Oracle
-import lease_history as H
+from e2ehist import H, Oracle
 from test_interop import Sampler, check_no_overlap
 
 

@@ -58,6 +58,11 @@ Interface (the e2e tests and the HA harness use it):
   negative: margin)}.  Each check is also a function of its own
   (check_s1, check_tokens, check_renew_times, check_streams), and each
   raises AssertionError naming the versions or events at fault.
+- check_no_overlap(claims): no two identities' claims on a Lease
+  overlap (the claims of several streams, or sampled ones).
+- check_follow(hist, streams, bound): every stream names the holder the
+  server's latest version names within bound seconds of each change;
+  returns the longest lag.
 
 What is checked, and why it is sound:
 
@@ -630,6 +635,43 @@ def check_no_overlap(claims):
                 assert a.ident == b.ident, \
                     "overlapping claims: %r and %r" % (a, b)
     return close
+
+
+def check_follow(hist, streams, bound):
+    """Each stream's holder ("name") follows the server's: the longest time
+    a live stream named another holder than the latest version did (the
+    version's receive time against leaderd's changed_at), at most bound.
+    Returns that longest time."""
+    worst, bad = 0.0, []
+    for s in streams:
+        evs = [(microtime(b.get("changed_at")), _lease_of(b),
+                b.get("name") or "") for _, _, b in list(s.events)]
+        if not evs:
+            continue
+        end = s.eof_wall if s.eof_wall is not None else time.time()
+        for lease in {e[1] for e in evs}:
+            mine = [(t, n) for t, le, n in evs if le == lease]
+            srv = [(v.recv_wall, "" if v.kind == "DELETED" else v.holder)
+                   for v in hist.versions(lease)]
+            pts = sorted({t for t, _ in mine + srv
+                          if mine[0][0] <= t <= end} | {mine[0][0], end})
+            since = None
+            for t in pts:
+                a = [n for u, n in mine if u <= t][-1:]
+                b = [n for u, n in srv if u <= t][-1:]
+                if since is not None and t - since > worst:
+                    worst = t - since
+                if since is not None and t - since > bound:
+                    bad.append("%s named %r at %s, the server %r, for "
+                               "%.3fs" % (s.ident, a, _ts(since), b,
+                                          t - since))
+                    break
+                if a != b and b:
+                    since = t if since is None else since
+                else:
+                    since = None
+    assert not bad, "a stream did not follow the holder: " + "; ".join(bad)
+    return worst
 
 
 def check(hist, streams, rd, horizon=None, slack=0.25, ignore=()):

@@ -156,3 +156,16 @@ def test_microtime():
     assert H.microtime("2026-12-05T06:40:00.000001Z") - \
         H.microtime("2026-12-05T06:40:00Z") == pytest.approx(1e-6, abs=5e-7)
     assert H.microtime(None) is None
+
+
+def test_follow_the_holder():
+    vs = [ver(1, "a", 0, 0, 0, kind="ADDED"), ver(2, "b", 9, 9, 1)]
+    for v, t in zip(vs, (0.01, 9.01)):
+        v.recv_wall = T0 + t
+    s = Stream("c", [dict(ev(False, -1), name=""), dict(ev(False, 0.02),
+                                                        name="a"),
+                     dict(ev(False, 9.5), name="b")], eof=T0 + 12)
+    assert H.check_follow(Hist(vs), [s], 1.0) == pytest.approx(0.49,
+                                                               abs=1e-3)
+    with pytest.raises(AssertionError, match="did not follow"):
+        H.check_follow(Hist(vs), [s], 0.4)
