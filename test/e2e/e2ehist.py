@@ -117,11 +117,15 @@ class Oracle:
         if isinstance(p, E.GoElector):
             self.go.parts.append((p, p.generation))
         else:
-            self.streams.append(H.LeaderStream(p.ident, p.port,
+            ident = getattr(p, "ident", None) or p.identity
+            self.streams.append(H.LeaderStream(ident, p.port,
                                                self.path).start())
         return p
 
     def stop(self):
+        """Stop following (again: nothing more)."""
+        if self.go.stop_ev.is_set():
+            return
         for s in self.streams:
             s.stop()
         self.go.stop_ev.set()

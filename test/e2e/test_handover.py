@@ -17,7 +17,6 @@ import urllib.request
 import e2elib as E
 from e2elib import LD, RD, RP
 from e2ehist import H, Oracle
-from test_interop import Sampler, check_no_overlap
 
 
 def release_to(p, to):
@@ -66,7 +65,8 @@ def test_handover_to_leaderd_then_clientgo(election, cluster):
         assert spec["holderIdentity"] == "go-ho"
         assert go.is_leader() and not a.is_leader() and not b.is_leader()
     finally:
-        fig = oracle.check(RD, RP)
+        oracle.stop()
+    fig = oracle.check(RD, RP)
     print(H.summary(fig))
     assert fig["terms"] == 3, fig
 
@@ -95,8 +95,9 @@ def test_preferred_holder_patch(cle_cluster, deploy_role):
         b.start().wait_up()
         E.wait_for(lambda: (b.leader() or {}).get("name") == "c-pf-a", 10,
                    what="b to follow a")
-        sampler = Sampler([a, b])
-        sampler.start()
+        oracle = Oracle(c, match=lambda n: n == lease).start()
+        oracle.follow(a)
+        oracle.follow(b)
         try:
             t0 = time.monotonic()
             patch_preferred(c.admin, lease, "c-pf-b")
@@ -111,8 +112,8 @@ def test_preferred_holder_patch(cle_cluster, deploy_role):
             assert spec["strategy"] == "OldestEmulationVersion", spec
             assert b.is_leader() and not a.is_leader()
         finally:
-            sampler.stop()
-        check_no_overlap(sampler.samples)
+            oracle.stop()
+        print(H.summary(oracle.check(RD, RP)))
     finally:
         a.stop()
         b.stop()

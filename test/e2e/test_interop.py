@@ -256,7 +256,8 @@ def test_interop_random_kills(election, cluster):
         g.wait_leader(KILL_BOUND + 5)
         time.sleep(3 * RP)
     finally:
-        fig = oracle.check(RD, RP, follow=2.2 * RP + 1.5)
+        oracle.stop()
+    fig = oracle.check(RD, RP, follow=2.2 * RP + 1.5)
     print(H.summary(fig))
     print("worst lag behind the server's holder %.2fs" % fig["follow"])
     for t in g.takeovers:

@@ -89,6 +89,10 @@ What is checked, and why it is sound:
    one than the term before it; each "I lead" event's fencing_token is
    "%010d-<uid>" of a term of that instance's identity (docs/api.md).
    A Lease deleted and created again starts a new uid at 0.
+   A version naming a holder without acquireTime is an assignment by
+   Kubernetes' coordinated leader election controller, no term: the
+   assigned holder's term begins with its own write, and S1 judges that
+   write against the term before the assignment.
 3. Ambiguous writes (check_renew_times).  leaderd tells its own writes by
    renewTime (an answer lost, it reads the Lease back and looks for the
    renewTime it sent).  So on each uid no renewTime is carried by two
@@ -376,6 +380,12 @@ def terms(versions):
         if cur is not None and (cur.holder, cur.acquire) == \
                 (v.holder, v.acquire):
             cur.versions.append(v)
+            continue
+        if v.acquire is None:
+            # An assignment by the coordinated election controller (it
+            # names the holder, stamps no acquireTime): the holder's
+            # term begins with its own write, judged against the term
+            # before the assignment.
             continue
         prev = cur
         if prev is None and out and out[-1].uid == v.uid:

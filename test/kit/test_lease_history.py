@@ -169,3 +169,15 @@ def test_follow_the_holder():
                                                                abs=1e-3)
     with pytest.raises(AssertionError, match="did not follow"):
         H.check_follow(Hist(vs), [s], 0.4)
+
+
+def test_a_controller_assignment_is_no_term():
+    """Coordinated election: the controller names b (no acquireTime);
+    b's own write begins its term, judged against a's last renew."""
+    ok = GOOD[:4] + [ver(5, "", 3.5, 3.5, 0), ver(6, "b", None, 3.6, 0),
+                     ver(7, "b", 3.7, 3.7, 1)]
+    fig = H.check(Hist(ok), [], RD)
+    assert (fig["terms"], fig["takeovers"]) == (2, 0)
+    early = GOOD[:4] + [ver(5, "b", None, 3.6, 0), ver(6, "b", 3.7, 3.7, 1)]
+    with pytest.raises(AssertionError, match="S1 violated.*0.700s"):
+        H.check(Hist(early), [], RD)
