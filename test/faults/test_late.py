@@ -58,6 +58,12 @@ def test_f41_takeover_success_after_the_deadline_never_claims(
     time.sleep(max(0.0, w1["t_recv"] + RD + 0.5 - time.monotonic()))
     api.clear_fault(reads)
     t_clear = time.monotonic()
+    # Its writes fail for 2 s more: a claim made on the read alone would
+    # show, unbacked by any write (b waits the record out, writing
+    # nothing, meanwhile: lease_duration from its first read of it).
+    writes = api.fault("status", token=b.token, methods=["PUT"], status=503)
+    time.sleep(2.0)
+    api.clear_fault(writes)
     wait_until(lambda: len(b.writes()) >= 2, LD + POLL + SLACK,
                what="b's next write")
     w2 = b.writes()[1]
