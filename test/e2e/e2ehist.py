@@ -130,8 +130,7 @@ class Oracle:
             s.stop()
         self.go.stop_ev.set()
         self.go.join(timeout=5)
-        time.sleep(0.2)         # the last versions reach the watch
-        self.hist.stop()
+        self.hist.stop()        # after the last versions reached it
 
     def check(self, rd, rp, slack=0.25, follow=None):
         """lease_history.check (client-go holders: horizon rd + rp, see
@@ -140,6 +139,15 @@ class Oracle:
         every participant names the server's holder within follow of a
         change (lease_history.check_follow); the figures."""
         self.stop()
+        try:
+            return self._check(rd, rp, slack, follow)
+        except AssertionError as e:
+            path = H.dump(self.hist, self.streams + self.go.streams(),
+                          os.path.join(E.WORK, "history-%d.jsonl"
+                                       % time.time_ns()))
+            raise AssertionError("%s\n(versions and events: %s)" % (e, path))
+
+    def _check(self, rd, rp, slack, follow):
         gos = {p.ident for p, _ in self.go.parts}
         horizon = {g: rd + rp for g in gos}
         fig = H.check(self.hist, self.streams, rd, horizon=horizon,

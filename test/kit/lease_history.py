@@ -21,7 +21,8 @@ Interface (the e2e tests and the HA harness use it):
     s = H.LeaderStream("c-1", port)            # per leaderd process,
     s.start()                                   # after it answers
     ...                                         # the test runs
-    s.stop(); hist.stop()
+    s.stop(); hist.stop()       # hist.stop() first waits for the
+                                # watch to deliver what a list shows
     fig = H.check(hist, [s, ...], rd=RD, horizon={"go-1": RD + RP},
                   slack=0.25)
 
@@ -60,6 +61,7 @@ Interface (the e2e tests and the HA harness use it):
   raises AssertionError naming the versions or events at fault.
 - check_no_overlap(claims): no two identities' claims on a Lease
   overlap (the claims of several streams, or sampled ones).
+- dump(hist, streams, path): every version and event as JSON lines.
 - check_follow(hist, streams, bound): every stream names the holder the
   server's latest version names within bound seconds of each change;
   returns the longest lag.
@@ -185,7 +187,7 @@ class LeaseHistory:
         self.rv = None
         self.stop_ev = threading.Event()
         self.thread = None
-        self.conn = None
+        self.sock = None
         self.opened = threading.Event()
 
     @classmethod
@@ -228,11 +230,14 @@ class LeaseHistory:
                                 os.path.join(d, "k.pem"))
         return cls(cl["server"], ctx, headers, namespace, match)
 
-    def _get(self, query, timeout):
+    def _get(self, query, timeout, keep=False):
         c = http.client.HTTPSConnection(self.host, self.port,
                                         context=self.ctx, timeout=timeout)
         c.request("GET", LEASES % self.namespace + "?" + query,
                   headers=self.headers)
+        if keep:
+            # The watch's socket: a streamed response detaches it from c.
+            self.sock = c.sock
         return c, c.getresponse()
 
     def _add(self, kind, obj):
@@ -276,8 +281,7 @@ class LeaseHistory:
         q = urllib.parse.urlencode({"watch": "1", "resourceVersion": self.rv,
                                     "allowWatchBookmarks": "true",
                                     "timeoutSeconds": "600"})
-        c, r = self._get(q, 620)
-        self.conn = c
+        c, r = self._get(q, 620, keep=True)
         try:
             if r.status != 200:
                 raise ValueError("%d %s" % (r.status, r.read()[:300]))
@@ -302,12 +306,40 @@ class LeaseHistory:
         finally:
             c.close()
 
-    def stop(self):
-        """Stop watching.  Raises if the watch lost versions (410)."""
+    def sync(self, timeout=10.0):
+        """Wait until the watch has delivered every matching Lease's
+        version a fresh list shows (the watch may lag the store)."""
+        c, r = self._get("", timeout)
+        body = r.read()
+        c.close()
+        if r.status != 200:
+            raise AssertionError("lease history: list: %d" % r.status)
+        want = {o["metadata"]["name"]: o["metadata"]["resourceVersion"]
+                for o in json.loads(body).get("items", [])
+                if self.match(o["metadata"]["name"])}
+        end = time.monotonic() + timeout
+        while True:
+            with self.lock:
+                missing = [n for n, rv in want.items()
+                           if rv not in {v.rv for v in self.by_name.get(
+                               n, [])}]
+            if not missing:
+                return
+            if time.monotonic() > end:
+                raise AssertionError("lease history: the watch lags: %s "
+                                     "not seen after %.0fs" % (
+                                         missing[:5], timeout))
+            time.sleep(0.02)
+
+    def stop(self, sync=True):
+        """Stop watching (after sync(), unless sync is False).  Raises if
+        the watch lost versions (410)."""
+        if sync and not self.stop_ev.is_set():
+            self.sync()
         self.stop_ev.set()
-        if self.conn is not None:
+        if self.sock is not None:
             try:
-                self.conn.sock and self.conn.sock.shutdown(2)
+                self.sock.shutdown(2)
             except OSError:
                 pass
         if self.thread is not None:
@@ -508,7 +540,7 @@ class LeaderStream:
         self.error = None
         self.opened = threading.Event()
         self.stop_ev = threading.Event()
-        self.conn = None
+        self.sock = None
         self.thread = None
 
     def start(self, timeout=5.0):
@@ -522,8 +554,9 @@ class LeaderStream:
     def _run(self):
         try:
             c = http.client.HTTPConnection(self.host, self.port, timeout=30)
-            self.conn = c
             c.request("GET", self.path)
+            # The socket itself: a streamed response detaches it from c.
+            self.sock = c.sock
             r = c.getresponse()
             if r.status != 200:
                 self.error = "%d %s" % (r.status, r.read()[:200])
@@ -549,13 +582,15 @@ class LeaderStream:
         if self.eof_wall is None:
             self.eof_mono, self.eof_wall = time.monotonic(), time.time()
         self.stop_ev.set()
-        if self.conn is not None and self.conn.sock is not None:
+        if self.sock is not None:
             try:
-                self.conn.sock.shutdown(2)
+                self.sock.shutdown(2)
             except OSError:
                 pass
         if self.thread is not None:
             self.thread.join(timeout=5)
+        assert self.thread is None or not self.thread.is_alive(), \
+            "%s: the stream reader did not stop" % self.ident
 
     def claims(self):
         """Every "I lead" interval, per Lease."""
@@ -682,6 +717,25 @@ def check_follow(hist, streams, bound):
                     since = None
     assert not bad, "a stream did not follow the holder: " + "; ".join(bad)
     return worst
+
+
+def dump(hist, streams, path):
+    """Every version and every stream event as JSON lines into path (for
+    a failed check: what the server wrote and what each instance said)."""
+    with open(path, "w") as f:
+        for name in hist.names():
+            for v in hist.versions(name):
+                d = dict(vars(v))
+                d["type"] = "version"
+                f.write(json.dumps(d) + "\n")
+        for st in streams:
+            for m, w, b in list(st.events):
+                f.write(json.dumps({"type": "event", "ident": st.ident,
+                                    "recv_mono": m, "recv_wall": w,
+                                    "body": b}) + "\n")
+            f.write(json.dumps({"type": "eof", "ident": st.ident,
+                                "wall": st.eof_wall}) + "\n")
+    return path
 
 
 def check(hist, streams, rd, horizon=None, slack=0.25, ignore=()):
