@@ -28,8 +28,8 @@ import time
 import pytest
 
 import fakeapi
-from faultlib import (FAILOVER, POLL, RP, SLACK, START, requests_of,
-                      terms_ok, wait_until)
+from faultlib import (FAILOVER, POLL, RP, SLACK, START, assert_waited_ld,
+                      requests_of, terms_ok, wait_until)
 
 NAME = "kube-api.leaderd.test"
 LOCAL = "127.0.0.1 localhost\n::1 localhost\n"
@@ -76,8 +76,8 @@ def test_f43_api_host_name_stops_resolving(cluster, api, measure):
     (no tight loop: at most 2.2 / RP lookups a second); once the name
     resolves again b follows a within POLL + SLACK.  Then a's name stops
     resolving and its connections are closed: a keeps the lease (its
-    resolved address is cached); a killed, b takes over within FAILOVER;
-    S1 and the terms."""
+    resolved address is cached); a killed, b takes over within FAILOVER,
+    not before LD after a's last renew; S1 and the terms."""
     if not _userns_ok():
         pytest.fail("unshare -m -r is not permitted here: F43 needs an "
                     "unprivileged user and mount namespace")
@@ -120,6 +120,7 @@ def test_f43_api_host_name_stops_resolving(cluster, api, measure):
     a.signal(signal.SIGKILL)
     s = wait_until(lambda: chk.takeover(t_kill, ["a"]), FAILOVER + 1.0,
                    what="b to take over")
+    assert_waited_ld(s, a)
     chk.assert_s1()
     terms_ok(cluster)
     measure("F43", "b's failed lookups a second (unresolved)",
