@@ -9,7 +9,7 @@ request_timeout 1s (faultlib.py)."""
 import signal
 import time
 
-from faultlib import (FAILOVER, LD, NS, POLL, RD, RT, SLACK, START,
+from faultlib import (FAILOVER, LD, NS, POLL, RD, SLACK, START,
                       requests_of, terms_ok, wait_until)
 
 
