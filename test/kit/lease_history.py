@@ -31,7 +31,10 @@ Interface (the e2e tests and the HA harness use it):
   elections at once); match(name) selects the ones recorded.  A broken
   watch is resumed from the last resourceVersion; a 410 Gone (the
   history compacted away under us) fails the run, it never skips.
-  .versions(name) -> [Version], .names() -> the Leases seen.
+  .versions(name) -> [Version], .names() -> the Leases seen,
+  .sync() waits until the watch has delivered what a fresh list shows,
+  .stop() syncs, then stops.  from_kubeconfig reads a kubeconfig with a
+  token or a client certificate (not an exec plugin).
 - Version: name, rv, uid, holder, acquire, renew (seconds since the
   epoch, floats from the MicroTime fields, None if absent), ld
   (leaseDurationSeconds), transitions, handover_to (the
@@ -41,9 +44,12 @@ Interface (the e2e tests and the HA harness use it):
 - terms(versions) -> [Term]: the versions split into terms, a term
   being one (uid, holder, acquireTime).  Term: holder, uid, acquire,
   transitions, versions, last_renew, handover (written by the previous
-  holder as a directed handover), end ("released", "deleted", "taken"
-  over a live term, or None while it lasts), prev (the term before it on
-  the same uid, or None), next.
+  holder as a directed handover), end ("released", "deleted", "handed
+  over", "taken" over a live term, or None while it lasts), end_version
+  (the version that ended it), prev (the term before it on the same
+  uid, or None), next, own_start() (when the holder itself may have
+  begun to lead).  A version naming a holder without acquireTime (the
+  coordinated election controller's assignment) is no term.
 - LeaderStream(ident, port, path="/leader/watch"): one process's
   stream; every event (recv_mono, recv_wall, body) and the time the
   stream ended (eof_wall: the process died or closed it).  A restarted
