@@ -5,9 +5,10 @@ three times over).  The API server's history of the group's Leases
 (shards and member Leases) and every member's /leaders/watch stream (one
 event per shard election on every change) pass e2ehist's checks:
 server-side S1, the fencing token, unique renewTimes, every claim inside
-a term of its own, no shard claimed by two members at once.  Balance (every shard owned once, each member 16/M rounded down or up) is
-reached after each step, the Leases carry the group's label and name the
-owners, and each departed member's Lease is deleted."""
+a term of its own, no shard claimed by two members at once.  Balance
+(every shard owned once, each member 16/M rounded down or up) is reached
+after each step, the Leases carry the group's label and name the owners,
+and each departed member's Lease is deleted."""
 
 import json
 import os
