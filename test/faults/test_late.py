@@ -38,7 +38,8 @@ def test_f41_takeover_success_after_the_deadline_never_claims(
     up after request_timeout), and answers b's reads 503 until
     renew_deadline + 0.5 s after that write arrived: b learns that its
     takeover landed only after its renew_deadline, counted from the
-    send.  Bound: b never says it leads on that write (no true sample
+    send (an answer itself never comes that late: request_timeout is
+    below renew_deadline, so the news can only come by a read).  Bound: b never says it leads on that write (no true sample
     before its next write arrives at the server); the record naming b,
     which b did not see answered, is waited out as another process's
     (lease_duration from b's first read of it), then b leads on a new
