@@ -238,9 +238,15 @@ daemon_notify_local(struct election *e)
 	if (d->httpd == NULL)
 		return;
 	if (localapi_changed(&e->st, now_ms, clock_wall_us())) {
-		/* Its own streams; the first's are /leader/watch's too. */
+		/*
+		 * Its own streams (the first's are /leader/watch's too), and
+		 * with several elections GET /leaders/watch's.
+		 */
 		ev = localapi_event(&e->st, now_ms, &len);
 		httpd_stream_send_on(d->httpd, e->st.channel, ev, len);
+		if (e->st.all != NULL)
+			httpd_stream_send_on(d->httpd, LOCALAPI_ALL_CHANNEL,
+			    ev, len);
 		free(ev);
 		httpd_wake(d->httpd);
 	}

@@ -13,8 +13,8 @@ to the usual election, and says so in /leader."""
 import time
 
 import e2elib as E
-from e2elib import RP
-from test_interop import Sampler, check_no_overlap
+from e2elib import RD, RP
+from e2ehist import H, Oracle
 
 CAND_RULE = {"apiGroups": ["coordination.k8s.io"],
              "resources": ["leasecandidates"],
@@ -64,14 +64,13 @@ def test_rolling_upgrade_keeps_the_old_version(cle_cluster, deploy_role):
            go("go-cle-g", "1.0.0")]
     new = [ld("c-cle-c", "1.1.0")]
     parts = old + new
-    sampler = Sampler(parts)
+    oracle = Oracle(c, match=lambda n: n == lease).start()
     try:
         # One second apart: the controller breaks a tie of versions by
         # creationTimestamp, whole seconds; equal ones flip its choice.
         for p in parts:
-            p.start().wait_up()
+            oracle.follow(p.start().wait_up())
             time.sleep(1.1)
-        sampler.start()
         t0 = time.monotonic()
         E.wait_for(lambda: len(leader_of(parts)) == 1, 40, interval=0.1,
                    what="the controller to pick a leader")
@@ -95,7 +94,7 @@ def test_rolling_upgrade_keeps_the_old_version(cle_cluster, deploy_role):
                 "%s-v11" % p.ident, "1.1.0" if isinstance(p, E.Leaderd)
                 else "1.1.0")
             parts.append(q)
-            q.start().wait_up()
+            oracle.follow(q.start().wait_up())
             left = [o for o in old if o.proc.alive()]
             if left:
                 time.sleep(2 * RP)
@@ -116,11 +115,10 @@ def test_rolling_upgrade_keeps_the_old_version(cle_cluster, deploy_role):
         time.sleep(2 * RP)
         assert len(leader_of(parts)) == 1
     finally:
-        sampler.stop()
+        oracle.stop()
         for p in parts:
             p.stop()
-    ts = check_no_overlap(sampler.samples)
-    print("samples %d, terms %d" % (len(sampler.samples), len(ts)))
+    print(H.summary(oracle.check(RD, RP)))
     # Our LeaseCandidates went with their leaderd.
     cands = c.admin.run("get", "leasecandidates", "-o",
                         "jsonpath={.items[*].metadata.name}").stdout

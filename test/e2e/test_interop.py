@@ -1,11 +1,18 @@
 """Interop: 2 leaderd + 2 client-go electors (tools/leaderelection,
 LeaseLock) on one Lease, with the same durations, random kills (-9 and
-SIGTERM) and restarts.  Every participant's claim is sampled often.
+SIGTERM) and restarts.  The API server's history of the Lease is
+recorded, every leaderd's event stream and the client-go electors'
+/leader followed (e2ehist).
 
-Asserted: no two participants' claims overlap in time; all live
-participants name the same holder within 2.2 x retry_period (+ slack) of
-a change; takeovers C -> Go and Go -> C happen both after a release
-(SIGTERM) and after expiry (kill -9), each within its bound.
+Asserted: the server's terms hold S1 (a live term taken over no sooner
+than renew_deadline after its last renew, renew_deadline + retry_period
+for a client-go holder), the fencing token grows, renewTimes are unique;
+every claim lies in a term of its own and no two overlap; every
+participant names the server's holder within 2.2 x retry_period (+
+slack) of a change; takeovers C -> Go and Go -> C happen both after a
+release (SIGTERM) and after expiry (kill -9), each within its bound.
+The Sampler and checks below are the legacy locks' (test_locks.py),
+whose objects are no Leases.
 """
 
 import os
@@ -16,7 +23,8 @@ import time
 import pytest
 
 import e2elib as E
-from e2elib import LD, RP, KILL_BOUND, TERM_BOUND
+from e2elib import LD, RD, RP, KILL_BOUND, TERM_BOUND
+from e2ehist import H, Oracle
 
 RANDOM_PHASE = float(os.environ.get("E2E_INTEROP_SECONDS", "45"))
 SAMPLE_EVERY = 0.05
@@ -132,10 +140,11 @@ def check_agreement(rounds, bound, unknown=None, unknown_bound=None):
 
 
 class Game:
-    def __init__(self, el):
+    def __init__(self, el, oracle=None):
         self.parts = [el.leaderd("c-%d" % i) for i in (1, 2)] + \
                      [el.goelector("go-%d" % i) for i in (1, 2)]
         self.takeovers = []     # (from_kind, to_kind, mode, seconds)
+        self.oracle = oracle
 
     def alive(self):
         return [p for p in self.parts if p.proc and p.proc.alive()]
@@ -151,11 +160,19 @@ class Game:
                           what="a leader")
 
     def start_all(self):
+        started = []
         for p in self.parts:
             if p.proc is None or not p.proc.alive():
-                p.start()
+                started.append(p.start())
         for p in self.parts:
             p.wait_up()
+        for p in started:
+            self.follow(p)
+
+    def follow(self, p):
+        if self.oracle is not None:
+            self.oracle.follow(p)
+        return p
 
     def stop(self, p, mode):
         if mode == "expiry":
@@ -178,16 +195,15 @@ class Game:
         return new
 
 
-def test_interop_random_kills(election):
+def test_interop_random_kills(election, cluster):
     seed = int(os.environ.get("E2E_SEED", str(int(time.time()))))
     rng = random.Random(seed)
     print("interop seed %d (E2E_SEED=%d to repeat)" % (seed, seed))
     el = election(prefix="interop")
-    g = Game(el)
-    g.start_all()
-    sampler = Sampler(g.parts)
-    sampler.start()
+    oracle = Oracle(cluster, match=lambda n: n == el.lease).start()
+    g = Game(el, oracle)
     try:
+        g.start_all()
         g.wait_leader(2.2 * RP + 10)
         # Phase 1: random kills and restarts.
         end = time.monotonic() + RANDOM_PHASE
@@ -197,7 +213,7 @@ def test_interop_random_kills(election):
             dead = [p for p in g.parts if p not in alive]
             if dead and (rng.random() < 0.6 or len(alive) <= 2):
                 p = rng.choice(dead)
-                p.start().wait_up()
+                g.follow(p.start().wait_up())
                 continue
             ldr = g.leader()
             victim = ldr if ldr and rng.random() < 0.7 else rng.choice(alive)
@@ -240,23 +256,17 @@ def test_interop_random_kills(election):
         g.wait_leader(KILL_BOUND + 5)
         time.sleep(3 * RP)
     finally:
-        sampler.stop()
-
-    ts = check_no_overlap(sampler.samples)
-    worst = check_agreement(sampler.rounds, 2.2 * RP + 1.5)
-    print("samples %d, leadership terms %d, worst disagreement %.2fs" % (
-        len(sampler.samples), len(ts), worst))
-    if worst:
-        a, b = check_agreement.worst
-        print("  from %s\n  to   %s" % ([(s[2], s[5]) for s in a],
-                                        [(s[2], s[5]) for s in b]))
+        oracle.stop()
+    fig = oracle.check(RD, RP, follow=2.2 * RP + 1.5)
+    print(H.summary(fig))
+    print("worst lag behind the server's holder %.2fs" % fig["follow"])
     for t in g.takeovers:
         print("takeover %s -> %s after %s: %.2fs" % t)
     done = {t[:3] for t in g.takeovers}
     for combo in [("c", "go", "release"), ("go", "c", "release"),
                   ("c", "go", "expiry"), ("go", "c", "expiry")]:
         assert combo in done, "no takeover %s -> %s after %s" % combo
-    holders = {t[2] for t in ts}
+    holders = {t.holder for t in H.terms(oracle.hist.versions(el.lease))}
     assert {"c-1", "c-2"} & holders and {"go-1", "go-2"} & holders
     spec = el.get_lease()["spec"]
     assert E.MICROTIME.match(spec["renewTime"]), spec

@@ -9,7 +9,10 @@ poll (4-8.8 s):
   WATCH_BOUND, ahead of the polling client-go elector, three times;
 - SIGTERM of the client-go leader: a watching leaderd leads within
   WATCH_BOUND (client-go releases; leaderd sees it through the watch);
-- no two participants' claims overlap, throughout.
+- the API server's history of the Lease and every participant's claims
+  (leaderd's event streams, the client-go elector's /leader) pass
+  e2ehist's checks: server-side S1, the fencing token, unique
+  renewTimes, every claim inside a term of its own, none overlapping.
 
 How many requests a watching follower makes is not measured here: the
 apiserver's metrics do not tell users apart and its own leases share
@@ -28,7 +31,7 @@ import time
 import urllib.parse
 
 import e2elib as E
-from test_interop import Sampler, check_no_overlap
+from e2ehist import H, Oracle
 
 # Timings of every participant here (client-go: LD > RD > 1.2 x RP).
 WLD, WRD, WRP = 10, 7, 4
@@ -115,23 +118,22 @@ def test_deploy_role_grants_watch_by_name(cluster, election, deploy_role):
     assert 'cannot watch resource "leases"' in body["message"], body
 
 
-def test_watch_handover_with_clientgo_on_the_lease(election):
+def test_watch_handover_with_clientgo_on_the_lease(election, cluster):
     el = election(prefix="watch")
     c1 = el.leaderd("c-1", extra=TIMING)
     c2 = el.leaderd("c-2", extra=TIMING)
     go = SlowGoElector("go-1", el.kubeconfig, el.namespace, el.lease)
     parts = [c1, c2, go]
-    sampler = Sampler(parts)
+    oracle = Oracle(cluster, match=lambda n: n == el.lease).start()
     took = []
     try:
-        c1.start().wait_up()
+        oracle.follow(c1.start().wait_up())
         E.wait_for(c1.is_leader, POLL_BOUND + 5, what="c-1 to lead")
         for p in (c2, go):
-            p.start().wait_up()
+            oracle.follow(p.start().wait_up())
         for p in (c2, go):
             E.wait_for(lambda: (v := p.leader()) and v.get("name") == "c-1",
                        POLL_BOUND + 5, what="%s to follow c-1" % p.ident)
-        sampler.start()
 
         def handover(old, want, bound, label):
             """SIGTERM old; the first other claim must be want's, within
@@ -156,30 +158,30 @@ def test_watch_handover_with_clientgo_on_the_lease(election):
 
         # leaderd -> leaderd, three times, the client-go elector polling.
         handover(c1, c2, WATCH_BOUND, "c->c")
-        c1.start().wait_up()
+        oracle.follow(c1.start().wait_up())
         E.wait_for(lambda: (v := c1.leader()) and v.get("name") == "c-2",
                    POLL_BOUND + 5, what="c-1 to follow c-2")
         handover(c2, c1, WATCH_BOUND, "c->c")
-        c2.start().wait_up()
+        oracle.follow(c2.start().wait_up())
         E.wait_for(lambda: (v := c2.leader()) and v.get("name") == "c-1",
                    POLL_BOUND + 5, what="c-2 to follow c-1")
         handover(c1, c2, WATCH_BOUND, "c->c")
         # leaderd -> client-go (it polls), then client-go -> leaderd (a
         # release seen through the watch).
         handover(c2, go, POLL_BOUND, "c->go")
-        c1.start().wait_up()
+        oracle.follow(c1.start().wait_up())
         E.wait_for(lambda: (v := c1.leader()) and v.get("name") == "go-1",
                    POLL_BOUND + 5, what="c-1 to follow go-1")
         handover(go, c1, WATCH_BOUND, "go->c")
         time.sleep(2 * WRP)
     finally:
-        sampler.stop()
+        oracle.stop()
         go.stop()
-    ts = check_no_overlap(sampler.samples)
-    print("samples %d, terms %d; handovers: %s" % (
-        len(sampler.samples), len(ts),
-        ", ".join("%s %.3fs" % (t[0], t[3]) for t in took)))
-    holders = {t[2] for t in ts}
+    fig = oracle.check(WRD, WRP)
+    print(H.summary(fig))
+    print("handovers: %s" % ", ".join("%s %.3fs" % (t[0], t[3])
+                                      for t in took))
+    holders = {t.holder for t in H.terms(oracle.hist.versions(el.lease))}
     assert {"c-1", "c-2", "go-1"} <= holders, holders
     spec = el.get_lease()["spec"]
     assert spec["holderIdentity"] == "c-1", spec

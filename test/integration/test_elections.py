@@ -230,3 +230,38 @@ def test_every_election_records_its_event(api, cluster):
     assert st == 200
     assert '\nleaderd_events_dropped_total{name="%s"} 0\n' % cluster.lock \
         in body.decode()
+
+
+def test_leaders_watch_carries_every_change(api, cluster):
+    """GET /leaders/watch: one event per election now, then one on every
+    change of any (docs/api.md).  Opened before a leads anything, it
+    must then carry each election's "is_leader": true; and a release of
+    election b, its "false"."""
+    (a,) = start(cluster, 1)
+    s = socket.create_connection(("127.0.0.1", a.port), timeout=8.0)
+    try:
+        s.sendall(b"GET /leaders/watch HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        wait_until(lambda: each_one_leader([a], cluster.lock),
+                   JITTER * RP + SLACK + 3.0, what="a leads all three")
+        st, _, body = a.request("/leader/b/release", method="POST",
+                                timeout=6.0)
+        assert st == 200, body
+        buf, end = b"", time.monotonic() + 3.0
+        while time.monotonic() < end:
+            s.settimeout(max(0.05, end - time.monotonic()))
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                break
+            if not chunk:
+                break
+            buf += chunk
+    finally:
+        s.close()
+    evs = [json.loads(line[6:]) for line in buf.split(b"\n")
+           if line.startswith(b"data: ")]
+    seen = {(e["election"], e["is_leader"]) for e in evs}
+    for n in names(cluster.lock):
+        assert (n, True) in seen, (n, [(e["election"], e["is_leader"])
+                                       for e in evs])
+    assert ("b", False) in seen, evs

@@ -21,7 +21,8 @@ instance): delay, status (5xx/429 with optional Retry-After), drop (read
 the request, close without answering or applying), apply_then_close
 (apply the write, close without answering: the ambiguous write),
 blackhole (hold the request unanswered until the fault is cleared),
-answer_late (apply the write at once, answer it hold_ms later), each
+answer_late (apply the write at once, answer it hold_ms later),
+apply_then_status (apply the write, answer a 5xx Status), each
 optionally limited to K requests and to some methods.  A delay holds a
 request and then applies it, compare-and-swap included, whether or not
 its client is still there.
@@ -116,7 +117,7 @@ REASONS = {
     502: "BadGateway", 503: "ServiceUnavailable", 504: "Timeout",
 }
 FAULT_KINDS = ("delay", "status", "drop", "apply_then_close", "blackhole",
-               "answer_late")
+               "answer_late", "apply_then_status")
 
 
 def status_body(code, message, reason=None, details=None):
@@ -1215,6 +1216,18 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if fault is not None and fault.kind == "answer_late":
             fault.cleared.wait((fault.hold_ms or 0) / 1000.0)
+        if fault is not None and fault.kind == "apply_then_status" and \
+                code < 300:
+            # Committed, then answered as a failure: etcd applied it, the
+            # apiserver's deadline ran out first (a 504 Timeout, "the
+            # request may still be processing") or a 500.
+            entry["applied"] = code
+            code = fault.status
+            obj = status_body(code, fault.message or (
+                "Timeout: request did not complete within requested "
+                "timeout - context deadline exceeded" if code == 504 else
+                "fakeapi: applied, then answered %d" % code))
+            hdrs = {}
         self._send(code, obj, hdrs)
 
     def _send(self, code, obj, headers=None):
@@ -2001,7 +2014,10 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
         (never answer; the connection is closed when the fault is
         cleared, after hold_ms if given, or on stop), "answer_late"
         (handle the request and apply it at once, answer hold_ms later or
-        when the fault is cleared).
+        when the fault is cleared), "apply_then_status" (apply a write,
+        then answer it with a Status of code `status`, as a 504 Timeout
+        whose write etcd committed; the request log keeps the code sent
+        and "applied").
         token: only requests with this bearer token (None: all).
         methods: only these methods.  count: only the next `count`
         matching requests (None: until cleared).  path_prefix: only
