@@ -349,7 +349,9 @@ def test_body_must_be_json(api):
 def test_unknown_path_and_method(api):
     code, _, body = call(api, "GET", "/api/v1/namespaces/default/pods")
     assert code == 404 and body["reason"] == "NotFound"
-    assert call(api, "PATCH", BASE + "/x", {})[0] == 405
+    assert call(api, "POST", BASE + "/x", {})[0] == 405
+    # A PATCH of a Lease must say its patch type, as kube-apiserver asks.
+    assert call(api, "PATCH", BASE + "/x", {})[0] == 415
 
 
 def test_keep_alive_reuses_connection(api):
