@@ -404,3 +404,32 @@ def test_errors_one_line_exit_1(api, plugin, tmp_path):
     r = plugin("get", "--to", "x")
     assert r.returncode == 2 and r.stderr == "kubectl leaderd: --to: not " \
         "a flag of this command (kubectl leaderd --help)\n", r
+
+
+def test_move_checks_shard_members(api, plugin):
+    """A shard Lease's live candidates are its group's live members."""
+    g = {"leaderd.io/shard-group": "work"}
+    api.create_lease("team", "work-0", {
+        "holderIdentity": "m-a", "leaseDurationSeconds": 15,
+        "renewTime": microtime(0.5)}, labels=g)
+    for m, ago in (("m-b", 1.5), ("m-c", 30.5)):
+        api.create_lease("team", "work-member-%s" % m, {
+            "holderIdentity": m, "leaseDurationSeconds": 15,
+            "renewTime": microtime(ago)},
+            labels=dict(g, **{"leaderd.io/shard-member": "true"}))
+    for to in ("m-c", "m-x"):
+        r = plugin("move", "work-0", "--to", to)
+        assert r.returncode == 1 and r.stderr == (
+            "kubectl leaderd: %s is not a live candidate of Lease "
+            "\"work-0\": no LeaseCandidate of that name names the Lease "
+            "(leaderd keeps one with candidacy.coordinated), nor is it a "
+            "live member of shard group work (--force moves it anyway)\n"
+            % to), r
+    # m-b is live: the move is made (nobody runs the group here, so the
+    # wait ends at --timeout).
+    r = plugin("move", "work-0", "--to", "m-b", "--timeout", "300ms")
+    assert r.returncode == 1 and "m-b does not hold it after 3" in \
+        r.stderr, r
+    spec = api.get_lease("team", "work-0")["spec"]
+    assert spec["preferredHolder"] == "m-b" and \
+        spec["strategy"] == "OldestEmulationVersion"
