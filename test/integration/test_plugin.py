@@ -210,6 +210,27 @@ def test_get_watch_streams_each_version(api, plugin):
     finally:
         p.kill()
         p.wait()
+    # A version the server no longer has (410 Expired): listed again,
+    # each Lease printed as it is now, and watched on.
+    p = subprocess.Popen([plugin.exe, "get", "alpha", "-w"], text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=dict(os.environ, KUBECONFIG=plugin.kubeconfig))
+    try:
+        assert p.stdout.readline().split()[0] == "NAME"
+        assert p.stdout.readline().split()[:2] == ["alpha", "pod-c"]
+        f = api.watch_fault("gone", token=TOKEN, count=1)
+        # The stream ends (as at its timeout); the next watch, from the
+        # last version seen, gets the 410: the Lease listed again.
+        api.watch_end_open()
+        assert p.stdout.readline().split()[:2] == ["alpha", "pod-c"]
+        assert f.hits == 1
+        api.modify_lease("team", "alpha", lambda o: o["spec"].update(
+            holderIdentity="pod-d"))
+        assert p.stdout.readline().split()[:2] == ["alpha", "pod-d"]
+        assert p.poll() is None
+    finally:
+        p.kill()
+        p.wait()
     # -A -w: a watch across namespaces.
     p = subprocess.Popen([plugin.exe, "get", "-A", "-w", "-o", "json"],
                          text=True, stdout=subprocess.PIPE,
