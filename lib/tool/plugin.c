@@ -220,6 +220,9 @@ tool_main(const char *prog, int argc, char *argv[])
 		    o.output);
 	if (o.all_ns && o.namespace != NULL)
 		return bad_usage(prog, "%s", "-A and -n: give one");
+	if (o.all_ns && o.nargs > 0 && sc->run == plugin_get)
+		return bad_usage(prog, "%s", "a Lease is named in one "
+		    "namespace: -n NS, not -A");
 	if (sc->flags & F_MOVE && o.to == NULL)
 		return bad_usage(prog, "%s", "move needs --to ID");
 

@@ -425,6 +425,15 @@ def test_errors_one_line_exit_1(api, plugin, tmp_path):
     r = plugin("get", "--to", "x")
     assert r.returncode == 2 and r.stderr == "kubectl leaderd: --to: not " \
         "a flag of this command (kubectl leaderd --help)\n", r
+    r = plugin("get", "alpha", "-A")
+    assert r.returncode == 2 and r.stderr == "kubectl leaderd: a Lease is " \
+        "named in one namespace: -n NS, not -A (kubectl leaderd --help)\n", r
+    r = plugin("move", "alpha")
+    assert r.returncode == 2 and r.stderr == "kubectl leaderd: move needs " \
+        "--to ID (kubectl leaderd --help)\n", r
+    r = plugin("frobnicate")
+    assert r.returncode == 2 and r.stderr.startswith(
+        "kubectl leaderd: unknown command \"frobnicate\""), r
 
 
 def test_move_checks_shard_members(api, plugin):
