@@ -284,7 +284,9 @@ watch(struct get *g)
 		rc = tool_stream(t, path, (WATCH_TIMEOUT_S + 30) * 1000ULL,
 		    "leases", t->o.all_ns ? "" : t->ns, watch_line_cb, g);
 		free(path);
-		if (rc != 0 && !g->gone)
+		/* A stream past its bound (2) is opened again, like one
+		 * the server ended. */
+		if (rc == -1 && !g->gone)
 			return TOOL_EXIT_FAIL;
 		if (g->gone) {
 			g->gone = 0;
