@@ -421,6 +421,14 @@ def test_errors_one_line_exit_1(api, plugin, tmp_path):
     one_line_exit_1(r, "kubectl leaderd: cannot reach the API server at "
                     "https://127.0.0.1:1 (the current context): ")
     assert time.monotonic() - t0 < 5
+    # An API server that does not answer: --request-timeout bounds it.
+    f = api.fault("blackhole", token=TOKEN)
+    t0 = time.monotonic()
+    r = plugin("get", "--request-timeout", "500ms")
+    one_line_exit_1(r, "kubectl leaderd: the API server at %s (the current "
+                    "context) did not answer within 500 ms: " % api.url)
+    assert time.monotonic() - t0 < 3
+    api.clear_fault(f)
     # Usage: exit 2, with the fix.
     r = plugin("get", "--to", "x")
     assert r.returncode == 2 and r.stderr == "kubectl leaderd: --to: not " \
