@@ -163,6 +163,10 @@ tool_main(const char *prog, int argc, char *argv[])
 	while ((ch = getopt_long(argc, argv, ":n:Ao:l:wh", longopts,
 	    NULL)) != -1) {
 		optname = argv[optind - 1];
+		/* pflag's "-n=NS" is "-n NS", as kubectl reads it. */
+		if (optarg != NULL && optarg[0] == '=' &&
+		    optname[0] == '-' && optname[1] != '-')
+			optarg++;
 		if (ch == '?')
 			return bad_usage(prog, "unknown flag \"%s\"", optname);
 		if (ch == ':')

@@ -124,6 +124,12 @@ def test_get_columns_and_values(api, plugin):
         "PREFERRED\n"
         "node-1   node-1   %ds        %ds       0             <none>       "
         "<none>\n" % (2 + d, 37 - d)))
+    # pflag's forms, as kubectl takes them.
+    for args in (["--namespace=kube-node-lease"], ["-n=kube-node-lease"],
+                 ["-nkube-node-lease"]):
+        r = plugin("get", *args)
+        assert r.returncode == 0 and \
+            lines(r.stdout)[1].split()[0] == "node-1", (args, r)
     r = plugin("get", "-n", "empty")
     assert r.returncode == 0 and r.stdout == "" and \
         r.stderr == "No resources found in empty namespace.\n", r
