@@ -292,7 +292,7 @@ unit: $(UNIT_BINS) $(BUILD)/test/elector_replay
 # Fuzz targets: replayed over their corpora under the normal compiler by
 # `make test`; run for real with libFuzzer by `make fuzz`.  Each links the
 # layer of the module it is named after, and the layers below.
-FUZZ_TARGETS	 = lease config kubeconfig http_parse legacy
+FUZZ_TARGETS	 = lease config kubeconfig http_parse legacy leaseview
 FUZZ_SECONDS	?= 60
 FUZZ_CC		?= clang
 

@@ -163,6 +163,10 @@ tool_main(const char *prog, int argc, char *argv[])
 	while ((ch = getopt_long(argc, argv, ":n:Ao:l:wh", longopts,
 	    NULL)) != -1) {
 		optname = argv[optind - 1];
+		/* pflag's "-n=NS" is "-n NS", as kubectl reads it. */
+		if (optarg != NULL && optarg[0] == '=' &&
+		    optname[0] == '-' && optname[1] != '-')
+			optarg++;
 		if (ch == '?')
 			return bad_usage(prog, "unknown flag \"%s\"", optname);
 		if (ch == ':')
@@ -220,6 +224,9 @@ tool_main(const char *prog, int argc, char *argv[])
 		    o.output);
 	if (o.all_ns && o.namespace != NULL)
 		return bad_usage(prog, "%s", "-A and -n: give one");
+	if (o.all_ns && o.nargs > 0 && sc->run == plugin_get)
+		return bad_usage(prog, "%s", "a Lease is named in one "
+		    "namespace: -n NS, not -A");
 	if (sc->flags & F_MOVE && o.to == NULL)
 		return bad_usage(prog, "%s", "move needs --to ID");
 

@@ -42,6 +42,7 @@ struct get {
 	struct tool_table	 tb;
 	struct tool_doc		 d;
 	char			 rv[LEASE_RV_MAX]; /* where -w goes on */
+	int			 gone;		/* the watch's version expired */
 };
 
 static void
@@ -210,6 +211,20 @@ read_all(struct get *g)
 	return 0;
 }
 
+/* One line of -w: a row of the table, or a JSON object. */
+static void
+watch_row(struct get *g, const struct leaseview *v)
+{
+	if (g->doc) {
+		tool_doc_begin(&g->d, 0, NULL);
+		doc_item(g, v, clock_wall_us());
+		tool_doc_end(&g->d, stdout);
+	} else {
+		table_row(g, v, clock_wall_us());
+		tool_table_flush(&g->tb, stdout, 0);
+	}
+}
+
 static int
 watch_line_cb(const char *line, size_t len, void *arg)
 {
@@ -224,6 +239,10 @@ watch_line_cb(const char *line, size_t len, void *arg)
 		    "%s", err);
 		return -1;
 	}
+	if (ev.type == APIOBJ_WATCH_ERROR && ev.code == 410) {
+		g->gone = 1;
+		return -1;
+	}
 	if (ev.type == APIOBJ_WATCH_ERROR) {
 		tool_err(g->t, "watch leases: %ld: %s", ev.code, ev.message);
 		return -1;
@@ -232,23 +251,21 @@ watch_line_cb(const char *line, size_t len, void *arg)
 		snprintf(g->rv, sizeof(g->rv), "%s", ev.rv);
 	if (ev.type == APIOBJ_WATCH_BOOKMARK)
 		return 0;
-	if (g->doc) {
-		tool_doc_begin(&g->d, 0, NULL);
-		doc_item(g, &ev.v, clock_wall_us());
-		tool_doc_end(&g->d, stdout);
-	} else {
-		table_row(g, &ev.v, clock_wall_us());
-		tool_table_flush(&g->tb, stdout, 0);
-	}
+	watch_row(g, &ev.v);
 	return 0;
 }
 
-/* -w: a watch from the list's version, again after each clean end. */
+/*
+ * -w: a watch from the list's version, again after each clean end.  A
+ * version the server no longer has (410 Expired) is listed again, as
+ * client-go's reflector does, each Lease printed as it is now.
+ */
 static int
 watch(struct get *g)
 {
 	struct tool	*t = g->t;
 	char		 query[1024], *sel = NULL, *path;
+	size_t		 i;
 	int		 rc;
 
 	for (;;) {
@@ -267,8 +284,18 @@ watch(struct get *g)
 		rc = tool_stream(t, path, (WATCH_TIMEOUT_S + 30) * 1000ULL,
 		    "leases", t->o.all_ns ? "" : t->ns, watch_line_cb, g);
 		free(path);
-		if (rc != 0)
+		/* A stream past its bound (2) is opened again, like one
+		 * the server ended. */
+		if (rc == -1 && !g->gone)
 			return TOOL_EXIT_FAIL;
+		if (g->gone) {
+			g->gone = 0;
+			g->n = g->ncands = 0;
+			if (read_all(g) == -1)
+				return TOOL_EXIT_FAIL;
+			for (i = 0; i < g->n; i++)
+				watch_row(g, &g->items[i]);
+		}
 	}
 }
 

@@ -123,6 +123,18 @@ def test_get_shows_every_lease_as_the_api_server_has_it(scene, exe):
     assert got[scene["cg"]]["HOLDER"] == "go-a"
     assert got[scene["plain"]]["CANDIDATES"] == "<none>"
     assert got[scene["co"]]["CANDIDATES"] == "2"
+    # kubectl itself finds the plugin on PATH: `kubectl leaderd get`.
+    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+    env.update(KUBECONFIG=user, PATH="%s:%s" % (os.path.dirname(exe),
+                                                env.get("PATH", "")))
+    k = subprocess.run([E.KUBECTL, "plugin", "list"], env=env,
+                       capture_output=True, text=True, timeout=30)
+    assert exe in k.stdout, k
+    k = subprocess.run([E.KUBECTL, "leaderd", "get", scene["cg"]], env=env,
+                       capture_output=True, text=True, timeout=30)
+    assert k.returncode == 0, k
+    head, got = rows(k.stdout)
+    assert head[0] == "NAME" and got[scene["cg"]]["HOLDER"] == "go-a", k
     # -o wide: the coordinated Lease's strategy.
     r = run(exe, user, "get", scene["co"], "-o", "wide")
     head, got = rows(r.stdout)

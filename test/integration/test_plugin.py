@@ -75,10 +75,11 @@ def lines(out):
 
 
 def one_of(got, expect):
-    """got must be expect(0) or, when the command ran across a second's
-    boundary after the Leases were planted (half a second of margin),
-    expect(1): ages one second older, times left one second less."""
-    want = [expect(d) for d in (0, 1)]
+    """got must be expect(d): d = 0 when the command ran within half a
+    second of planting the Leases, else the whole seconds more it took
+    (at most 3, for a loaded machine): ages d seconds older, times left d
+    seconds less, every other byte the same."""
+    want = [expect(d) for d in range(4)]
     assert got in want, "got:\n%s\nwant:\n%s" % (got, want[0])
     return want.index(got)
 
@@ -124,6 +125,12 @@ def test_get_columns_and_values(api, plugin):
         "PREFERRED\n"
         "node-1   node-1   %ds        %ds       0             <none>       "
         "<none>\n" % (2 + d, 37 - d)))
+    # pflag's forms, as kubectl takes them.
+    for args in (["--namespace=kube-node-lease"], ["-n=kube-node-lease"],
+                 ["-nkube-node-lease"]):
+        r = plugin("get", *args)
+        assert r.returncode == 0 and \
+            lines(r.stdout)[1].split()[0] == "node-1", (args, r)
     r = plugin("get", "-n", "empty")
     assert r.returncode == 0 and r.stdout == "" and \
         r.stderr == "No resources found in empty namespace.\n", r
@@ -207,6 +214,27 @@ def test_get_watch_streams_each_version(api, plugin):
             holderIdentity="pod-c"))
         nxt = json.loads(p.stdout.readline())
         assert nxt["name"] == "alpha" and nxt["holder"] == "pod-c"
+    finally:
+        p.kill()
+        p.wait()
+    # A version the server no longer has (410 Expired): listed again,
+    # each Lease printed as it is now, and watched on.
+    p = subprocess.Popen([plugin.exe, "get", "alpha", "-w"], text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=dict(os.environ, KUBECONFIG=plugin.kubeconfig))
+    try:
+        assert p.stdout.readline().split()[0] == "NAME"
+        assert p.stdout.readline().split()[:2] == ["alpha", "pod-c"]
+        f = api.watch_fault("gone", token=TOKEN, count=1)
+        # The stream ends (as at its timeout); the next watch, from the
+        # last version seen, gets the 410: the Lease listed again.
+        api.watch_end_open()
+        assert p.stdout.readline().split()[:2] == ["alpha", "pod-c"]
+        assert f.hits == 1
+        api.modify_lease("team", "alpha", lambda o: o["spec"].update(
+            holderIdentity="pod-d"))
+        assert p.stdout.readline().split()[:2] == ["alpha", "pod-d"]
+        assert p.poll() is None
     finally:
         p.kill()
         p.wait()
@@ -400,7 +428,53 @@ def test_errors_one_line_exit_1(api, plugin, tmp_path):
     one_line_exit_1(r, "kubectl leaderd: cannot reach the API server at "
                     "https://127.0.0.1:1 (the current context): ")
     assert time.monotonic() - t0 < 5
+    # An API server that does not answer: --request-timeout bounds it.
+    f = api.fault("blackhole", token=TOKEN)
+    t0 = time.monotonic()
+    r = plugin("get", "--request-timeout", "500ms")
+    one_line_exit_1(r, "kubectl leaderd: the API server at %s (the current "
+                    "context) did not answer within 500 ms: " % api.url)
+    assert time.monotonic() - t0 < 3
+    api.clear_fault(f)
     # Usage: exit 2, with the fix.
     r = plugin("get", "--to", "x")
     assert r.returncode == 2 and r.stderr == "kubectl leaderd: --to: not " \
         "a flag of this command (kubectl leaderd --help)\n", r
+    r = plugin("get", "alpha", "-A")
+    assert r.returncode == 2 and r.stderr == "kubectl leaderd: a Lease is " \
+        "named in one namespace: -n NS, not -A (kubectl leaderd --help)\n", r
+    r = plugin("move", "alpha")
+    assert r.returncode == 2 and r.stderr == "kubectl leaderd: move needs " \
+        "--to ID (kubectl leaderd --help)\n", r
+    r = plugin("frobnicate")
+    assert r.returncode == 2 and r.stderr.startswith(
+        "kubectl leaderd: unknown command \"frobnicate\""), r
+
+
+def test_move_checks_shard_members(api, plugin):
+    """A shard Lease's live candidates are its group's live members."""
+    g = {"leaderd.io/shard-group": "work"}
+    api.create_lease("team", "work-0", {
+        "holderIdentity": "m-a", "leaseDurationSeconds": 15,
+        "renewTime": microtime(0.5)}, labels=g)
+    for m, ago in (("m-b", 1.5), ("m-c", 30.5)):
+        api.create_lease("team", "work-member-%s" % m, {
+            "holderIdentity": m, "leaseDurationSeconds": 15,
+            "renewTime": microtime(ago)},
+            labels=dict(g, **{"leaderd.io/shard-member": "true"}))
+    for to in ("m-c", "m-x"):
+        r = plugin("move", "work-0", "--to", to)
+        assert r.returncode == 1 and r.stderr == (
+            "kubectl leaderd: %s is not a live candidate of Lease "
+            "\"work-0\": no LeaseCandidate of that name names the Lease "
+            "(leaderd keeps one with candidacy.coordinated), nor is it a "
+            "live member of shard group work (--force moves it anyway)\n"
+            % to), r
+    # m-b is live: the move is made (nobody runs the group here, so the
+    # wait ends at --timeout).
+    r = plugin("move", "work-0", "--to", "m-b", "--timeout", "300ms")
+    assert r.returncode == 1 and "m-b does not hold it after 3" in \
+        r.stderr, r
+    spec = api.get_lease("team", "work-0")["spec"]
+    assert spec["preferredHolder"] == "m-b" and \
+        spec["strategy"] == "OldestEmulationVersion"
