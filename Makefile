@@ -245,12 +245,13 @@ UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child 
 	     proxy log sock legacy text netaddr lock epslice gate \
 	     compat_vapor appprobe ctlmsg \
 	     shard leasecand \
-	     fifo
+	     fifo localapi_body
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim \
 	     $(BUILD)/test/shard_sim $(BUILD)/test/elector_explore
 unit_module_elector_sim = elector
 unit_module_elector_explore = elector
 unit_module_shard_sim = shard
+unit_module_localapi_body = localapi
 unit_archives = $(call layer_archives,$(call layer_of,$(or $(unit_module_$(1)),$(1))))
 
 $(BUILD)/test/obj/%.o: test/unit/%.c
