@@ -245,7 +245,7 @@ UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child 
 	     proxy log sock legacy text netaddr lock epslice gate \
 	     compat_vapor appprobe ctlmsg \
 	     shard leasecand \
-	     fifo localapi_body
+	     fifo localapi_body mem
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim \
 	     $(BUILD)/test/shard_sim $(BUILD)/test/elector_explore
 unit_module_elector_sim = elector
