@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/duration.h"
+#include "base/mem.h"
 #include "base/text.h"
 #include "config/config.h"
 #include "config/config_int.h"
@@ -244,7 +245,8 @@ config_keydef(const char *path)
 void
 config_defaults(struct config *c)
 {
-	memset(c, 0, sizeof(*c));
+	/* Most of c stays zero: its pages need not become resident. */
+	mem_clear(c, sizeof(*c));
 	snprintf(c->lock_type, sizeof(c->lock_type), "leases");
 	c->lease_duration_ms = 15000;
 	c->renew_deadline_ms = 10000;
