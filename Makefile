@@ -128,7 +128,7 @@ layer_of = $(patsubst lib/%/,%,$(dir $(firstword $(wildcard lib/*/$(1).c))))
 # Header dependencies come from the compiler (-MMD -MP), one .d per object.
 DEPFLAGS = -MMD -MP
 
-.PHONY: image image-test sanitize sanitize-stages bench all deps test check check-layers unit integration integration-san deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
+.PHONY: image image-test sanitize sanitize-stages bench bench-speed all deps test check check-layers unit integration integration-san deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
 
 all: $(LEADERD_TARGET)
 
@@ -607,12 +607,29 @@ image-test: image
 
 # Figures, printed: memory, CPU, API request rate, local API latency,
 # handover times, of the image's binary (IMAGE_BIN), then the steady
-# state of the shared build (OpenSSL) beside it.  The client-go
-# elector's figures come beside leaderd's when test/e2e's is built
-# (make e2e-bins).  Not part of make test.
-bench: image-bin leaderd
+# state of the shared build (OpenSSL) beside it; then CPU per /leader
+# request of the image, the shared build and the client-go elector's
+# net/http, under load from loadgen (test/bench/loadgen.c, a small wrk),
+# and the image's footprint against a P-256 and an RSA-2048 API server
+# (test/bench/speed.py).  The client-go elector's figures come beside
+# leaderd's when test/e2e's is built (make e2e-bins).  Not part of make
+# test.
+BENCH_LOADGEN	 = $(BUILD)/bench/loadgen
+$(BENCH_LOADGEN): test/bench/loadgen.c
+	@mkdir -p $(@D)
+	$(CC) -O2 $(WARN) -o $@ $<
+
+bench: image-bin leaderd $(BENCH_LOADGEN)
 	$(PYTHON) test/bench/bench.py --leaderd $(CURDIR)/$(IMAGE_BIN)
 	$(PYTHON) test/bench/bench.py --leaderd $(CURDIR)/leaderd --only-steady
+	$(PYTHON) test/bench/speed.py --loadgen $(BENCH_LOADGEN) \
+		--image $(IMAGE_BIN) --shared leaderd
+
+# Only speed.py's two tables (CPU per /leader request, footprint by key
+# type): a few minutes rather than make bench's hour.
+bench-speed: image-bin leaderd $(BENCH_LOADGEN)
+	$(PYTHON) test/bench/speed.py --loadgen $(BENCH_LOADGEN) \
+		--image $(IMAGE_BIN) --shared leaderd
 
 demo: $(LEADERD_TARGET)
 	$(PYTHON) test/integration/demo.py --leaderd $(LEADERD_BIN)
