@@ -192,6 +192,23 @@ def footprint_table(args, work):
         sys.stdout.flush()
 
 
+def machine():
+    """What ran it: the CPU, the cores, the load average (other work on
+    the machine shows there)."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return "machine: %s, %d cores, kernel %s, load average %.2f %.2f " \
+        "%.2f at the start" % ((model, os.cpu_count(), os.uname().release)
+                               + os.getloadavg())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--loadgen", required=True)
@@ -209,6 +226,7 @@ def main():
     args.image = os.path.abspath(args.image)
     if args.shared:
         args.shared = os.path.abspath(args.shared)
+    print(machine())
     with tempfile.TemporaryDirectory(prefix="leaderd-speed-") as work:
         if args.only != "footprint":
             cpu_table(args, work)
