@@ -128,7 +128,7 @@ layer_of = $(patsubst lib/%/,%,$(dir $(firstword $(wildcard lib/*/$(1).c))))
 # Header dependencies come from the compiler (-MMD -MP), one .d per object.
 DEPFLAGS = -MMD -MP
 
-.PHONY: image image-test sanitize sanitize-stages bench bench-speed all deps test check check-layers unit integration integration-san deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
+.PHONY: image image-test sanitize sanitize-stages bench all deps test check check-layers unit integration integration-san deploy-test demo clean fuzz fuzz-run fuzz-replay soak e2e
 
 all: $(LEADERD_TARGET)
 
@@ -245,12 +245,15 @@ UNIT_TESTS = duration config lease elector http_parse kubeconfig localapi child 
 	     proxy log sock legacy text netaddr lock epslice gate \
 	     compat_vapor appprobe ctlmsg \
 	     shard leasecand \
-	     fifo localapi_body mem
+	     fifo
 UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim \
 	     $(BUILD)/test/shard_sim $(BUILD)/test/elector_explore
 unit_module_elector_sim = elector
 unit_module_elector_explore = elector
 unit_module_shard_sim = shard
+# The /leader answer against its printf formatting (localapi.c), and
+# base/mem.c.
+UNIT_TESTS += localapi_body mem
 unit_module_localapi_body = localapi
 unit_archives = $(call layer_archives,$(call layer_of,$(or $(unit_module_$(1)),$(1))))
 
@@ -629,6 +632,7 @@ bench: image-bin leaderd $(BENCH_LOADGEN) $$(E2E_BIN)/clientgo-elector
 
 # Only speed.py's two tables (CPU per /leader request, footprint by key
 # type): a few minutes rather than make bench's hour.
+.PHONY: bench-speed
 bench-speed: image-bin leaderd $(BENCH_LOADGEN) $$(E2E_BIN)/clientgo-elector
 	$(BENCH_SPEED)
 
