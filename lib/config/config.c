@@ -184,12 +184,16 @@ config_election(const struct config *c, int i, struct config *out)
 	size_t				 j;
 	uint64_t			 t;
 
+	/*
+	 * Copied where it differs only, so that the zero pages of out (a
+	 * fresh allocation, a static) stay off the resident set (mem.h).
+	 */
 	if (i <= 0 || i > c->nelections) {
-		*out = *c;
+		mem_update(out, c, sizeof(*out));
 		return;
 	}
 	/* The items stay behind: an election's copy is small. */
-	memcpy(out, c, offsetof(struct config, nelections));
+	mem_update(out, c, offsetof(struct config, nelections));
 	out->nelections = 0;
 	it = &c->elections[i - 1];
 	for (j = 0; j < CONFIG_ELECTION_KEYS; j++) {
