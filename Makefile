@@ -252,6 +252,10 @@ UNIT_BINS  = $(UNIT_TESTS:%=$(BUILD)/test/%_test) $(BUILD)/test/elector_sim \
 unit_module_elector_sim = elector
 unit_module_elector_explore = elector
 unit_module_shard_sim = shard
+# The /leader answer against its printf formatting (localapi.c), and
+# base/mem.c.
+UNIT_TESTS += localapi_body mem
+unit_module_localapi_body = localapi
 unit_archives = $(call layer_archives,$(call layer_of,$(or $(unit_module_$(1)),$(1))))
 
 $(BUILD)/test/obj/%.o: test/unit/%.c
@@ -651,12 +655,31 @@ image-test: image
 
 # Figures, printed: memory, CPU, API request rate, local API latency,
 # handover times, of the image's binary (IMAGE_BIN), then the steady
-# state of the shared build (OpenSSL) beside it.  The client-go
-# elector's figures come beside leaderd's when test/e2e's is built
-# (make e2e-bins).  Not part of make test.
-bench: image-bin leaderd
+# state of the shared build (OpenSSL) beside it; then CPU per /leader
+# request of the image, the shared build and the client-go elector's
+# net/http, under load from loadgen (test/bench/loadgen.c, a small wrk),
+# and the image's footprint against a P-256 and an RSA-2048 API server
+# (test/bench/speed.py).  The client-go elector's figures come beside
+# leaderd's when test/e2e's is built (make e2e-bins).  Not part of make
+# test.
+BENCH_LOADGEN	 = $(BUILD)/bench/loadgen
+$(BENCH_LOADGEN): test/bench/loadgen.c
+	@mkdir -p $(@D)
+	$(CC) -O2 $(WARN) -o $@ $<
+
+BENCH_SPEED	 = $(PYTHON) test/bench/speed.py --loadgen $(BENCH_LOADGEN) \
+		   --image $(IMAGE_BIN) --shared leaderd \
+		   --clientgo $(E2E_BIN)/clientgo-elector
+bench: image-bin leaderd $(BENCH_LOADGEN) $$(E2E_BIN)/clientgo-elector
 	$(PYTHON) test/bench/bench.py --leaderd $(CURDIR)/$(IMAGE_BIN)
 	$(PYTHON) test/bench/bench.py --leaderd $(CURDIR)/leaderd --only-steady
+	$(BENCH_SPEED)
+
+# Only speed.py's two tables (CPU per /leader request, footprint by key
+# type): a few minutes rather than make bench's hour.
+.PHONY: bench-speed
+bench-speed: image-bin leaderd $(BENCH_LOADGEN) $$(E2E_BIN)/clientgo-elector
+	$(BENCH_SPEED)
 
 demo: $(LEADERD_TARGET)
 	$(PYTHON) test/integration/demo.py --leaderd $(LEADERD_BIN)

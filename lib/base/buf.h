@@ -8,6 +8,7 @@
 #define BUF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct buf {
 	char	*data;		/* NUL-terminated; NULL until first append */
@@ -17,6 +18,15 @@ struct buf {
 
 /* Append len bytes of p. */
 void	buf_add(struct buf *b, const void *p, size_t len);
+/* Append the NUL-terminated string s (without its NUL). */
+void	buf_add_str(struct buf *b, const char *s);
+/*
+ * Append v in decimal (text_u64, text_i64): the local API's answers
+ * write their numbers with these rather than buf_printf, which costs a
+ * few microseconds per answer on musl.
+ */
+void	buf_add_u64(struct buf *b, uint64_t v);
+void	buf_add_i64(struct buf *b, int64_t v);
 /* Append a formatted string. */
 void	buf_printf(struct buf *b, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));

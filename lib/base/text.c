@@ -52,6 +52,14 @@ text_json_escape(char *dst, size_t len, const char **s)
 	if (len == 0)
 		return 0;
 	while (*p != '\0' && off + 7 < len) {
+		/*
+		 * Most text is printable ASCII: one byte as it is, without
+		 * a call to memcpy (musl's costs some 20 ns however short).
+		 */
+		if (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\') {
+			dst[off++] = (char)*p++;
+			continue;
+		}
 		if (*p == '"' || *p == '\\') {
 			dst[off++] = '\\';
 			dst[off++] = (char)*p++;
@@ -167,6 +175,36 @@ text_escape(char *dst, size_t len, const char *s)
 	return off;
 }
 
+size_t
+text_u64(char *dst, uint64_t v, int width)
+{
+	char	 tmp[TEXT_INT_LEN];
+	size_t	 n = 0, i;
+
+	if (width > TEXT_INT_LEN - 1)
+		width = TEXT_INT_LEN - 1;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	while (n < (size_t)(width > 0 ? width : 0))
+		tmp[n++] = '0';
+	for (i = 0; i < n; i++)
+		dst[i] = tmp[n - 1 - i];
+	dst[n] = '\0';
+	return n;
+}
+
+size_t
+text_i64(char *dst, int64_t v)
+{
+	if (v >= 0)
+		return text_u64(dst, (uint64_t)v, 0);
+	/* The magnitude as unsigned: -INT64_MIN does not fit an int64_t. */
+	dst[0] = '-';
+	return 1 + text_u64(dst + 1, -(uint64_t)v, 0);
+}
+
 void
 text_vappendf(char *buf, size_t len, size_t *used, const char *fmt,
     va_list ap)
@@ -183,6 +221,21 @@ text_vappendf(char *buf, size_t len, size_t *used, const char *fmt,
 	if (*used >= len)
 		*used = len - 1;
 	buf[*used] = '\0';
+}
+
+void
+text_append(char *buf, size_t len, size_t *used, const char *s)
+{
+	size_t	 n;
+
+	if (len == 0)
+		return;
+	if ((n = *used) >= len)
+		n = len - 1;
+	while (*s != '\0' && n + 1 < len)
+		buf[n++] = *s++;
+	buf[n] = '\0';
+	*used = n;
 }
 
 void

@@ -10,6 +10,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Length of the well-formed UTF-8 sequence at s (1 to 4), or 0 if the
@@ -46,6 +47,19 @@ size_t	text_json_escape(char *dst, size_t len, const char **s);
  */
 size_t	text_escape(char *dst, size_t len, const char *s);
 
+#define TEXT_INT_LEN	21	/* a 64-bit integer in decimal, sign and NUL */
+
+/*
+ * Write v in decimal into dst (TEXT_INT_LEN bytes), NUL-terminated, with
+ * zeros in front to at least width digits (0 or 1: none; at most 20),
+ * as printf's "%0*llu".  Returns the length, the NUL excluded.  The
+ * numbers of the local API's answers are written with these, not with
+ * printf: a musl printf costs a few microseconds per answer.
+ */
+size_t	text_u64(char *dst, uint64_t v, int width);
+/* The same for a signed v, "-" first when negative (printf's "%lld"). */
+size_t	text_i64(char *dst, int64_t v);
+
 /*
  * Append printf-style text to the NUL-terminated string in buf (len
  * bytes, of which *used hold text), cut at the end of buf: *used never
@@ -55,6 +69,11 @@ size_t	text_escape(char *dst, size_t len, const char *s);
  */
 void	text_appendf(char *buf, size_t len, size_t *used, const char *fmt,
 	    ...) __attribute__((format(printf, 4, 5)));
+/*
+ * The same for the plain string s, without printf (the local API's
+ * headers, on every answer).
+ */
+void	text_append(char *buf, size_t len, size_t *used, const char *s);
 void	text_vappendf(char *buf, size_t len, size_t *used, const char *fmt,
 	    va_list ap) __attribute__((format(printf, 4, 0)));
 

@@ -9,7 +9,6 @@
  * (codec_int.h).
  */
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,13 +43,24 @@ codec_json_init(void)
 void
 lease_fencing_token(const struct lease *rec, char *buf, size_t len)
 {
+	char		 num[TEXT_INT_LEN + 1];
+	const char	*u;
+	size_t		 n, i;
+
 	if (len == 0)
 		return;
 	if (rec->holder[0] == '\0' || rec->transitions < 0) {
 		buf[0] = '\0';
 		return;
 	}
-	snprintf(buf, len, "%010" PRId32 "-%s", rec->transitions, rec->uid);
+	/* As "%010d-%s", without printf: /leader writes it every time. */
+	n = text_u64(num, (uint64_t)rec->transitions, 10);
+	num[n++] = '-';
+	for (i = 0; i < n && i + 1 < len; i++)
+		buf[i] = num[i];
+	for (u = rec->uid; *u != '\0' && i + 1 < len; u++)
+		buf[i++] = *u;
+	buf[i] = '\0';
 }
 
 /* kind and apiVersion, where present, must say this is a v1 Lease. */

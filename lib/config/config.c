@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/duration.h"
+#include "base/mem.h"
 #include "base/text.h"
 #include "config/config.h"
 #include "config/config_int.h"
@@ -183,12 +184,16 @@ config_election(const struct config *c, int i, struct config *out)
 	size_t				 j;
 	uint64_t			 t;
 
+	/*
+	 * Copied where it differs only, so that the zero pages of out (a
+	 * fresh allocation, a static) stay off the resident set (mem.h).
+	 */
 	if (i <= 0 || i > c->nelections) {
-		*out = *c;
+		mem_update(out, c, sizeof(*out));
 		return;
 	}
 	/* The items stay behind: an election's copy is small. */
-	memcpy(out, c, offsetof(struct config, nelections));
+	mem_update(out, c, offsetof(struct config, nelections));
 	out->nelections = 0;
 	it = &c->elections[i - 1];
 	for (j = 0; j < CONFIG_ELECTION_KEYS; j++) {
@@ -244,7 +249,8 @@ config_keydef(const char *path)
 void
 config_defaults(struct config *c)
 {
-	memset(c, 0, sizeof(*c));
+	/* Most of c stays zero: its pages need not become resident. */
+	mem_clear(c, sizeof(*c));
 	snprintf(c->lock_type, sizeof(c->lock_type), "leases");
 	c->lease_duration_ms = 15000;
 	c->renew_deadline_ms = 10000;

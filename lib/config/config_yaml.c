@@ -17,11 +17,14 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <yaml.h>
 
+#include "base/mem.h"
+#include "base/xmalloc.h"
 #include "config/cfgfile.h"
 #include "config/config.h"
 #include "config/config_int.h"
@@ -314,7 +317,7 @@ load_file(struct load *l, FILE *f)
 int
 config_load(struct config *c, const char *path, char *err, size_t errlen)
 {
-	struct config		 tmp;
+	struct config		*tmp;
 	struct config_origin	 o;
 	struct config_errs	 errs = { err, errlen, 0, 0 };
 	struct load		 l;
@@ -347,15 +350,22 @@ config_load(struct config *c, const char *path, char *err, size_t errlen)
 		fclose(f);
 		return -1;
 	}
-	/* Work on a copy so that c is left as it was on failure. */
-	tmp = *c;
+	/*
+	 * Work on a copy so that c is left as it was on failure: on the
+	 * heap, not the stack (a struct config is some 250 kB), and copied
+	 * back only where it changed, so that what stays zero of c stays
+	 * off the resident set (mem.h).
+	 */
+	tmp = xmalloc(sizeof(*tmp));
+	*tmp = *c;
 	l.doc = NULL;
 	l.path = path;
-	l.c = &tmp;
+	l.c = tmp;
 	l.errs = &errs;
 	load_file(&l, f);
 	fclose(f);
 	if (errs.n == 0)
-		*c = tmp;
+		mem_update(c, tmp, sizeof(*c));
+	free(tmp);
 	return errs.n == 0 ? 0 : -1;
 }

@@ -78,15 +78,19 @@ host_refused(struct httpd_conn *c, const struct http_request *req)
 {
 	struct sockaddr_storage	 ss;
 	socklen_t		 sslen = sizeof(ss);
-	char			 ip[INET6_ADDRSTRLEN] = "";
-	int			 st, port = -1;
+	int			 st;
 
 	if (c->l == NULL || c->l->is_unix)
 		return 0;
-	if (getsockname(c->fd, (struct sockaddr *)&ss, &sslen) == 0)
-		netaddr_sockaddr_text((struct sockaddr *)&ss, ip, sizeof(ip),
-		    &port);
-	if ((st = http_host_check(req, ip, port, c->l->host)) == 0)
+	/* Asked once: the address a connection reached does not change. */
+	if (c->local_port == 0) {
+		c->local_port = -1;
+		if (getsockname(c->fd, (struct sockaddr *)&ss, &sslen) == 0)
+			netaddr_sockaddr_text((struct sockaddr *)&ss,
+			    c->local_ip, sizeof(c->local_ip), &c->local_port);
+	}
+	if ((st = http_host_check(req, c->local_ip, c->local_port,
+	    c->l->host)) == 0)
 		return 0;
 	log_debug("http: %s %s: Host \"%s\" refused (%d)", req->method,
 	    req->path, req->host, st);

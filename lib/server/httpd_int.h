@@ -13,6 +13,7 @@
 
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -46,6 +47,10 @@ struct httpd_conn {
 	int			 fd;
 	int			 remote;	/* a TCP peer off the loopback */
 	struct sockaddr_storage	 peer;		/* its address, if remote */
+	char			 local_ip[INET6_ADDRSTRLEN]; /* the
+						   address it reached */
+	int			 local_port;	/* and its port; 0 = not yet
+						   asked (getsockname) */
 	struct ev_io		 rio;		/* rio.data = this */
 	struct ev_io		 wio;		/* wio.data = this */
 	struct ev_timer		 timer;		/* idle / request deadline */

@@ -113,28 +113,43 @@ httpd_queue_reply(struct httpd_conn *c, int status, const char *ctype,
     const char *cache, const char *allow, const char *extra,
     const char *body, size_t len, int head, int keep)
 {
-	char	 hdr[512 + HTTPD_HEADERS_MAX];
-	int	 n;
+	char	 hdr[512 + HTTPD_HEADERS_MAX], num[TEXT_INT_LEN];
+	size_t	 n = 0;
 
 	if (cache == NULL)
 		cache = "no-store";
-	n = snprintf(hdr, sizeof(hdr), "HTTP/1.1 %d %s\r\n"
-	    "Content-Type: %s\r\n"
-	    "Content-Length: %zu\r\n"
-	    "%s%s%s"
-	    "%s%s%s%s"
-	    "Connection: %s\r\n\r\n",
-	    status, reason_phrase(status), ctype, len,
-	    cache[0] != '\0' ? "Cache-Control: " : "", cache,
-	    cache[0] != '\0' ? "\r\n" : "",
-	    allow != NULL ? "Allow: " : "", allow != NULL ? allow : "",
-	    allow != NULL ? "\r\n" : "", extra != NULL ? extra : "",
-	    keep ? "keep-alive" : "close");
-	if (n < 0 || (size_t)n >= sizeof(hdr)) {
+	/* Every answer's: written without printf, as /leader's body. */
+	text_i64(num, status);
+	text_append(hdr, sizeof(hdr), &n, "HTTP/1.1 ");
+	text_append(hdr, sizeof(hdr), &n, num);
+	text_append(hdr, sizeof(hdr), &n, " ");
+	text_append(hdr, sizeof(hdr), &n, reason_phrase(status));
+	text_append(hdr, sizeof(hdr), &n, "\r\nContent-Type: ");
+	text_append(hdr, sizeof(hdr), &n, ctype);
+	text_u64(num, len, 0);
+	text_append(hdr, sizeof(hdr), &n, "\r\nContent-Length: ");
+	text_append(hdr, sizeof(hdr), &n, num);
+	text_append(hdr, sizeof(hdr), &n, "\r\n");
+	if (cache[0] != '\0') {
+		text_append(hdr, sizeof(hdr), &n, "Cache-Control: ");
+		text_append(hdr, sizeof(hdr), &n, cache);
+		text_append(hdr, sizeof(hdr), &n, "\r\n");
+	}
+	if (allow != NULL) {
+		text_append(hdr, sizeof(hdr), &n, "Allow: ");
+		text_append(hdr, sizeof(hdr), &n, allow);
+		text_append(hdr, sizeof(hdr), &n, "\r\n");
+	}
+	if (extra != NULL)
+		text_append(hdr, sizeof(hdr), &n, extra);
+	text_append(hdr, sizeof(hdr), &n, keep ? "Connection: keep-alive"
+	    "\r\n\r\n" : "Connection: close\r\n\r\n");
+	/* Cut short: the headers would not fit. */
+	if (n + 1 >= sizeof(hdr)) {
 		c->overflow = 1;
 		return;
 	}
-	httpd_out_add(c, hdr, (size_t)n, body, head ? 0 : len);
+	httpd_out_add(c, hdr, n, body, head ? 0 : len);
 }
 
 /* The JSON error reply for a request http_parse refused. */

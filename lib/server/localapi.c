@@ -53,12 +53,34 @@ localapi_unhealthy(const struct localapi_state *d, uint64_t now_ms, char *why,
 	return NULL;
 }
 
+/*
+ * The pieces of the local API's JSON answers, written without printf
+ * (a musl printf costs microseconds per answer): a key after the first
+ * (",\"key\":"), a boolean, a time (MicroTime, or null for 0).
+ */
+static void
+json_key(struct buf *b, const char *key)
+{
+	buf_add(b, ",\"", 2);
+	buf_add_str(b, key);
+	buf_add(b, "\":", 2);
+}
+
+static void
+json_bool(struct buf *b, int v)
+{
+	if (v)
+		buf_add(b, "true", 4);
+	else
+		buf_add(b, "false", 5);
+}
+
 static void
 json_time(struct buf *b, const char *key, int64_t us)
 {
 	char	 t[APITIME_MICRO_LEN];
 
-	buf_printf(b, ",\"%s\":", key);
+	json_key(b, key);
 	if (us == 0) {
 		buf_add(b, "null", 4);
 		return;
@@ -82,7 +104,9 @@ reply_status(struct httpd_reply *reply, int status, const char *key,
 {
 	struct buf	 b = { 0 };
 
-	buf_printf(&b, "{\"%s\":", key);
+	buf_add(&b, "{\"", 2);
+	buf_add_str(&b, key);
+	buf_add(&b, "\":", 2);
 	buf_json_str(&b, value);
 	if (reason != NULL) {
 		buf_add(&b, ",\"reason\":", 10);
@@ -115,43 +139,60 @@ leader_json(const struct localapi_state *d, uint64_t now_ms, struct buf *b)
 	const struct lease	*o = &d->el->observed;
 	int			 leading = !d->stopping &&
 				    elector_is_leader(d->el, now_ms);
+	const char		*reason = candidate_reason(d, now_ms);
 	char			 token[LEASE_TOKEN_MAX] = "";
 
 	if (d->el->have_observed)
 		lease_fencing_token(o, token, sizeof(token));
 	buf_add(b, "{\"name\":", 8);
 	buf_json_str(b, elector_holder(d->el));
-	buf_printf(b, ",\"is_leader\":%s,\"identity\":",
-	    leading ? "true" : "false");
+	json_key(b, "is_leader");
+	json_bool(b, leading);
+	json_key(b, "identity");
 	buf_json_str(b, d->conf->identity);
-	buf_printf(b, ",\"lock\":\"%s/%s/%s\",\"state\":\"%s\"",
-	    d->conf->lock_type, d->conf->lock_namespace, d->conf->lock_name,
-	    d->stopping && d->el->state != ELECTOR_STOPPED ? "stopping" :
-	    elector_state_name(d->el->state));
-	buf_printf(b, ",\"transitions\":%d,\"fencing_token\":",
-	    o->transitions);
+	/* The lock's and the state's names are plain: not escaped. */
+	json_key(b, "lock");
+	buf_add(b, "\"", 1);
+	buf_add_str(b, d->conf->lock_type);
+	buf_add(b, "/", 1);
+	buf_add_str(b, d->conf->lock_namespace);
+	buf_add(b, "/", 1);
+	buf_add_str(b, d->conf->lock_name);
+	buf_add(b, "\"", 1);
+	json_key(b, "state");
+	buf_add(b, "\"", 1);
+	buf_add_str(b, d->stopping && d->el->state != ELECTOR_STOPPED ?
+	    "stopping" : elector_state_name(d->el->state));
+	buf_add(b, "\"", 1);
+	json_key(b, "transitions");
+	buf_add_i64(b, o->transitions);
+	json_key(b, "fencing_token");
 	buf_json_str(b, token);
 	json_time(b, "acquire_time", o->acquire_us);
 	json_time(b, "renew_time", o->renew_us);
+	json_key(b, "lease_duration_seconds");
+	buf_add_i64(b, o->duration_s);
 	/* A claim held for life has no end in time to count down. */
-	buf_printf(b, ",\"lease_duration_seconds\":%d,\"valid_for_ms\":%llu",
-	    o->duration_s, leading &&
-	    d->el->lead_until_ms != ELECTOR_FOR_LIFE_MS ?
-	    (unsigned long long)(d->el->lead_until_ms - now_ms) : 0ULL);
-	buf_printf(b, ",\"candidate\":%s,\"candidate_reason\":",
-	    *candidate_reason(d, now_ms) == '\0' ? "true" : "false");
-	buf_json_str(b, candidate_reason(d, now_ms));
+	json_key(b, "valid_for_ms");
+	buf_add_u64(b, leading && d->el->lead_until_ms != ELECTOR_FOR_LIFE_MS ?
+	    d->el->lead_until_ms - now_ms : 0);
+	json_key(b, "candidate");
+	json_bool(b, *reason == '\0');
+	json_key(b, "candidate_reason");
+	buf_json_str(b, reason);
 	/* Coordinated election, when asked for (candidacy.coordinated). */
 	if (d->coordinated != LOCALAPI_COORD_NONE) {
-		buf_printf(b, ",\"coordinated\":%s,\"coordinated_reason\":",
-		    d->coordinated == LOCALAPI_COORD_ON ? "true" : "false");
+		json_key(b, "coordinated");
+		json_bool(b, d->coordinated == LOCALAPI_COORD_ON);
+		json_key(b, "coordinated_reason");
 		buf_json_str(b, d->coordinated_reason != NULL ?
 		    d->coordinated_reason : "");
 	}
-	buf_printf(b, ",\"index\":%llu", (unsigned long long)d->index);
+	json_key(b, "index");
+	buf_add_u64(b, d->index);
 	json_time(b, "changed_at", d->changed_us);
 	/* Which election this is: /leader/NAME's NAME. */
-	buf_add(b, ",\"election\":", 12);
+	json_key(b, "election");
 	buf_json_str(b, d->election != NULL ? d->election :
 	    d->conf->lock_name);
 	buf_add(b, "}", 1);
@@ -164,8 +205,28 @@ reply_error(struct httpd_reply *reply, int status, const char *why)
 
 	buf_add(&b, "{\"error\":", 9);
 	buf_json_str(&b, why);
-	buf_printf(&b, ",\"status\":%d}", status);
+	json_key(&b, "status");
+	buf_add_i64(&b, status);
+	buf_add(&b, "}", 1);
 	reply_json(reply, status, &b);
+}
+
+/* /leader's headers: X-Leaderd-Index, X-Leaderd-Fencing-Token in a term. */
+static void
+leader_headers(struct httpd_reply *reply, uint64_t index, const char *token)
+{
+	char	*h = reply->headers, num[TEXT_INT_LEN];
+	size_t	 len = sizeof(reply->headers), used = 0;
+
+	text_u64(num, index, 0);
+	text_append(h, len, &used, "X-Leaderd-Index: ");
+	text_append(h, len, &used, num);
+	text_append(h, len, &used, "\r\n");
+	if (token[0] != '\0') {
+		text_append(h, len, &used, "X-Leaderd-Fencing-Token: ");
+		text_append(h, len, &used, token);
+		text_append(h, len, &used, "\r\n");
+	}
 }
 
 /* GET /leader, blocking with wait and index. */
@@ -195,17 +256,15 @@ localapi_reply_leader(const struct http_request *req, struct httpd_reply *reply,
 	}
 	if (d->el->have_observed)
 		lease_fencing_token(&d->el->observed, token, sizeof(token));
-	snprintf(reply->headers, sizeof(reply->headers),
-	    "X-Leaderd-Index: %llu\r\n%s%s%s", (unsigned long long)d->index,
-	    token[0] != '\0' ? "X-Leaderd-Fencing-Token: " : "", token,
-	    token[0] != '\0' ? "\r\n" : "");
+	leader_headers(reply, d->index, token);
 	if (req->accept_text) {
 		/* One line: the holder is the Lease writer's text (L1). */
 		size_t	 n = strlen(elector_holder(d->el)) * 4 + 8;
 		char	*esc = xmalloc(n);
 
 		text_escape(esc, n, elector_holder(d->el));
-		buf_printf(&b, "%s\n", esc);
+		buf_add_str(&b, esc);
+		buf_add(&b, "\n", 1);
 		free(esc);
 		reply->status = 200;
 		reply->content_type = "text/plain; charset=utf-8";

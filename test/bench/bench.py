@@ -272,12 +272,13 @@ def http_latency(port, n):
 
 
 def steady(args, work):
-    api = FakeAPI().start()
+    api = FakeAPI(key_type=args.key_type).start()
     insts = [Leaderd(api, work, "steady-%d" % i, "bench-steady",
                      lease_duration=15, renew_deadline=10, retry_period=2,
                      request_timeout=5, log_level="info")
              for i in range(3)]
-    print("steady state of %s" % insts[0].binary)
+    print("steady state of %s, API server keys %s" % (insts[0].binary,
+                                                       args.key_type))
     try:
         for i in insts:
             i.start()
@@ -764,6 +765,11 @@ def main():
     ap.add_argument("--kill-trials", type=int, default=5,
                     help="kill -9 takeovers per elector kind and backend")
     ap.add_argument("--idle", type=float, default=60)
+    ap.add_argument("--key-type", default="ec",
+                    help="the test API server's CA and certificate keys "
+                    "for the steady state: ec (P-256) or rsa:BITS "
+                    "(rsa:2048, as kubeadm's); test/bench/speed.py prints "
+                    "both")
     ap.add_argument("--backends", default="fakeapi,kube-apiserver")
     ap.add_argument("--push-trials", type=int, default=20)
     ap.add_argument("--only-push", action="store_true",

@@ -51,6 +51,7 @@ In-process use (pytest):
 As a program (the demo, manual experiments):
 
     python3 fakeapi.py [--port N] [--http] [--token T ...] [--dir D]
+        [--key-type ec|rsa:BITS]
 
 prints the URL and the path of a kubeconfig for the first token, then
 serves until interrupted.
@@ -1853,8 +1854,12 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
     def __init__(self, tokens=(), tls=True, host="127.0.0.1", port=0,
                  certdir=None, verbose=False, idle_timeout=30.0,
                  rv_start=1000, client_ca=None, tls_min="TLSv1_2",
-                 tls_max=None, seclevel=None):
+                 tls_max=None, seclevel=None, key_type="ec"):
         self.host = host
+        # The keys of the CA and the server certificate (make_certs):
+        # "ec" (P-256, as kube-apiserver's test certificates) or
+        # "rsa:BITS" (kubeadm's and the managed clusters' RSA-2048).
+        self.key_type = key_type
         # OpenSSL's security level for the server's own context: 0 lets
         # it serve a SHA-1-signed or 1024-bit RSA certificate, which the
         # client under test must refuse.  None: OpenSSL's default.
@@ -1892,7 +1897,8 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
 
     def start(self):
         if self.tls:
-            self.ca_file, self.cert_file, self.key_file = make_certs(self.dir)
+            self.ca_file, self.cert_file, self.key_file = make_certs(
+                self.dir, self.key_type)
             self._ssl_ctx = self._context(self.cert_file, self.key_file)
         self._server = _Server((self.host, self.port), self)
         self.port = self._server.server_address[1]
@@ -2884,15 +2890,37 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
         return path
 
 
-def make_certs(d):
+def _newkey(key_type):
+    """openssl req's -newkey arguments for key_type: "ec" (P-256) or
+    "rsa:BITS"."""
+    if key_type == "ec":
+        return ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
+    if key_type.startswith("rsa:") and key_type[4:].isdigit():
+        return ["-newkey", key_type]
+    raise ValueError("key_type %r: ec or rsa:BITS" % key_type)
+
+
+def make_certs(d, key_type="ec"):
     """A CA and a server certificate for 127.0.0.1 and localhost, made
-    with the openssl tool in directory d (reused if already there).
-    Returns (ca_file, cert_file, key_file)."""
+    with the openssl tool in directory d (reused if already there, and
+    of the same key_type), both with keys of key_type: "ec" (P-256) or
+    "rsa:BITS".  Returns (ca_file, cert_file, key_file)."""
     ca, cakey = os.path.join(d, "ca.crt"), os.path.join(d, "ca.key")
     crt, key = os.path.join(d, "server.crt"), os.path.join(d, "server.key")
+    kind = os.path.join(d, "key-type")
+    new = _newkey(key_type)
     if all(os.path.exists(p) for p in (ca, crt, key)):
+        made = "ec"
+        if os.path.exists(kind):
+            with open(kind) as f:
+                made = f.read().strip()
+        if made != key_type:
+            raise ValueError("%s holds %s certificates, not %s" % (
+                d, made, key_type))
         return ca, crt, key
     os.makedirs(d, exist_ok=True)
+    with open(kind, "w") as f:
+        f.write(key_type + "\n")
     csr, ext = os.path.join(d, "server.csr"), os.path.join(d, "server.ext")
     with open(ext, "w") as f:
         f.write("basicConstraints=critical,CA:FALSE\n"
@@ -2907,12 +2935,11 @@ def make_certs(d):
             raise RuntimeError("openssl %s failed: %s"
                                % (args[0], p.stderr.decode(errors="replace")))
 
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
-    run("req", "-x509", *ec, "-nodes", "-keyout", cakey, "-out", ca,
+    run("req", "-x509", *new, "-nodes", "-keyout", cakey, "-out", ca,
         "-days", "7", "-subj", "/CN=fakeapi test CA",
         "-addext", "basicConstraints=critical,CA:TRUE",
         "-addext", "keyUsage=critical,keyCertSign,cRLSign")
-    run("req", "-new", *ec, "-nodes", "-keyout", key, "-out", csr,
+    run("req", "-new", *new, "-nodes", "-keyout", key, "-out", csr,
         "-subj", "/CN=localhost")
     run("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", cakey,
         "-CAcreateserial", "-out", crt, "-days", "7", "-sha256",
@@ -2940,13 +2967,7 @@ def issue_cert(d, name, san=None, cn="localhost", client=False, key_type="ec",
                 % ("clientAuth" if client else "serverAuth"))
         if san is not None:
             f.write("subjectAltName=%s\n" % san)
-    if key_type == "ec":
-        new = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
-    elif key_type.startswith("rsa:"):
-        new = ["-newkey", key_type]
-    else:
-        raise ValueError("key_type %r: ec or rsa:BITS" % key_type)
-    _openssl("req", "-new", *new, "-nodes", "-keyout", key, "-out", csr,
+    _openssl("req", "-new", *_newkey(key_type), "-nodes", "-keyout", key, "-out", csr,
              "-subj", "/CN=%s" % cn)
     _openssl("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", cakey,
              "-CAcreateserial", "-out", crt, "-days", "7", "-" + digest,
@@ -2976,13 +2997,17 @@ def main(argv=None):
     ap.add_argument("--dir", default=None,
                     help="directory for certificates and the kubeconfig "
                     "(default: a new temporary directory)")
+    ap.add_argument("--key-type", default="ec",
+                    help="keys of the CA and the server certificate: ec "
+                    "(P-256, the default) or rsa:BITS, e.g. rsa:2048")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="log every request on stderr")
     args = ap.parse_args(argv)
     tokens = args.token or ["fakeapi-token"]
     d = args.dir or tempfile.mkdtemp(prefix="fakeapi-")
     api = FakeAPI(tokens=tokens, tls=not args.http, port=args.port,
-                  certdir=d, verbose=args.verbose).start()
+                  certdir=d, verbose=args.verbose,
+                  key_type=args.key_type).start()
     kc = api.write_kubeconfig(os.path.join(d, "kubeconfig"), token=tokens[0])
     print("fakeapi listening on %s" % api.url, flush=True)
     print("kubeconfig: %s" % kc, flush=True)

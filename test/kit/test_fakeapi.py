@@ -100,6 +100,39 @@ def test_tls_verifies_for_ip_and_localhost(api):
     assert isinstance(ei.value.reason, ssl.SSLCertVerificationError)
 
 
+def _key_of(pem):
+    """The public key algorithm and size of a certificate, as openssl
+    prints them ("rsaEncryption", "2048 bit")."""
+    text = subprocess.run(["openssl", "x509", "-in", pem, "-noout", "-text"],
+                          capture_output=True, text=True, check=True).stdout
+    alg = re.search(r"Public Key Algorithm: (\S+)", text).group(1)
+    bits = re.search(r"Public-Key: \((\d+) bit\)", text).group(1)
+    return alg, int(bits)
+
+
+def test_rsa_key_type(tmp_path):
+    """key_type="rsa:2048": CA and server certificate on RSA keys (as
+    kubeadm's), served and verified; a directory of P-256 certificates
+    is not taken for RSA ones."""
+    d = str(tmp_path / "rsa")
+    a = fakeapi.FakeAPI(tokens=[TOK], certdir=d, key_type="rsa:2048").start()
+    try:
+        assert _key_of(a.ca_file) == ("rsaEncryption", 2048)
+        assert _key_of(a.cert_file) == ("rsaEncryption", 2048)
+        code, _, body = call(a, "GET", BASE + "/x")
+        assert code == 404, body
+    finally:
+        a.stop()
+    ec = str(tmp_path / "ec")
+    fakeapi.make_certs(ec)
+    assert _key_of(os.path.join(ec, "server.crt")) == ("id-ecPublicKey",
+                                                       256)
+    with pytest.raises(ValueError, match="ec certificates, not rsa:2048"):
+        fakeapi.make_certs(ec, "rsa:2048")
+    with pytest.raises(ValueError, match="ec or rsa:BITS"):
+        fakeapi.make_certs(str(tmp_path / "bad"), "dsa")
+
+
 def test_unauthorized_exact_body_and_rotation(api):
     want = {"kind": "Status", "apiVersion": "v1", "metadata": {},
             "status": "Failure", "message": "Unauthorized",

@@ -2,7 +2,8 @@
  * text_test.c -- text.c on its own: UTF-8 sequence lengths at the edges
  * of each rule, JSON string bodies that are valid UTF-8 whatever the
  * input and that resume where a full buffer stopped, and one-line
- * terminal-safe text.
+ * terminal-safe text; the integer formatter against printf; bounded
+ * appends; buf's pieces.
  */
 
 #include <setjmp.h>
@@ -216,6 +217,90 @@ test_appendf(void **state)
 	assert_int_equal(used, 0);
 }
 
+/* text_append: as text_appendf with "%s". */
+static void
+test_append(void **state)
+{
+	char	 buf[8];
+	size_t	 used = 0;
+
+	(void)state;
+	text_append(buf, sizeof(buf), &used, "ab");
+	assert_string_equal(buf, "ab");
+	assert_int_equal(used, 2);
+	text_append(buf, sizeof(buf), &used, "12-xyz");
+	assert_string_equal(buf, "ab12-xy");
+	assert_int_equal(used, sizeof(buf) - 1);
+	text_append(buf, sizeof(buf), &used, "more");
+	assert_string_equal(buf, "ab12-xy");
+	used = 99;
+	text_append(buf, sizeof(buf), &used, "z");
+	assert_int_equal(used, sizeof(buf) - 1);
+	assert_int_equal(buf[sizeof(buf) - 1], '\0');
+	used = 0;
+	text_append(buf, 0, &used, "x");
+	assert_int_equal(used, 0);
+}
+
+/* text_u64 and text_i64 against printf, at the bounds and in between. */
+static void
+test_integers(void **state)
+{
+	static const uint64_t	 edges[] = { 0, 1, 9, 10, 99, 100,
+		4294967295ULL, 4294967296ULL, 9223372036854775807ULL,
+		9223372036854775808ULL, 18446744073709551615ULL };
+	char			 num[TEXT_INT_LEN], ref[64];
+	uint64_t		 u, x = 88172645463325252ULL;
+	size_t			 k, n;
+	int			 width;
+
+	(void)state;
+	for (k = 0; k < 20000; k++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		u = k < sizeof(edges) / sizeof(edges[0]) ? edges[k] :
+		    x >> (x % 64);
+		width = (int)(k % 22);
+		n = text_u64(num, u, width);
+		snprintf(ref, sizeof(ref), "%0*llu", width > 20 ? 20 : width,
+		    (unsigned long long)u);
+		assert_string_equal(num, ref);
+		assert_int_equal(n, strlen(ref));
+		n = text_i64(num, (int64_t)u);
+		snprintf(ref, sizeof(ref), "%lld", (long long)u);
+		assert_string_equal(num, ref);
+		assert_int_equal(n, strlen(ref));
+	}
+	assert_int_equal(text_i64(num, INT64_MIN), 20);
+	assert_string_equal(num, "-9223372036854775808");
+	assert_int_equal(text_u64(num, 7, 10), 10);
+	assert_string_equal(num, "0000000007");
+}
+
+/* buf's numbers, strings, and a formatted append larger than its room. */
+static void
+test_buf_pieces(void **state)
+{
+	struct buf	 b = { 0 };
+	char		 big[600];
+
+	(void)state;
+	buf_add_str(&b, "n=");
+	buf_add_u64(&b, 18446744073709551615ULL);
+	buf_add(&b, ",", 1);
+	buf_add_i64(&b, -12);
+	assert_string_equal(b.data, "n=18446744073709551615,-12");
+	assert_int_equal(b.len, strlen(b.data));
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	buf_printf(&b, "[%s]", big);
+	assert_int_equal(b.len, 26 + 2 + sizeof(big) - 1);
+	assert_int_equal(strlen(b.data), b.len);
+	assert_int_equal(b.data[b.len - 1], ']');
+	buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -226,6 +311,9 @@ main(void)
 		cmocka_unit_test(test_text_escape),
 		cmocka_unit_test(test_buf_json_str),
 		cmocka_unit_test(test_appendf),
+		cmocka_unit_test(test_append),
+		cmocka_unit_test(test_integers),
+		cmocka_unit_test(test_buf_pieces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
