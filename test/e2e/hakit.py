@@ -15,6 +15,7 @@ so an apiserver that is down refuses connections (RST) while it is
 restarted, as a host whose port is closed does.  kubeconfig(user, way)
 writes a kubeconfig for any user and any of these ways in."""
 
+import copy
 import json
 import os
 import signal
@@ -254,6 +255,23 @@ class History(H.LeaseHistory):
                     v.rv == rv for v in self.by_name.get(name, [])):
                 return
         super()._add(kind, obj)
+
+    def versions(self, name):
+        """As recorded, except that a holder named by the coordinated
+        election controller, which writes no acquireTime, takes the
+        acquireTime of its own first write that follows (its claim's
+        start), or the controller's renewTime if it never wrote one."""
+        vs = super().versions(name)
+        out = []
+        for i, v in enumerate(vs):
+            if v.acquire is None and v.holder:
+                v = copy.copy(v)
+                nxt = [w for w in vs[i + 1:] if w.holder != v.holder or
+                       w.acquire is not None]
+                v.acquire = nxt[0].acquire if nxt and \
+                    nxt[0].holder == v.holder else v.renew
+            out.append(v)
+        return out
 
     def _watch_once(self):
         super()._watch_once()

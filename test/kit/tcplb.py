@@ -30,9 +30,24 @@ CHUNK = 65536
 
 
 def _rst(s):
+    """Reset the connection.  A thread blocked in recv() on s keeps the
+    socket open past close(): shutdown(SHUT_RD) wakes it first, and the
+    close that follows, lingering 0 s, sends the RST."""
     try:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
                      b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        s.shutdown(socket.SHUT_RD)
+    except OSError:
+        pass
+    try:
+        s.close()
+    except OSError:
+        pass
+
+
+def _close(s):
+    try:
+        s.shutdown(socket.SHUT_RDWR)
     except OSError:
         pass
     try:
@@ -51,6 +66,8 @@ class _Pipe:
         self.gate.set()
         self.closed = False
         self.head = head
+        self.pumps = 2
+        self.lock = threading.Lock()
         for a, b, first in ((client, upstream, head), (upstream, client, b"")):
             threading.Thread(target=self._pump, args=(a, b, first),
                              daemon=True).start()
@@ -68,14 +85,17 @@ class _Pipe:
                 if self.closed:
                     break
                 dst.sendall(data)
-            try:
+            if not self.closed:
                 dst.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
         except OSError:
             self.close(rst=True)
         finally:
-            self.owner._forget(self)
+            with self.lock:
+                self.pumps -= 1
+                last = self.pumps == 0
+            if last:
+                self.close()
+                self.owner._forget(self)
 
     def close(self, rst=False):
         if self.closed:
@@ -86,10 +106,7 @@ class _Pipe:
             if rst:
                 _rst(s)
             else:
-                try:
-                    s.close()
-                except OSError:
-                    pass
+                _close(s)
 
 
 class _Listener:
