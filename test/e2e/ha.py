@@ -137,6 +137,12 @@ class Scenario:
             "versions": fig["versions"], "claims": fig["claims"],
             "relists": self.o.hist.relists}
         self.row.update(self.extra)
+        # A restarted apiserver answers 403 for a moment after /readyz
+        # says 200, until its RBAC informers have the Roles.
+        n403 = sum(p.proc.text().count("403 Forbidden")
+                   for p in self.parts.values())
+        if n403:
+            self.row["elector_403_lines"] = n403
         self.gaps = gaps
         bad = []
         if self.row["longest_gap_s"] > self.l1_bound:

@@ -260,7 +260,11 @@ class History(H.LeaseHistory):
         """As recorded, except that a holder named by the coordinated
         election controller, which writes no acquireTime, takes the
         acquireTime of its own first write that follows (its claim's
-        start), or the controller's renewTime if it never wrote one."""
+        start), or the controller's renewTime if it never wrote one; and a
+        holder that writes a new acquireTime over its own live record
+        (client-go does, when the controller names it) goes on in the same
+        term: each identity here is one process, which cannot overlap
+        with itself."""
         vs = super().versions(name)
         out = []
         for i, v in enumerate(vs):
@@ -270,6 +274,12 @@ class History(H.LeaseHistory):
                        w.acquire is not None]
                 v.acquire = nxt[0].acquire if nxt and \
                     nxt[0].holder == v.holder else v.renew
+            p = out[-1] if out else None
+            if p is not None and v.holder and p.holder == v.holder and \
+                    p.uid == v.uid and v.kind != "DELETED" and \
+                    p.kind != "DELETED" and v.acquire != p.acquire:
+                v = copy.copy(v)
+                v.acquire = p.acquire
             out.append(v)
         return out
 
