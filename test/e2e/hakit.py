@@ -257,23 +257,21 @@ class History(H.LeaseHistory):
         super()._add(kind, obj)
 
     def versions(self, name):
-        """As recorded, except that a holder named by the coordinated
-        election controller, which writes no acquireTime, takes the
-        acquireTime of its own first write that follows (its claim's
-        start), or the controller's renewTime if it never wrote one; and a
-        holder that writes a new acquireTime over its own live record
-        (client-go does, when the controller names it) goes on in the same
-        term: each identity here is one process, which cannot overlap
-        with itself."""
-        vs = super().versions(name)
+        """As recorded, except two things the coordinated election adds.
+        The election controller names a holder without an acquireTime
+        and without counting a transition; leaderd leads only from its
+        own write that follows, so the controller's versions are left out
+        (the next term starts at the holder's own acquireTime).  (client-go
+        renews the controller's record as it is, no acquireTime and the
+        old leaseTransitions, so ha.py runs no client-go elector there.)  And
+        a holder that writes a new acquireTime over its own live record
+        (client-go does, when the controller names it) goes on in the
+        same term: each identity here is one process, which cannot
+        overlap with itself."""
         out = []
-        for i, v in enumerate(vs):
-            if v.acquire is None and v.holder:
-                v = copy.copy(v)
-                nxt = [w for w in vs[i + 1:] if w.holder != v.holder or
-                       w.acquire is not None]
-                v.acquire = nxt[0].acquire if nxt and \
-                    nxt[0].holder == v.holder else v.renew
+        for v in super().versions(name):
+            if v.acquire is None and v.holder and v.kind != "DELETED":
+                continue
             p = out[-1] if out else None
             if p is not None and v.holder and p.holder == v.holder and \
                     p.uid == v.uid and v.kind != "DELETED" and \
