@@ -154,12 +154,12 @@ e2e-cluster: leaderd $(E2E_BIN)/clientgo-elector $(E2E_BIN)/clientgo-elector-v02
 # one scenario at a time, niced.  It needs kasbox, kubectl and the
 # client-go elector only.
 E2E_HA_ONLY ?=
-E2E_HA_RUN = @rm -rf $(E2E_BUILD)/ha && mkdir -p $(E2E_BUILD)/ha && \
-	cd test/e2e && $(E2E_ENV) E2E_WORK=$(E2E_BUILD)/ha \
-	KUBECTL=$(E2E_BIN)/kubectl nice -n 5 $(PYTHON) ha.py
+# Logs and results.json in build/e2e/ha (the smoke: build/e2e/ha-smoke).
+E2E_HA_RUN = @rm -rf $(1) && mkdir -p $(1) && \
+	cd test/e2e && $(E2E_ENV) E2E_WORK=$(1) \
+	KUBECTL=$(E2E_BIN)/kubectl nice -n 5 $(PYTHON) ha.py --json $(1)/results.json
 e2e-ha: leaderd $(E2E_BIN)/kasbox $(E2E_BIN)/kubectl $(E2E_BIN)/clientgo-elector
-	$(E2E_HA_RUN) $(if $(E2E_HA_ONLY),--only $(E2E_HA_ONLY)) \
-		--json $(E2E_BUILD)/ha/results.json
+	$(call E2E_HA_RUN,$(E2E_BUILD)/ha) $(if $(E2E_HA_ONLY),--only $(E2E_HA_ONLY))
 
 e2e-ha-smoke: leaderd $(E2E_BIN)/kasbox $(E2E_BIN)/kubectl $(E2E_BIN)/clientgo-elector
-	$(E2E_HA_RUN) --smoke
+	$(call E2E_HA_RUN,$(E2E_BUILD)/ha-smoke) --smoke
