@@ -11,6 +11,7 @@ package main
 //	      [-apiserver-flag=...]
 //	kasbox etcdctl -endpoints URLS status
 //	kasbox etcdctl -endpoints URLS move-leader [-every 2s] [-for 60s]
+//	kasbox etcdctl -endpoints URLS -to ID move-leader
 //
 // Every role that serves prints READY ... on stdout once it serves.
 
@@ -265,6 +266,7 @@ func runEtcdctl(args []string) int {
 	eps := fs.String("endpoints", "", "comma-separated client URLs of every member (required)")
 	every := fs.Duration("every", 2*time.Second, "move-leader: time between moves")
 	total := fs.Duration("for", 60*time.Second, "move-leader: how long to keep moving")
+	to := fs.String("to", "", "move-leader: move once, to this member (hex id)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -279,6 +281,9 @@ func runEtcdctl(args []string) int {
 		fmt.Println(string(b))
 		return 0
 	case "move-leader":
+		if *to != "" {
+			return moveTo(endpoints, *to)
+		}
 		return moveLeaders(endpoints, *every, *total)
 	}
 	fmt.Fprintf(os.Stderr, "kasbox etcdctl: unknown command %q (status, move-leader)\n", fs.Arg(0))
@@ -320,6 +325,22 @@ func moveLeaders(endpoints []string, every, total time.Duration) int {
 	}
 	fmt.Printf("{\"moves\": %d, \"failed\": %d}\n", moves, failed)
 	return 0
+}
+
+// moveTo moves the leader to member to, unless it leads already.
+func moveTo(endpoints []string, to string) int {
+	for _, m := range statusAll(endpoints) {
+		if m.Error == "" && m.ID == m.Leader {
+			if m.ID == to {
+				return 0
+			}
+			if err := moveLeader(m.Client, to); err != nil {
+				return fail("move-leader to %s: %v", to, err)
+			}
+			return 0
+		}
+	}
+	return fail("move-leader: no leader")
 }
 
 func moveLeader(endpoint, to string) error {
