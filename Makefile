@@ -18,7 +18,7 @@
 #   make e2e-ha     eight faults of an HA control plane (three etcd members,
 #                   two kube-apiservers) under leaderd and client-go
 #                   electors, one table row each (test/e2e/README.md);
-#                   about 10 minutes, not in make test, which runs its
+#                   about 8 minutes, not in make test, which runs its
 #                   smoke (scenario 1, about a minute: e2e-ha-smoke)
 #   make SANITIZE=address,undefined check   make check under sanitizers
 

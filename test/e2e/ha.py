@@ -8,8 +8,8 @@ of the Lease (test/kit/lease_history.py via e2ehist.Oracle).
 Each scenario starts five electors on a Lease of its own: leaderd
 pinned to apiserver A (c-a, started first, so it leads), to B (c-b) and
 behind the round-robin balancer (c-lb); client-go v0.36 pinned to A
-(go-a) and behind the balancer (go-lb).  Then the fault, a settling
-time, and the checks:
+(go-a) and behind the balancer (go-lb); scenario 7, coordinated, the
+three leaderd only.  Then the fault, a settling time, and the checks:
 
 - S1 and S2 from the server history (lease_history.check: no term taken
   over a live one sooner than its holder's renew deadline, fencing
