@@ -16,6 +16,11 @@
 #   make install    leaderd and its man pages (PREFIX, DESTDIR)
 #   make plugin     kubectl leaderd's krew archives and manifest
 #   make check-layers   lib/'s layer rule (lib/layers.mk), also in check
+#   make e2e-ha     eight faults of an HA control plane (three etcd members,
+#                   two kube-apiservers) under leaderd and client-go
+#                   electors, one table row each (test/e2e/README.md);
+#                   about 8 minutes, not in make test, which runs its
+#                   smoke (scenario 1, about a minute: e2e-ha-smoke)
 #   make SANITIZE=address,undefined check   make check under sanitizers
 
 VERSION	?= 0.1.0
@@ -502,7 +507,7 @@ TEST_STAGES = $(if $(SANITIZE),$(CHECK_STAGES),$(LEADERD_TARGET) \
 	      e2e-prebuild helm-prebuild image-prebuild \
 	      $(wordlist 2,$(words $(CHECK_STAGES)),$(CHECK_STAGES)) \
 	      man-lint faults image-prebuilt deploy-test monitoring-test helm-test \
-	      e2e-prebuilt e2e hygiene sanitize)
+	      e2e-prebuilt e2e e2e-ha-smoke hygiene sanitize)
 test:
 	@sh test/stages.sh "make test" $(MAKE) --no-print-directory -- \
 		$(TEST_STAGES)

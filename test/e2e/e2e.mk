@@ -5,6 +5,11 @@
 #                       kubectl and the client-go elector, from the Go
 #                       module proxy; cached in build/e2e), then run
 #                       pytest test/e2e against it
+#   make e2e-ha         the HA harness: three etcd members and two
+#                       kube-apiservers (kasbox's roles), eight faults of
+#                       the control plane, one table row each
+#                       (test/e2e/ha.py); E2E_HA_ONLY=1,3 picks scenarios
+#   make e2e-ha-smoke   its scenario 1 only (make test runs it)
 #   KUBECONFIG=... [E2E_NAMESPACE=ns] make e2e-cluster
 #                       the same tests against an existing cluster, without
 #                       the harness (users are ServiceAccounts there)
@@ -34,7 +39,7 @@ E2E_KAS_SRCS	 = $(wildcard test/e2e/apiserver/*.go) test/e2e/apiserver/go.mod te
 E2E_ELECT_SRCS	 = $(wildcard test/e2e/clientgo-elector/*.go) test/e2e/clientgo-elector/go.mod test/e2e/clientgo-elector/go.sum test/e2e/e2e.mk
 E2E_V023_SRCS	 = $(wildcard test/e2e/clientgo-elector-v023/*.go) test/e2e/clientgo-elector-v023/go.mod test/e2e/clientgo-elector-v023/go.sum test/e2e/e2e.mk
 
-.PHONY: e2e e2e-cluster e2e-bins e2e-go-check e2e-prebuild e2e-prebuilt
+.PHONY: e2e e2e-ha e2e-ha-smoke e2e-cluster e2e-bins e2e-go-check e2e-prebuild e2e-prebuilt
 
 # One clear line when the toolchain or the module proxy is missing (make's
 # own "*** ... Stop." line, nothing else).  The recipe's lines are expanded
@@ -130,3 +135,17 @@ e2e-cluster: leaderd $(E2E_BIN)/clientgo-elector $(E2E_BIN)/clientgo-elector-v02
 	cd test/e2e && $(E2E_ENV) E2E_CLUSTER_KUBECONFIG=$(abspath $(KUBECONFIG)) \
 		E2E_NAMESPACE=$(E2E_NAMESPACE) \
 		KUBECTL=$(or $(E2E_KUBECTL_CLUSTER),$(E2E_BIN)/kubectl) $(E2E_PYTEST) .
+
+# The HA harness (test/e2e/ha.py): one control plane of five processes,
+# one scenario at a time, niced.  It needs kasbox, kubectl and the
+# client-go elector only.
+E2E_HA_ONLY ?=
+# Logs and results.json in build/e2e/ha (the smoke: build/e2e/ha-smoke).
+E2E_HA_RUN = @rm -rf $(1) && mkdir -p $(1) && \
+	cd test/e2e && $(E2E_ENV) E2E_WORK=$(1) \
+	KUBECTL=$(E2E_BIN)/kubectl nice -n 5 $(PYTHON) ha.py --json $(1)/results.json
+e2e-ha: leaderd $(E2E_BIN)/kasbox $(E2E_BIN)/kubectl $(E2E_BIN)/clientgo-elector
+	$(call E2E_HA_RUN,$(E2E_BUILD)/ha) $(if $(E2E_HA_ONLY),--only $(E2E_HA_ONLY))
+
+e2e-ha-smoke: leaderd $(E2E_BIN)/kasbox $(E2E_BIN)/kubectl $(E2E_BIN)/clientgo-elector
+	$(call E2E_HA_RUN,$(E2E_BUILD)/ha-smoke) --smoke

@@ -67,6 +67,11 @@ type info struct {
 }
 
 func main() {
+	if len(os.Args) > 1 {
+		if sub, ok := subcommands[os.Args[1]]; ok {
+			os.Exit(sub(os.Args[2:]))
+		}
+	}
 	os.Exit(run())
 }
 
@@ -141,49 +146,16 @@ func run() int {
 			names = append(names, n)
 		}
 	}
-	var csv strings.Builder
-	for _, n := range names {
-		u := &user{Name: n, Token: randHex(24)}
-		if n == "admin" {
-			u.Groups = "system:masters"
-			fmt.Fprintf(&csv, "%s,%s,uid-%s,\"%s\"\n", u.Token, n, n, u.Groups)
-		} else {
-			fmt.Fprintf(&csv, "%s,%s,uid-%s\n", u.Token, n, n)
-		}
-		u.Kubeconfig = filepath.Join(outDir, "kubeconfig-"+n)
-		if err := writeKubeconfig(u.Kubeconfig, apiURL, pki.caPEM, n, u.Token); err != nil {
-			return fail("%v", err)
-		}
-		inf.Users[n] = u
-	}
-	tokenFile := filepath.Join(outDir, "tokens.csv")
-	if err := os.WriteFile(tokenFile, []byte(csv.String()), 0o600); err != nil {
+	tokenFile, err := writeTokens(outDir, names, apiURL, pki.caPEM, inf.Users)
+	if err != nil {
 		return fail("%v", err)
 	}
 
 	// 3. kube-apiserver, in process.  NewAPIServerCommand installs the
 	// SIGTERM/SIGINT handler (genericapiserver.SetupSignalContext): the
 	// first signal shuts the server down and Execute returns.
-	args := []string{
-		"--etcd-servers=" + etcdURL,
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", *port),
-		"--tls-cert-file=" + pki.certFile,
-		"--tls-private-key-file=" + pki.keyFile,
-		"--cert-dir=" + filepath.Join(outDir, "certs"),
-		"--token-auth-file=" + tokenFile,
-		"--anonymous-auth=false",
-		"--authorization-mode=RBAC,Node",
-		"--service-account-issuer=" + apiURL,
-		"--service-account-key-file=" + pki.saPubFile,
-		"--service-account-signing-key-file=" + pki.saKeyFile,
-		"--service-cluster-ip-range=10.0.0.0/24",
-		"--endpoint-reconciler-type=none",
-		"--allow-privileged=true",
-		"--profiling=false",
-		fmt.Sprintf("--v=%d", *verbosity),
-	}
+	args := apiserverArgs(pki, outDir, *port, etcdURL, apiURL, tokenFile, *verbosity)
+	args = append(args, "--endpoint-reconciler-type=none")
 	args = append(args, extra...)
 	cmd := app.NewAPIServerCommand()
 	cmd.SetArgs(args)
@@ -208,6 +180,55 @@ func run() int {
 	code := <-done
 	fmt.Fprintf(os.Stderr, "kasbox: kube-apiserver exited with status %d\n", code)
 	return code
+}
+
+// writeTokens writes tokens.csv (admin in system:masters, the others with
+// no group) and a kubeconfig per user for server into outDir, and fills
+// users; it returns the token file's path.
+func writeTokens(outDir string, names []string, server string, caPEM []byte,
+	users map[string]*user) (string, error) {
+	var csv strings.Builder
+	for _, n := range names {
+		u := &user{Name: n, Token: randHex(24)}
+		if n == "admin" {
+			u.Groups = "system:masters"
+			fmt.Fprintf(&csv, "%s,%s,uid-%s,\"%s\"\n", u.Token, n, n, u.Groups)
+		} else {
+			fmt.Fprintf(&csv, "%s,%s,uid-%s\n", u.Token, n, n)
+		}
+		u.Kubeconfig = filepath.Join(outDir, "kubeconfig-"+n)
+		if err := writeKubeconfig(u.Kubeconfig, server, caPEM, n, u.Token); err != nil {
+			return "", err
+		}
+		users[n] = u
+	}
+	tokenFile := filepath.Join(outDir, "tokens.csv")
+	return tokenFile, os.WriteFile(tokenFile, []byte(csv.String()), 0o600)
+}
+
+// apiserverArgs are kube-apiserver's flags on 127.0.0.1:port with the PKI,
+// the token file and the service-account issuer given.
+func apiserverArgs(pki *pkiFiles, outDir string, port int, etcdServers, issuer,
+	tokenFile string, verbosity int) []string {
+	return []string{
+		"--etcd-servers=" + etcdServers,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", port),
+		"--tls-cert-file=" + pki.certFile,
+		"--tls-private-key-file=" + pki.keyFile,
+		"--cert-dir=" + filepath.Join(outDir, "certs"),
+		"--token-auth-file=" + tokenFile,
+		"--anonymous-auth=false",
+		"--authorization-mode=RBAC,Node",
+		"--service-account-issuer=" + issuer,
+		"--service-account-key-file=" + pki.saPubFile,
+		"--service-account-signing-key-file=" + pki.saKeyFile,
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--allow-privileged=true",
+		"--profiling=false",
+		fmt.Sprintf("--v=%d", verbosity),
+	}
 }
 
 func fail(format string, a ...any) int {
