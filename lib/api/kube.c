@@ -216,6 +216,14 @@ header_cb(char *data, size_t size, size_t nmemb, void *arg)
 			len = sizeof(k->warning) - 1;
 		memcpy(k->warning, data, len);
 		k->warning[len] = '\0';
+	} else if (n > 5 && n - 5 < sizeof(k->date) &&
+	    strncasecmp(data, "Date:", 5) == 0) {
+		/* For the clock offset from the API server (curl_getdate). */
+		for (len = n - 5; len > 0 && (data[4 + len] == '\r' ||
+		    data[4 + len] == '\n'); len--)
+			;
+		memcpy(k->date, data + 5, len);
+		k->date[len] = '\0';
 	}
 	return n;
 }
@@ -344,6 +352,13 @@ fill_result(struct kube *k, CURLcode rc, struct kube_result *res)
 	res->body = k->len > 0 ? k->body : "";
 	res->len = k->len;
 	memcpy(res->warning, k->warning, sizeof(res->warning));
+	res->verb = k->verb == NULL ? "" : strcmp(k->verb, "event") == 0 ?
+	    "create" : k->verb;
+	if (k->url != NULL)
+		kube_url_target(k->url, res->target, sizeof(res->target));
+	if (k->date[0] != '\0' && (res->date_s = curl_getdate(k->date,
+	    NULL)) < 0)
+		res->date_s = 0;
 	if (rc != CURLE_OK) {
 		res->outcome = KUBE_FAILED;
 		res->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
@@ -495,6 +510,7 @@ kube_request(struct kube *k, const char *method, char *url, const char *body,
 	k->streaming = 0;
 	k->errbuf[0] = '\0';
 	k->warning[0] = '\0';
+	k->date[0] = '\0';
 	k->done_cb = cb;
 	k->arg = arg;
 	k->busy = 1;

@@ -46,6 +46,7 @@ struct kube {
 	void			*obs_arg;	/* its argument */
 	char			 errbuf[CURL_ERROR_SIZE];
 	char			 warning[256];	/* first Warning header */
+	char			 date[64];	/* the Date header's value */
 };
 
 /*
@@ -66,5 +67,12 @@ int	kube_request(struct kube *k, const char *method, char *url,
  * rules.  Returns 0, or -1 with err.
  */
 int	kube_tls_setup(struct kube *k, char *err, size_t errlen);
+
+/*
+ * What the request url (one of kube_rest.c's) is on, for an error that
+ * names it: "leases/NAME in namespace NS", "events in namespace NS", in
+ * buf (len bytes); "" for a URL without a namespace.
+ */
+void	kube_url_target(const char *url, char *buf, size_t len);
 
 #endif /* KUBE_INT_H */
