@@ -212,7 +212,7 @@ void
 daemon_problem_api(struct election *e, int slot, const struct kube_result *res)
 {
 	uint64_t	 now_ms = clock_mono_ms();
-	int		 c;
+	int		 c, i;
 
 	if (slot < 0 || slot > 3)
 		return;
@@ -229,6 +229,18 @@ daemon_problem_api(struct election *e, int slot, const struct kube_result *res)
 		e->st.confirmed_ms = now_ms;
 	}
 	e->pr.api_code[slot] = c;
+	/*
+	 * Any answer shows the server reachable, and one that is not a 401
+	 * the credentials good, for every kind of request: a kind not sent
+	 * since (the Events) must not keep those alive.  A 403 is the
+	 * kind's own.
+	 */
+	if (res->status != 0 && res->status != 401 && res->status < 500 &&
+	    res->status != 429)
+		for (i = 0; i < 4; i++)
+			if (e->pr.api_code[i] == PROBLEM_UNAUTHORIZED ||
+			    e->pr.api_code[i] == PROBLEM_UNREACHABLE)
+				e->pr.api_code[i] = -1;
 	api_sync(e, PROBLEM_UNAUTHORIZED);
 	api_sync(e, PROBLEM_FORBIDDEN);
 	api_sync(e, PROBLEM_UNREACHABLE);
@@ -377,6 +389,9 @@ check_watch(struct election *e, uint64_t now_ms)
 		e->st.confirmed_ms = now_ms;
 		return;
 	}
+	/* One that never came up (refused at once) is down too. */
+	if (e->watch != NULL && e->watch_started && e->pr.watch_down_ms == 0)
+		e->pr.watch_down_ms = now_ms;
 	if (e->pr.watch_down_ms == 0 ||
 	    now_ms - e->pr.watch_down_ms <= e->conf->renew_deadline_ms)
 		return;
