@@ -331,23 +331,24 @@ check_candidate(struct election *e, uint64_t now_ms)
 	char		 msg[LOCALAPI_PROBLEM_MAX];
 
 	if (e->st.not_candidate != NULL && d->reason == GATE_UNHEALTHY)
-		snprintf(msg, sizeof(msg), "not a candidate: %s: the probe "
+		snprintf(msg, sizeof(msg), "candidate: no (%s): the probe "
 		    "%.200s fails: %.200s (%u in a row)", e->st.not_candidate,
 		    d->conf->probe_url, d->probe_why[0] != '\0' ?
 		    d->probe_why : "unknown", d->gate.run);
 	else if (e->st.not_candidate != NULL && d->reason == GATE_PAUSED)
-		snprintf(msg, sizeof(msg), "not a candidate: %s by POST "
-		    "/leader/pause; `leaderd resume` ends it",
+		snprintf(msg, sizeof(msg), "candidate: no (%s): paused by "
+		    "POST /leader/pause; `leaderd resume` ends it",
 		    e->st.not_candidate);
 	else if (e->st.not_candidate != NULL && d->reason == GATE_NO_CLIENT)
-		snprintf(msg, sizeof(msg), "not a candidate: %s: "
+		snprintf(msg, sizeof(msg), "candidate: no (%s): "
 		    "candidacy.require_client is set and no client follows "
 		    "/leader/watch", e->st.not_candidate);
 	else if (e->st.not_candidate == NULL && !e->el.passive &&
 	    e->el.state != ELECTOR_LEADER &&
 	    elector_cooling_down(&e->el, now_ms))
-		snprintf(msg, sizeof(msg), "not a candidate: cooldown after a "
-		    "step-down or a release for ill health");
+		snprintf(msg, sizeof(msg), "candidate: no (cooldown): no "
+		    "takeover for step_down.cooldown after a step-down, or "
+		    "candidacy.cooldown after a release for ill health");
 	else {
 		daemon_problem_clear(e, PROBLEM_NOT_CANDIDATE);
 		return;

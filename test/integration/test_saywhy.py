@@ -184,7 +184,7 @@ def test_not_candidate_names_the_probe(api, cluster):
     a = cluster.start("a", args=["--app-probe", url])
     p = problem(a, "not_candidate")
     assert p["message"].startswith(
-        "not a candidate: app unhealthy: the probe %s fails: " % url), p
+        "candidate: no (app unhealthy): the probe %s fails: " % url), p
     rc, out = status(a)
     assert rc == 6 and out.startswith("problem:        not_candidate "), out
 
