@@ -20,7 +20,8 @@ POD_ENV = {"POD_NAME": "pod-a", "POD_NAMESPACE": "default"}
 
 
 def hooks_binary():
-    return os.path.join(ROOT, "build", "leaderd-testhooks")
+    return os.environ.get("LEADERD_TESTHOOKS") or \
+        os.path.join(ROOT, "build", "leaderd-testhooks")
 
 
 def status(inst):
