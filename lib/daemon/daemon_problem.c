@@ -190,13 +190,20 @@ api_sync(struct election *e, int c)
 static void
 clock_check(struct election *e, int64_t date_s)
 {
-	int64_t		 off_ms, lim_ms;
+	int64_t		 now_ms, off_ms, lim_ms;
 	char		 msg[LOCALAPI_PROBLEM_MAX];
 
-	/* The Date is whole seconds: its middle is the best estimate. */
-	off_ms = clock_wall_us() / 1000 - (date_s * 1000 + 500);
+	/*
+	 * The Date is whole seconds, stamped before the answer reached us:
+	 * the server's clock read between date_s and date_s + 1 when ours
+	 * read at most now.  A skew is one beyond the limit whatever the
+	 * fraction; its middle is what the message says.
+	 */
+	now_ms = clock_wall_us() / 1000;
+	off_ms = now_ms - (date_s * 1000 + 500);
 	lim_ms = (int64_t)e->conf->renew_deadline_ms / 4;
-	if (off_ms <= lim_ms && off_ms >= -lim_ms) {
+	if (now_ms - (date_s + 1) * 1000 <= lim_ms &&
+	    date_s * 1000 - now_ms <= lim_ms) {
 		daemon_problem_clear(e, PROBLEM_CLOCK_SKEW);
 		return;
 	}
