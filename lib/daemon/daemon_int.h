@@ -95,6 +95,7 @@ struct election_problems {
 	int64_t		 holder_renew_us;	/* its last renewTime */
 	uint64_t	 holder_since_ms;	/* when that was first seen */
 	uint64_t	 watch_down_ms;		/* the watch went down; 0: up */
+	int		 watch_up;		/* as its health callback last said */
 	uint64_t	 split_next_ms;		/* next old-style lock check */
 };
 

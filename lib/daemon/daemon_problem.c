@@ -378,6 +378,7 @@ daemon_problem_step(struct election *e)
 void
 daemon_problem_watch(struct election *e, int healthy)
 {
+	e->pr.watch_up = healthy;
 	if (healthy) {
 		e->pr.watch_down_ms = 0;
 		daemon_problem_clear(e, PROBLEM_WATCH_DOWN);
@@ -389,9 +390,11 @@ daemon_problem_watch(struct election *e, int healthy)
 static void
 check_watch(struct election *e, uint64_t now_ms)
 {
-	char	 msg[LOCALAPI_PROBLEM_MAX], t[APITIME_MICRO_LEN];
+	char		 msg[LOCALAPI_PROBLEM_MAX], t[APITIME_MICRO_LEN];
+	const char	*why = e->watch != NULL ? watch_error(e->watch) : "";
 
-	if (e->watch != NULL && watch_healthy(e->watch)) {
+	/* A shard's watch is its group's: its health comes by the callback. */
+	if (e->watch != NULL ? watch_healthy(e->watch) : e->pr.watch_up) {
 		/* A live stream keeps confirming the record. */
 		e->st.confirmed_us = clock_wall_us();
 		e->st.confirmed_ms = now_ms;
@@ -403,12 +406,11 @@ check_watch(struct election *e, uint64_t now_ms)
 	if (e->pr.watch_down_ms == 0 ||
 	    now_ms - e->pr.watch_down_ms <= e->conf->renew_deadline_ms)
 		return;
-	daemon_problem_time(clock_wall_us() - (int64_t)(now_ms - e->pr.watch_down_ms) *
-	    1000, t);
+	daemon_problem_time(clock_wall_us() -
+	    (int64_t)(now_ms - e->pr.watch_down_ms) * 1000, t);
 	snprintf(msg, sizeof(msg), "the watch is down since %s (%.400s); "
 	    "following the lease by polling every retry_period", t,
-	    watch_error(e->watch)[0] != '\0' ? watch_error(e->watch) :
-	    "no stream yet");
+	    why[0] != '\0' ? why : "no stream yet");
 	daemon_problem_set(e, PROBLEM_WATCH_DOWN, msg);
 }
 

@@ -294,3 +294,22 @@ def test_watch_down(api, cluster):
     p = problem(a, "watch_down", timeout=RD + 10)
     assert "following the lease by polling" in p["message"], p
     assert "403" in p["message"], p
+
+
+def test_stale_while_nothing_is_confirmed(api, cluster):
+    """No answer and no watch: the record is not confirmed, so after
+    lease_duration /leader says stale, and `leaderd status` says since
+    when; the first answer confirms it again."""
+    a = cluster.start("a", args=["--watch", "false"])
+    cluster.wait_single_leader(10)
+    assert a.leader()["stale"] is False
+    f = api.fault("blackhole")
+    wait_until(lambda: (a.leader() or {}).get("stale") is True, LD + 5,
+               what="stale")
+    rc, out = status(a)
+    assert "confirmed:      " in out and "(stale: older than " \
+        "lease_duration)" in out, out
+    problem(a, "unreachable")
+    api.clear_fault(f)
+    wait_until(lambda: (a.leader() or {}).get("stale") is False, 10,
+               what="confirmed again")
