@@ -83,6 +83,9 @@ enum problem_code {
 /* What daemon_problem.c keeps of one election, beside st.problems. */
 struct election_problems {
 	uint64_t	 said_ms[PROBLEM_N];	/* its warning last logged */
+	int		 said[PROBLEM_N];	/* logged since it began: its
+						   clearing is said too */
+	uint64_t	 since_ms[PROBLEM_N];	/* it began, monotonic */
 	uint64_t	 event_ms[PROBLEM_N];	/* its Event last queued */
 	int		 api_code[4];		/* by request kind (0: Events),
 						   the last failure's

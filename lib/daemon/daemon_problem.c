@@ -80,9 +80,15 @@ daemon_problem_set(struct election *e, int c, const char *msg)
 	p->code = problems[c].code;
 	p->severity = problems[c].severity;
 	p->since_us = clock_wall_us();
-	e->pr.said_ms[c] = now_ms;
-	log_warnx("lease %s: problem %s: %s", e->lock, p->code, p->message);
+	e->pr.since_ms[c] = now_ms;
 	problem_event(e, c, now_ms);
+	/* One that comes and goes is said at most once a period. */
+	if (e->pr.said_ms[c] != 0 &&
+	    now_ms - e->pr.said_ms[c] < PROBLEM_REPEAT_MS)
+		return;
+	e->pr.said_ms[c] = now_ms;
+	e->pr.said[c] = 1;
+	log_warnx("lease %s: problem %s: %s", e->lock, p->code, p->message);
 }
 
 void
@@ -92,10 +98,12 @@ daemon_problem_clear(struct election *e, int c)
 
 	if (p->code == NULL)
 		return;
-	log_info("lease %s: problem %s cleared after %llds", e->lock, p->code,
-	    (long long)((clock_wall_us() - p->since_us) / 1000000));
+	if (e->pr.said[c])
+		log_info("lease %s: problem %s cleared after %llus", e->lock,
+		    p->code, (unsigned long long)((clock_mono_ms() -
+		    e->pr.since_ms[c]) / 1000));
+	e->pr.said[c] = 0;
 	p->code = NULL;
-	e->pr.event_ms[c] = 0;
 }
 
 /* The reminders of what still holds, every PROBLEM_REPEAT_MS. */
@@ -112,6 +120,7 @@ remind(struct election *e, uint64_t now_ms)
 		    now_ms - e->pr.said_ms[c] < PROBLEM_REPEAT_MS)
 			continue;
 		e->pr.said_ms[c] = now_ms;
+		e->pr.said[c] = 1;
 		daemon_problem_time(p->since_us, t);
 		log_warnx("lease %s: problem %s still holds since %s: %s",
 		    e->lock, p->code, t, p->message);
