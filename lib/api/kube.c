@@ -352,6 +352,10 @@ fill_result(struct kube *k, CURLcode rc, struct kube_result *res)
 	res->body = k->len > 0 ? k->body : "";
 	res->len = k->len;
 	memcpy(res->warning, k->warning, sizeof(res->warning));
+	res->verb = k->verb == NULL ? "" : strcmp(k->verb, "event") == 0 ?
+	    "create" : k->verb;
+	if (k->url != NULL)
+		kube_url_target(k->url, res->target, sizeof(res->target));
 	if (k->date[0] != '\0' && (res->date_s = curl_getdate(k->date,
 	    NULL)) < 0)
 		res->date_s = 0;

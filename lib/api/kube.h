@@ -40,6 +40,12 @@ struct kube_result {
 	char		 message[512];	/* Status message, or curl's error text */
 	int		 timed_out;	/* the request hit its timeout */
 	char		 warning[256];	/* first "Warning:" header, or "" */
+	const char	*verb;		/* RBAC's verb of the request ("get",
+					   "create", "update", "watch", ...;
+					   an Event's "create"), static */
+	char		 target[320];	/* what it was on, from its URL:
+					   "leases/NAME in namespace NS",
+					   "events in namespace NS" */
 	int64_t		 date_s;	/* the answer's Date header, Unix
 					   seconds; 0 = none */
 };

@@ -69,4 +69,11 @@ int	kube_request(struct kube *k, const char *method, char *url,
  */
 int	kube_tls_setup(struct kube *k, char *err, size_t errlen);
 
+/*
+ * What the request url (one of kube_rest.c's) is on, for an error that
+ * names it: "leases/NAME in namespace NS", "events in namespace NS", in
+ * buf (len bytes); "" for a URL without a namespace.
+ */
+void	kube_url_target(const char *url, char *buf, size_t len);
+
 #endif /* KUBE_INT_H */

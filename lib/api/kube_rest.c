@@ -344,3 +344,32 @@ kube_call_stream(struct kube *k, const char *path, uint64_t limit_ms,
 		k->line_cb = line_cb;
 	return rc;
 }
+
+/* Copy the path segment at p (up to '/', '?' or the end) into buf. */
+static const char *
+segment(const char *p, char *buf, size_t len)
+{
+	size_t	 n = strcspn(p, "/?");
+
+	snprintf(buf, len, "%.*s", (int)n, p);
+	return p + n;
+}
+
+void
+kube_url_target(const char *url, char *buf, size_t len)
+{
+	const char	*p;
+	char		 ns[128], res[64], name[128];
+
+	buf[0] = '\0';
+	if ((p = strstr(url, "/namespaces/")) == NULL)
+		return;
+	p = segment(p + 12, ns, sizeof(ns));
+	res[0] = name[0] = '\0';
+	if (*p == '/')
+		p = segment(p + 1, res, sizeof(res));
+	if (*p == '/')
+		segment(p + 1, name, sizeof(name));
+	snprintf(buf, len, "%s%s%s in namespace %s", res, name[0] != '\0' ?
+	    "/" : "", name, ns);
+}

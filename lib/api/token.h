@@ -41,6 +41,14 @@ const char	*token_get(struct token *t);
 /* Re-read the token file at the next token_get (after a 401). */
 void		 token_stale(struct token *t);
 
+/*
+ * Where the token comes from and, for a JWT, its expiry (the "exp"
+ * claim, read without verifying the token), for a 401's message: "the
+ * token file PATH (read 12s ago), a JWT valid until
+ * 2026-12-05T08:00:00Z: not expired, so revoked, ...".  Never the token.
+ */
+void		 token_describe(struct token *t, char *buf, size_t len);
+
 /* Scrub and free t (NULL: nothing).  Every client of t must be gone. */
 void		 token_free(struct token *t);
 

@@ -65,6 +65,7 @@ struct watch {
 	struct witem		*q;		/* a collection's events */
 	size_t			 nq, capq;
 	char			 bad[400];	/* why a line was refused */
+	char			 err[1024];	/* the last stream's failure */
 };
 
 static void	connect_stream(struct watch *);
@@ -293,6 +294,13 @@ done_cb(const struct kube_result *res, void *arg)
 	 * the followers would stop polling until the next stream fails.
 	 */
 	w->pend_up = 0;
+	if (res->status != 0)
+		snprintf(w->err, sizeof(w->err), "%s %s: %ld %s: %s",
+		    res->verb, res->target, res->status, res->reason,
+		    res->message);
+	else
+		snprintf(w->err, sizeof(w->err), "%s %s: %s: %s", res->verb,
+		    res->target, res->reason, res->message);
 	set_health(w, 0);
 	if (res->status == 410) {
 		/* Expired as a status rather than an ERROR event. */
@@ -434,6 +442,12 @@ watch_seen(struct watch *w, const char *rv)
 		ev_timer_stop(w->loop, &w->retry);
 		connect_stream(w);
 	}
+}
+
+const char *
+watch_error(const struct watch *w)
+{
+	return w->err;
 }
 
 int

@@ -71,6 +71,13 @@ void	watch_seen(struct watch *w, const char *rv);
 int	watch_healthy(const struct watch *w);
 
 /*
+ * Why the last stream failed ("watch leases/NAME in namespace NS: 401
+ * Unauthorized: ..."), "" if none has; borrowed until the next stream
+ * ends.
+ */
+const char *watch_error(const struct watch *w);
+
+/*
  * Whether rv is newer than than: apiobj_rv_newer (codec/apiobj.h), the
  * one rule, under the name the watch's callers know.
  */

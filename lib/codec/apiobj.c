@@ -28,10 +28,37 @@ apiobj_encode_event(const char *ns, const char *name, const struct lease *rec,
 	    rec, identity, message, now_us);
 }
 
+static char	*encode_event(const char *, const char *, const char *,
+		    const char *, const char *, const char *,
+		    const struct lease *,
+		    const char *, const char *, int64_t);
+
 char *
 apiobj_encode_event_on(const char *api_version, const char *kind,
     const char *ns, const char *name, const struct lease *rec,
     const char *identity, const char *message, int64_t now_us)
+{
+	return encode_event("Normal", "LeaderElection", api_version, kind,
+	    ns, name, rec, identity, message, now_us);
+}
+
+char *
+apiobj_encode_warning(const char *api_version, const char *kind,
+    const char *ns, const char *name, const char *identity,
+    const char *reason, const char *message, int64_t now_us)
+{
+	struct lease	 none;
+
+	memset(&none, 0, sizeof(none));
+	return encode_event("Warning", reason, api_version, kind, ns, name,
+	    &none, identity, message, now_us);
+}
+
+static char *
+encode_event(const char *type, const char *reason, const char *api_version,
+    const char *kind, const char *ns, const char *name,
+    const struct lease *rec, const char *identity, const char *message,
+    int64_t now_us)
 {
 	json_t	*root, *meta, *obj, *src;
 	char	 ts[APITIME_MICRO_LEN], *evname;
@@ -60,9 +87,9 @@ apiobj_encode_event_on(const char *api_version, const char *kind,
 		json_object_set_new(obj, "resourceVersion",
 		    codec_jstring(rec->rv));
 	json_object_set_new(root, "involvedObject", obj);
-	json_object_set_new(root, "reason", json_string("LeaderElection"));
+	json_object_set_new(root, "reason", codec_jstring(reason));
 	json_object_set_new(root, "message", codec_jstring(message));
-	json_object_set_new(root, "type", json_string("Normal"));
+	json_object_set_new(root, "type", json_string(type));
 	json_object_set_new(root, "firstTimestamp", json_string(ts));
 	json_object_set_new(root, "lastTimestamp", json_string(ts));
 	json_object_set_new(root, "count", json_integer(1));

@@ -45,6 +45,16 @@ char	*apiobj_encode_event_on(const char *api_version, const char *kind,
 	    const char *identity, const char *message, int64_t now_us);
 
 /*
+ * A Warning Event with the given reason ("Forbidden", "ClockSkew", ...)
+ * about the object api_version/kind ns/name (a Pod: "v1", "Pod"), its
+ * uid unknown, from identity, as apiobj_encode_event_on writes the
+ * others.  The caller frees it.
+ */
+char	*apiobj_encode_warning(const char *api_version, const char *kind,
+	    const char *ns, const char *name, const char *identity,
+	    const char *reason, const char *message, int64_t now_us);
+
+/*
  * Read metadata.uid of an object of the given kind (a Pod: the owner of
  * a Lease held for life) into uid.  A body that is not JSON, an object
  * of another kind ("kind" absent is taken as given) and a uid that is

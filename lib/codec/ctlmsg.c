@@ -57,6 +57,31 @@ get_str(json_t *obj, const char *key, char *buf, size_t len, char *err,
 	return 1;
 }
 
+/*
+ * The "problem" object of /leader: 1 present, 0 absent or null, -1 with
+ * err (not an object, or a field of the wrong type).
+ */
+static int
+get_problem(json_t *root, struct ctlmsg *m, char *err, size_t errlen)
+{
+	json_t	*p;
+
+	if ((p = json_object_get(root, "problem")) == NULL || json_is_null(p))
+		return 0;
+	if (!json_is_object(p)) {
+		snprintf(err, errlen, "problem: not an object or null");
+		return -1;
+	}
+	if (get_str(p, "code", m->problem_code, sizeof(m->problem_code), err,
+	    errlen) == -1 || get_str(p, "severity", m->problem_severity,
+	    sizeof(m->problem_severity), err, errlen) == -1 ||
+	    get_str(p, "message", m->problem, sizeof(m->problem), err,
+	    errlen) == -1 || get_str(p, "since", m->problem_since,
+	    sizeof(m->problem_since), err, errlen) == -1)
+		return -1;
+	return 1;
+}
+
 /* Decode one field; on success set its bit if it was present. */
 #define FIELD(call, bit) do {						\
 	if ((rc = (call)) == -1)					\
@@ -113,6 +138,11 @@ ctlmsg_decode(const char *body, size_t len, struct ctlmsg *m, char *err,
 	    CTLMSG_ERROR);
 	FIELD(get_str(root, "reason", m->reason, sizeof(m->reason), err,
 	    errlen), CTLMSG_REASON);
+	FIELD(get_problem(root, m, err, errlen), CTLMSG_PROBLEM);
+	FIELD(get_bool(root, "stale", &m->stale, err, errlen), CTLMSG_STALE);
+	if (get_str(root, "confirmed_at", m->confirmed_at,
+	    sizeof(m->confirmed_at), err, errlen) == -1)
+		goto bad;
 	json_decref(root);
 	return 0;
 bad:

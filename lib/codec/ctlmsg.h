@@ -34,6 +34,8 @@
 #define CTLMSG_PAUSED		0x1000
 #define CTLMSG_ERROR		0x2000
 #define CTLMSG_REASON		0x4000
+#define CTLMSG_PROBLEM		0x8000	/* a problem object (not null) */
+#define CTLMSG_STALE		0x10000
 
 /* One answer of the local API; a field is valid when its bit is in has. */
 struct ctlmsg {
@@ -53,6 +55,12 @@ struct ctlmsg {
 	int		 paused;		/* out of candidacy by hand */
 	char		 error[CTLMSG_STR_MAX];	/* an error answer's text */
 	char		 reason[CTLMSG_STR_MAX]; /* a 202's or 503's why */
+	char		 problem_code[64];	/* /leader's problem.code */
+	char		 problem_severity[16];	/* "error" or "warning" */
+	char		 problem[CTLMSG_STR_MAX]; /* its message */
+	char		 problem_since[64];	/* its since, RFC 3339 */
+	int		 stale;			/* the record is not confirmed */
+	char		 confirmed_at[64];	/* since then; "" = never */
 };
 
 /*

@@ -249,6 +249,10 @@ print_status(const struct ctlmsg *m)
 {
 	char	 d[32];
 
+	if (m->has & CTLMSG_PROBLEM)
+		printf("problem:        %s (%s since %s): %s\n",
+		    safe(m->problem_code), safe(m->problem_severity),
+		    safe(m->problem_since), safe(m->problem));
 	printf("holder:         %s\n", m->name[0] != '\0' ? safe(m->name) :
 	    "(none: the lease is free or not read yet)");
 	printf("leader:         %s\n", m->is_leader ? "yes (this instance)" :
@@ -275,6 +279,10 @@ print_status(const struct ctlmsg *m)
 			printf("candidate:      no (%s)\n",
 			    safe(m->cand_reason));
 	}
+	if ((m->has & CTLMSG_STALE) && m->stale)
+		printf("confirmed:      %s (stale: older than "
+		    "lease_duration)\n", m->confirmed_at[0] != '\0' ?
+		    safe(m->confirmed_at) : "never");
 }
 
 int
@@ -298,8 +306,13 @@ ctl_status(const struct ctl_target *t)
 		fprintf(stderr, "leaderd: status: %s answered without "
 		    "is_leader: not leaderd's local API\n", where(t));
 		ret = CTL_EXIT_UNREACHABLE;
-	} else if (!t->json)
-		print_status(&a.m);
+	} else {
+		if (!t->json)
+			print_status(&a.m);
+		if (a.m.has & CTLMSG_PROBLEM)
+			ret = strcmp(a.m.problem_severity, "warning") == 0 ?
+			    CTL_EXIT_WARNING : CTL_EXIT_PROBLEM;
+	}
 	buf_free(&a.raw);
 	return ret;
 }

@@ -22,6 +22,9 @@
 #define CTL_EXIT_USAGE		2	/* bad usage or configuration */
 #define CTL_EXIT_UNREACHABLE	3	/* no answer, or not leaderd's */
 #define CTL_EXIT_TIMEOUT	4	/* wait-leader: not leading in time */
+#define CTL_EXIT_PROBLEM	5	/* status: the daemon reports a problem
+					   (severity error) */
+#define CTL_EXIT_WARNING	6	/* status: it reports a warning only */
 
 #define CTL_IO_MS		5000	/* a plain request's time limit */
 
@@ -34,7 +37,11 @@ struct ctl_target {
 					   renew_deadline + request_timeout */
 };
 
-/* GET /leader, shown.  CTL_EXIT_OK whether or not this instance leads. */
+/*
+ * GET /leader, shown, its problem first.  CTL_EXIT_OK whether or not
+ * this instance leads, but CTL_EXIT_PROBLEM while the daemon reports a
+ * problem, CTL_EXIT_WARNING while it reports one of severity warning.
+ */
 int	ctl_status(const struct ctl_target *t);
 
 /*

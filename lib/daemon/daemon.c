@@ -399,6 +399,7 @@ daemon_run(const struct config *c, const struct kube_creds *creds,
 		actions_free(e->act);
 	}
 	daemon_gate_free(&d);
+	daemon_problem_free(&d);
 	daemon_cand_free(&d);
 	if (d.httpd != NULL)
 		httpd_free(d.httpd);

@@ -75,6 +75,7 @@ event_done_cb(const struct kube_result *res, void *arg)
 {
 	struct election	*e = arg;
 
+	daemon_problem_api(e, 0, res);
 	if (res->outcome == KUBE_OK)
 		api_ok(e, 0);
 	else
@@ -96,7 +97,9 @@ events_send(struct daemon *d)
 		/* Off the queue first: the send may answer at once. */
 		ev = *head;
 		fifo_pop(&d->evq);
-		if (lock_record_event(ev.e->lk, d->events, ev.msg, ev.at_us,
+		if (ev.reason != NULL ? daemon_problem_event(d, &ev,
+		    event_done_cb) == 0 : lock_record_event(ev.e->lk,
+		    d->events, ev.msg, ev.at_us,
 		    ev.e->conf->request_timeout_ms, event_done_cb,
 		    ev.e) == 0)
 			return;
@@ -107,14 +110,14 @@ events_send(struct daemon *d)
 
 /*
  * Record "<identity> became leader" or "... stopped leading" as a
- * Kubernetes Event on the lock, as client-go does (ref 3.2).  Events are
- * best effort and never waited for, but one election's does not push
- * out another's: they queue (DAEMON_EVENTS_MAX, the oldest dropped and
- * counted when full) for the one Events client, stamped with the time
- * they happened.
+ * Kubernetes Event on the lock, as client-go does (ref 3.2), or a
+ * problem's Warning (daemon_problem.c).  Events are best effort and
+ * never waited for, but one election's does not push out another's:
+ * they queue (DAEMON_EVENTS_MAX, the oldest dropped and counted when
+ * full) for the one Events client, stamped with the time they happened.
  */
-static void
-record_event(struct election *e, const char *what)
+void
+daemon_record_event(struct election *e, const char *reason, const char *what)
 {
 	struct daemon		*d = e->d;
 	struct daemon_event	*ev;
@@ -134,7 +137,12 @@ record_event(struct election *e, const char *what)
 	}
 	ev->e = e;
 	ev->at_us = clock_wall_us();
-	snprintf(ev->msg, sizeof(ev->msg), "%s %s", e->conf->identity, what);
+	ev->reason = reason;
+	if (reason != NULL)
+		snprintf(ev->msg, sizeof(ev->msg), "%s", what);
+	else
+		snprintf(ev->msg, sizeof(ev->msg), "%s %s", e->conf->identity,
+		    what);
 	events_send(d);
 }
 
@@ -184,6 +192,7 @@ api_done_cb(const struct kube_result *res, const struct lease *rec,
 
 	e->req = ELECTOR_DO_NOTHING;
 	e->st.req_deadline_ms = 0;
+	daemon_problem_api(e, req, res);
 	if (res->warning[0] != '\0' && !e->warned) {
 		/* Endpoints are deprecated on new API servers: say it once. */
 		log_warnx("lease %s: the API server warns: %s", e->lock,
@@ -296,6 +305,7 @@ daemon_watch_health_cb(int healthy, void *arg)
 {
 	struct election	*e = arg;
 
+	daemon_problem_watch(e, healthy);
 	if (e->el.state != ELECTOR_STOPPED)
 		daemon_step(e, healthy ? ELECTOR_IN_WATCH_UP :
 		    ELECTOR_IN_WATCH_DOWN, NULL);
@@ -431,8 +441,10 @@ void
 daemon_log_events(struct election *e, unsigned ev)
 {
 	const struct lease	*o = &e->el.observed;
-	char			 what[128];
+	const struct localapi_problem *top;
+	char			 what[LOCALAPI_PROBLEM_MAX + 160];
 
+	daemon_problem_step(e);
 	if (ev & ELECTOR_EV_OBSERVED)
 		e->st.ready = 1;
 	if ((ev & ELECTOR_EV_NEW_LEADER) && !(ev & ELECTOR_EV_OBSERVED))
@@ -452,16 +464,22 @@ daemon_log_events(struct election *e, unsigned ev)
 		    "releasing it", e->lock, e->cand_lost);
 		snprintf(what, sizeof(what), "stopped leading and released "
 		    "the lease: not a candidate (%s)", e->cand_lost);
-		record_event(e, what);
+		daemon_record_event(e, NULL, what);
 	} else if (ev & ELECTOR_EV_LOST) {
 		log_warnx("stopped leading lease %s: %s", e->lock,
 		    e->el.why != NULL ? e->el.why : "unknown");
-		record_event(e, "stopped leading");
+		/* The why, and what the API server said if anything. */
+		top = localapi_problem_top(&e->st);
+		snprintf(what, sizeof(what), "stopped leading: %s%s%s%s",
+		    e->el.why != NULL ? e->el.why : "unknown", top != NULL ?
+		    " (" : "", top != NULL ? top->message : "", top != NULL ?
+		    ")" : "");
+		daemon_record_event(e, NULL, what);
 	}
 	if (ev & ELECTOR_EV_LEADING) {
 		log_info("became leader of lease %s (transitions %d)",
 		    e->lock, o->transitions);
-		record_event(e, "became leader");
+		daemon_record_event(e, NULL, "became leader");
 	}
 	if ((ev & ELECTOR_EV_NEW_LEADER) && !(ev & ELECTOR_EV_RELEASED)) {
 		if (o->holder[0] == '\0')
@@ -476,7 +494,7 @@ daemon_log_events(struct election *e, unsigned ev)
 		log_info("handed lease %s over to %s", e->lock, o->holder);
 		snprintf(what, sizeof(what), "handed the lease over to %.64s",
 		    o->holder);
-		record_event(e, what);
+		daemon_record_event(e, NULL, what);
 	} else if (ev & ELECTOR_EV_RELEASED)
 		log_info("released lease %s%s", e->lock, e->d->stopping ? "" :
 		    e->el.passive ? "; not a candidate" :

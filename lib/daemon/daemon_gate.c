@@ -117,6 +117,9 @@ probe_cb(int ok, uint64_t took_ms, const char *why, void *arg)
 	struct daemon	*d = arg;
 
 	metrics_app_probe(&d->el[0].metrics, ok, (double)took_ms / 1000.0);
+	if (!ok)
+		snprintf(d->probe_why, sizeof(d->probe_why), "%s",
+		    why != NULL ? why : "unknown");
 	if (!ok && (d->gate.last_ok || !d->gate.probed))
 		log_warnx("lease %s: the application's probe failed: %s",
 		    d->el[0].lock, why != NULL ? why : "unknown");

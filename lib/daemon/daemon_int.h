@@ -54,7 +54,52 @@ struct election;
 struct daemon_event {
 	struct election		*e;		/* about its lock */
 	int64_t			 at_us;		/* wall clock when it happened */
-	char			 msg[CONFIG_STR_MAX + 160]; /* "<id> <what>" */
+	const char		*reason;	/* a Warning's (static), or NULL:
+						   "LeaderElection" on the lock */
+	char			 msg[CONFIG_STR_MAX + LOCALAPI_PROBLEM_MAX];
+						/* "<id> <what>", a Warning's
+						   message */
+};
+
+/*
+ * The problems daemon_problem.c finds, in order of importance (the order
+ * of /leader's "problems", docs/api.md "Problems"): index into
+ * struct localapi_state's problems.
+ */
+enum problem_code {
+	PROBLEM_UNAUTHORIZED,		/* 401 on a request */
+	PROBLEM_FORBIDDEN,		/* 403 on a request */
+	PROBLEM_UNREACHABLE,		/* no answer, or 5xx, 429 */
+	PROBLEM_DUPLICATE_IDENTITY,	/* our identity renewed by another */
+	PROBLEM_SPLIT_LOCK,		/* an old-style lock of the same name */
+	PROBLEM_FOREIGN_LONG_LEASE,	/* a silent holder asking far more */
+	PROBLEM_NOT_CANDIDATE,		/* the gate, or the cooldown */
+	PROBLEM_WATCH_DOWN,		/* following by polling */
+	PROBLEM_CLOCK_SKEW,		/* off the API server's Date */
+	PROBLEM_LOCK_NAMESPACE,		/* not the pod's namespace */
+	PROBLEM_N
+};
+
+/* What daemon_problem.c keeps of one election, beside st.problems. */
+struct election_problems {
+	uint64_t	 said_ms[PROBLEM_N];	/* its warning last logged */
+	int		 said[PROBLEM_N];	/* logged since it began: its
+						   clearing is said too */
+	uint64_t	 since_ms[PROBLEM_N];	/* it began, monotonic */
+	uint64_t	 event_ms[PROBLEM_N];	/* its Event last queued */
+	int		 api_code[4];		/* by request kind (0: Events),
+						   the last failure's
+						   PROBLEM_*, or -1 */
+	char		 api_msg[4][LOCALAPI_PROBLEM_MAX]; /* its message */
+	int64_t		 self_renew_us;		/* renewTime of the last record
+						   naming us that was not ours */
+	int		 self_renews;		/* such renewTimes that changed */
+	char		 holder[LEASE_HOLDER_MAX]; /* the foreign holder */
+	int64_t		 holder_renew_us;	/* its last renewTime */
+	uint64_t	 holder_since_ms;	/* when that was first seen */
+	uint64_t	 watch_down_ms;		/* the watch went down; 0: up */
+	int		 watch_up;		/* as its health callback last said */
+	uint64_t	 split_next_ms;		/* next old-style lock check */
 };
 
 struct daemon;
@@ -114,6 +159,7 @@ struct election {
 	uint64_t		 cand_cooldown_ms; /* and its cooldown */
 	const char		*cand_lost;	/* the gate's reason for the loss
 						   being reported, or NULL */
+	struct election_problems pr;		/* daemon_problem.c's */
 };
 
 struct daemon {
@@ -180,6 +226,16 @@ struct daemon {
 						   over evq_slots */
 	struct daemon_event	 evq_slots[DAEMON_EVENTS_MAX];
 	int			 evq_warned;	/* a drop was logged */
+	char			 probe_why[256]; /* the app probe's last
+						   failure */
+	/* daemon_problem.c */
+	ev_timer		 problem_timer;	/* reminders, watch, stale */
+	struct kube		*side;		/* the old-style lock checks'
+						   client, or NULL */
+	int			 side_el;	/* election checked, or -1 */
+	int			 side_step;	/* its request: 0 first, 1 next */
+	char			 pod_name[CONFIG_STR_MAX]; /* "": unknown */
+	char			 pod_ns[CONFIG_STR_MAX];   /* "": unknown */
 };
 
 #define RELEASE_NONE	0	/* no step-down asked, or answered */
@@ -265,6 +321,58 @@ void	daemon_gate_free(struct daemon *d);
 /* POST /leader/pause and /leader/resume (httpd_handler_cb); arg: daemon. */
 void	daemon_pause_reply(const struct http_request *req,
 	    struct httpd_reply *reply, void *arg);
+
+/* daemon_problem.c: what keeps an instance from leading, said */
+
+/*
+ * Set up: the pod's name and namespace, the lock namespace check, the
+ * old-style lock checks' client, the reminders' timer.  Returns 0, or
+ * -1 logged.
+ */
+int	daemon_problem_setup(struct daemon *d, const struct kube_creds *creds,
+	    const char *ua);
+void	daemon_problem_free(struct daemon *d);
+
+/* Every API answer of election e (slot: the request kind, 0: Events). */
+void	daemon_problem_api(struct election *e, int slot,
+	    const struct kube_result *res);
+
+/* After each elector step: the record observed, the gate's verdict. */
+void	daemon_problem_step(struct election *e);
+
+/* The watch went up or down. */
+void	daemon_problem_watch(struct election *e, int healthy);
+
+/*
+ * Problem c (PROBLEM_*) of e holds, with the message msg: logged and
+ * its Warning Event queued when it begins; a message that changes while
+ * it holds is shown at once and said at the next reminder.
+ */
+void	daemon_problem_set(struct election *e, int c, const char *msg);
+
+/* Problem c of e no longer holds: one line if it did. */
+void	daemon_problem_clear(struct election *e, int c);
+
+/* us as RFC 3339 at second precision ("2026-12-05T07:00:00Z"). */
+void	daemon_problem_time(int64_t us, char *buf);
+
+/* daemon_split.c: start the next old-style lock check due, if none runs. */
+void	daemon_split_due(struct daemon *d, uint64_t now_ms);
+
+/*
+ * Queue an Event (daemon_api.c): reason NULL for "<identity> what"
+ * (Normal, LeaderElection, on the lock), else a Warning with that
+ * reason and message what, on the pod when its name is known.
+ */
+void	daemon_record_event(struct election *e, const char *reason,
+	    const char *what);
+
+/*
+ * Send the queued Warning ev through d->events, as lock_record_event
+ * sends the others.  Returns 0, or -1 (done_cb will not run).
+ */
+int	daemon_problem_event(struct daemon *d, const struct daemon_event *ev,
+	    kube_done_cb done_cb);
 
 /* daemon_http.c */
 

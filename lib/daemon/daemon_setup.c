@@ -182,5 +182,7 @@ daemon_setup(struct daemon *d, const struct config *c,
 		log_warnx("%s", err);
 		return -1;
 	}
-	return daemon_gate_setup(d);
+	if (daemon_gate_setup(d) == -1)
+		return -1;
+	return daemon_problem_setup(d, creds, ua);
 }

@@ -195,6 +195,7 @@ leader_json(const struct localapi_state *d, uint64_t now_ms, struct buf *b)
 	json_key(b, "election");
 	buf_json_str(b, d->election != NULL ? d->election :
 	    d->conf->lock_name);
+	localapi_problem_json(d, now_ms, b);
 	buf_add(b, "}", 1);
 }
 
@@ -476,11 +477,12 @@ localapi_reply_readyz(const struct http_request *req, struct httpd_reply *reply,
     void *arg)
 {
 	const struct localapi_state	*d = arg;
+	const struct localapi_problem	*p = localapi_problem_top(d);
 
 	/* ?leader=true: 503 on followers, whatever the config. */
 	if (!d->ready)
-		reply_status(reply, 503, "status", "not ready",
-		    "the lease has not been read yet");
+		reply_status(reply, 503, "status", "not ready", p != NULL ?
+		    p->message : "the lease has not been read yet");
 	else if ((d->conf->readyz_leader_only ||
 	    query_leader(req->query)) && (d->stopping ||
 	    !elector_is_leader(d->el, reply->now_ms)))

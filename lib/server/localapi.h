@@ -22,6 +22,18 @@
 
 #define LOCALAPI_ROUTES	16	/* route table rows, the end included */
 
+#define LOCALAPI_PROBLEMS	10	/* problem codes (daemon_problem.c) */
+#define LOCALAPI_PROBLEM_MAX	768	/* a problem's one-line message */
+
+/* One condition that keeps this instance from leading or working right. */
+struct localapi_problem {
+	const char	*code;		/* "forbidden", ... (static); NULL:
+					   the condition does not hold */
+	const char	*severity;	/* "error" or "warning" (static) */
+	char		 message[LOCALAPI_PROBLEM_MAX]; /* names the cause */
+	int64_t		 since_us;	/* wall clock it began */
+};
+
 /* What the daemon shows the local API; fields kept current by daemon/. */
 struct localapi_state {
 	const struct config	*conf;		/* borrowed */
@@ -58,6 +70,13 @@ struct localapi_state {
 						   first (GET /leaders), or
 						   NULL: this one alone */
 	size_t			 nall;		/* how many */
+	struct localapi_problem	 problems[LOCALAPI_PROBLEMS]; /* by order
+						   of importance, the first
+						   that holds shown first */
+	int64_t			 confirmed_us;	/* wall clock the record was
+						   last confirmed from the
+						   API; 0 = never */
+	uint64_t		 confirmed_ms;	/* the same, monotonic */
 };
 
 #define LOCALAPI_COORD_NONE	0	/* not asked for */
@@ -80,6 +99,12 @@ struct localapi_state {
  */
 const char *localapi_unhealthy(const struct localapi_state *st,
 	    uint64_t now_ms, char *why, size_t len);
+
+/*
+ * The most important problem that holds (problems[] in order), or NULL.
+ */
+const struct localapi_problem *localapi_problem_top(
+	    const struct localapi_state *st);
 
 /*
  * Whether who leads, as /leader would say at monotonic time now_ms

@@ -7,6 +7,8 @@
 #ifndef LOCALAPI_INT_H
 #define LOCALAPI_INT_H
 
+#include <stdint.h>
+
 #include "codec/http_parse.h"
 #include "server/httpd.h"
 
@@ -33,6 +35,16 @@ void	localapi_reply_watch_all(const struct http_request *req,
 /* GET /healthz: the loop turns and a leader renews. */
 void	localapi_reply_healthz(const struct http_request *req,
 	    struct httpd_reply *reply, void *arg);
+
+/*
+ * /leader's fields of what is wrong (localapi_problem.c), appended to b
+ * at now_ms: "problem" (the most important, or null), "problems" (all
+ * that hold, most important first), "confirmed_at" and "stale".
+ */
+struct buf;
+struct localapi_state;
+void	localapi_problem_json(const struct localapi_state *st,
+	    uint64_t now_ms, struct buf *b);
 
 /* GET /readyz: the lease was read, and we lead if leader-only. */
 void	localapi_reply_readyz(const struct http_request *req,

@@ -26,7 +26,7 @@ import e2elib as E
 CLUSTER_KUBECONFIG = os.environ.get("E2E_CLUSTER_KUBECONFIG", "")
 # One per election the suite starts, with room for new tests: the harness
 # reads its token file once, at start.
-N_STATIC_USERS = 32
+N_STATIC_USERS = 48
 
 
 def _need(path, what):

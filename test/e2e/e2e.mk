@@ -112,6 +112,7 @@ E2E_ENV = LEADERD=$(E2E_LEADERD) KASBOX=$(E2E_BIN)/kasbox \
 	  E2E_APISERVER_FLAGS="$(E2E_APISERVER_FLAGS)" \
 	  CLIENTGO_ELECTOR=$(E2E_BIN)/clientgo-elector \
 	  CLIENTGO_ELECTOR_V023=$(E2E_BIN)/clientgo-elector-v023 REPO=$(CURDIR) \
+	  LEADERD_TESTHOOKS=$(CURDIR)/$(BUILD)/leaderd-testhooks \
 	  E2E_WORK=$(E2E_BUILD)/run
 
 # Two pytest workers, each with its own harness (a kube-apiserver costs
@@ -119,7 +120,8 @@ E2E_ENV = LEADERD=$(E2E_LEADERD) KASBOX=$(E2E_BIN)/kasbox \
 # election timings.  A file stays on one worker, so a file's harness
 # fixtures (the second, CLE harness) start once.  E2E_JOBS=0: one process.
 E2E_JOBS ?= 2
-e2e: leaderd e2e-bins
+# test_saywhy.py's skewed clock is the test-hooks build's.
+e2e: leaderd $(BUILD)/leaderd-testhooks e2e-bins
 	@rm -rf $(E2E_BUILD)/run && mkdir -p $(E2E_BUILD)/run
 	cd test/e2e && $(E2E_ENV) KUBECTL=$(E2E_BIN)/kubectl $(E2E_PYTEST) \
 		$(if $(filter-out 0,$(E2E_JOBS)),-n $(E2E_JOBS) --dist loadfile) .

@@ -440,8 +440,11 @@ def test_leadership_events_recorded_on_the_lease(cluster, api):
     uid = cluster.lease()["metadata"]["uid"]
 
     def mine(what):
+        # "stopped leading" goes on with why: "stopped leading: ...".
         return [e for e in api.events()
-                if e.get("message") == "%s %s" % (a.identity, what)]
+                if e.get("message") == "%s %s" % (a.identity, what) or
+                e.get("message", "").startswith("%s %s: " % (a.identity,
+                                                             what))]
     ev = wait_until(lambda: mine("became leader"), 2.0,
                     what="the became-leader Event")[0]
     assert ev["reason"] == "LeaderElection" and ev["type"] == "Normal"
@@ -457,6 +460,10 @@ def test_leadership_events_recorded_on_the_lease(cluster, api):
                   path_prefix="/apis/coordination.k8s.io/")
     wait_until(lambda: not a.is_leader(), RD + RP + SLACK,
                what="a to step down")
-    wait_until(lambda: mine("stopped leading"), 2.0,
-               what="the stopped-leading Event")
+    stopped = wait_until(lambda: mine("stopped leading"), 2.0,
+                         what="the stopped-leading Event")[0]
+    assert stopped["message"].startswith(
+        "a stopped leading: no renew succeeded within renew_deadline "
+        "(update leases/%s in namespace %s: the API server answers 503"
+        % (cluster.lock, NS)), stopped["message"]
     api.clear_fault(f)

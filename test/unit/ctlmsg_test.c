@@ -106,6 +106,40 @@ test_other_answers(void **state)
 }
 
 static void
+test_problem(void **state)
+{
+	static const char	 doc[] = "{\"name\":\"\",\"is_leader\":false,"
+	    "\"problem\":{\"code\":\"forbidden\",\"severity\":\"error\","
+	    "\"message\":\"update leases/app in namespace default is "
+	    "forbidden (403)\",\"since\":\"2026-12-05T02:58:45.000000Z\"},"
+	    "\"problems\":[],\"confirmed_at\":null,\"stale\":true}";
+	static const char	 none[] = "{\"problem\":null,\"stale\":false,"
+	    "\"confirmed_at\":\"2026-12-05T02:58:45.000000Z\"}";
+	struct ctlmsg	 m;
+	char		 err[128];
+
+	(void)state;
+	assert_int_equal(ctlmsg_decode(doc, strlen(doc), &m, err,
+	    sizeof(err)), 0);
+	assert_true(m.has & CTLMSG_PROBLEM);
+	assert_string_equal(m.problem_code, "forbidden");
+	assert_string_equal(m.problem_severity, "error");
+	assert_string_equal(m.problem,
+	    "update leases/app in namespace default is forbidden (403)");
+	assert_string_equal(m.problem_since, "2026-12-05T02:58:45.000000Z");
+	assert_true((m.has & CTLMSG_STALE) && m.stale);
+	assert_string_equal(m.confirmed_at, "");
+	assert_int_equal(ctlmsg_decode(none, strlen(none), &m, err,
+	    sizeof(err)), 0);
+	assert_false(m.has & CTLMSG_PROBLEM);
+	assert_true((m.has & CTLMSG_STALE) && !m.stale);
+	assert_string_equal(m.confirmed_at, "2026-12-05T02:58:45.000000Z");
+	assert_int_equal(ctlmsg_decode("{\"problem\":\"x\"}", 15, &m, err,
+	    sizeof(err)), -1);
+	assert_string_equal(err, "problem: not an object or null");
+}
+
+static void
 test_bad(void **state)
 {
 	static const struct {
@@ -147,6 +181,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_leader),
 		cmocka_unit_test(test_other_answers),
+		cmocka_unit_test(test_problem),
 		cmocka_unit_test(test_bad),
 	};
 

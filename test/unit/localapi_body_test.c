@@ -30,6 +30,7 @@
 #include "config/config.h"
 #include "core/elector.h"
 #include "server/localapi.h"
+#include "server/localapi_int.h"	/* localapi_problem_json */
 
 #define ROUNDS	20000
 
@@ -112,6 +113,9 @@ ref_leader_json(const struct localapi_state *d, uint64_t now_ms,
 	buf_add(b, ",\"election\":", 12);
 	buf_json_str(b, d->election != NULL ? d->election :
 	    d->conf->lock_name);
+	/* The problems came after the printf formatter: no old text to
+	   compare them with, so both bodies end with the same call. */
+	localapi_problem_json(d, now_ms, b);
 	buf_add(b, "}", 1);
 }
 

@@ -126,14 +126,35 @@ test_event(void **state)
 	assert_non_null(strstr(ev, "\"is_leader\":true"));
 	assert_non_null(strstr(ev, "\"valid_for_ms\":2000"));
 	assert_non_null(strstr(ev, "\"index\":1,"));
-	/* The election last: the lock's name when it has no other. */
+	/*
+	 * The election, the lock's name when it has no other; then what is
+	 * wrong: no problem, never confirmed, so stale.
+	 */
 	assert_non_null(strstr(ev,
 	    "\"changed_at\":\"2023-11-14T22:13:20.000000Z\","
-	    "\"election\":\"app\"}"));
+	    "\"election\":\"app\",\"problem\":null,\"problems\":[],"
+	    "\"confirmed_at\":null,\"stale\":true}"));
 	free(ev);
 	f.st.election = "reports";
+	f.st.confirmed_us = 1700000000000000LL;
+	f.st.confirmed_ms = 900;
+	f.st.problems[1].code = "forbidden";
+	f.st.problems[1].severity = "error";
+	f.st.problems[1].since_us = 1700000000000000LL;
+	snprintf(f.st.problems[1].message, sizeof(f.st.problems[1].message),
+	    "update leases/app in namespace default is forbidden (403)");
+	f.st.problems[9].code = "lock_namespace";
+	f.st.problems[9].severity = "warning";
 	ev = localapi_event(&f.st, 1000, &len);
-	assert_non_null(strstr(ev, ",\"election\":\"reports\"}\n\n"));
+	assert_non_null(strstr(ev, ",\"election\":\"reports\","
+	    "\"problem\":{\"code\":\"forbidden\",\"severity\":\"error\","
+	    "\"message\":\"update leases/app in namespace default is "
+	    "forbidden (403)\",\"since\":\"2023-11-14T22:13:20.000000Z\"},"
+	    "\"problems\":[{\"code\":\"forbidden\","));
+	assert_non_null(strstr(ev, "},{\"code\":\"lock_namespace\","));
+	assert_non_null(strstr(ev, "\"confirmed_at\":"
+	    "\"2023-11-14T22:13:20.000000Z\",\"stale\":false}\n\n"));
+	assert_ptr_equal(localapi_problem_top(&f.st), &f.st.problems[1]);
 	free(ev);
 }
 
