@@ -12,6 +12,10 @@
 #                   time of each stage at the end
 #   make sanitize   unit tests, simulation, fuzz replay and an
 #                   integration subset under ASan/UBSan
+#   make chaos      below the elector, as root: leaderd in cgroups (CPU
+#                   limits, the freezer), in network namespaces cut by
+#                   nft, and against a kube-apiserver that answers 429
+#                   (test/faults/faults.mk; a smoke runs in make faults)
 #   make demo       a local demo: test API server and three leaderd
 #   make install    leaderd and its man pages (PREFIX, DESTDIR)
 #   make check-layers   lib/'s layer rule (lib/layers.mk), also in check
