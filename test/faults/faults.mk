@@ -54,7 +54,7 @@ chaos: leaderd e2e-bins
 		FAULTS_RESULTS=$(CURDIR)/$(CHAOS_RESULTS) \
 		$(PYTHON) -m pytest -q -p no:cacheprovider -rs \
 		test_cgroup.py test_netns.py
-	@rm -rf $(E2E_BUILD)/run-chaos && mkdir -p $(E2E_BUILD)/run-chaos
-	cd test/e2e && $(E2E_ENV) E2E_WORK=$(E2E_BUILD)/run-chaos \
+	@rm -rf $(BUILD)/chaos-e2e && mkdir -p $(BUILD)/chaos-e2e
+	cd test/e2e && $(E2E_ENV) E2E_WORK=$(CURDIR)/$(BUILD)/chaos-e2e \
 		E2E_THROTTLE=1 KUBECTL=$(E2E_BIN)/kubectl \
 		$(E2E_PYTEST) -s test_throttle.py
