@@ -22,6 +22,7 @@ import sys
 import tempfile
 
 import pytest
+import yaml
 
 REPO = os.environ.get("REPO") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -253,7 +254,6 @@ def test_flowschema_without_subjects_is_refused():
 def test_flowschema_verbs_are_the_rbac_lease_verbs(nais):
     """The FlowSchema lifts every verb the sidecars' RBAC grants on Leases
     to leader-election, and no other."""
-    import yaml
     docs = [d for d in yaml.safe_load_all(render("leaderd", [
         "--set", "rbac.namespaces={team-a}", "--set", "rbac.nais=" + nais,
         "--set", "flowSchema.enabled=true"])) if d]
