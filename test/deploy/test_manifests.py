@@ -39,6 +39,9 @@ KUSTOMIZATIONS = [
     "deploy/coordinated",
     "deploy/shards",
 ]
+# Kustomizations of cluster-scoped objects, applied on their own, with no
+# pod (checked by their own tests below).
+CLUSTER_WIDE = ["deploy/flowschema"]
 # The variants that keep the base's config file and unix socket.
 WITH_CONFIG = ["deploy", "deploy/base", "deploy/native-sidecar",
                "deploy/app-gated", "deploy/coordinated", "deploy/shards",
@@ -191,7 +194,7 @@ def test_renders(kubectl, rel):
 def test_every_kustomization_is_listed():
     found = sorted(str(p.parent.relative_to(ROOT))
         for p in DEPLOY.rglob("kustomization.yaml"))
-    assert found == sorted(KUSTOMIZATIONS), \
+    assert found == sorted(KUSTOMIZATIONS + CLUSTER_WIDE), \
         "add the new kustomization to KUSTOMIZATIONS so it is tested"
 
 
@@ -644,13 +647,12 @@ def test_leader_endpoints(kubectl):
 
 
 def test_flowschema_covers_every_lease_verb_of_every_variant(kubectl):
-    """deploy/flowschema/ (a plain manifest: cluster-scoped, applied on its
-    own) maps the base's ServiceAccount to the priority level
+    """deploy/flowschema/ (cluster-scoped, applied on its own) maps the base's ServiceAccount to the priority level
     leader-election, ahead of the default "service-accounts" FlowSchema,
     for every verb any variant's Role grants on Leases."""
-    with open(DEPLOY / "flowschema" / "flowschema.yaml") as f:
-        docs = [d for d in yaml.safe_load_all(f) if d]
-    fs = one(docs, "FlowSchema")
+    docs = render(kubectl, "deploy/flowschema")
+    assert [d["kind"] for d in docs] == ["FlowSchema"]
+    fs = docs[0]
     spec = fs["spec"]
     assert spec["priorityLevelConfiguration"]["name"] == "leader-election"
     # Behind the control plane's own electors (system-leader-election,

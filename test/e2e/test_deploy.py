@@ -77,15 +77,3 @@ def test_every_manifest_is_in_a_kustomization():
                 stray.append(os.path.relpath(os.path.join(d, f), E.REPO))
     assert not stray, "manifests not in any kustomization: %s" % stray
 
-
-def test_flowschema_dry_run_server(cluster):
-    """deploy/flowschema/ (a plain manifest, cluster-scoped) is accepted
-    by the API server, its priority level leader-election known."""
-    p = cluster.admin.run("apply", "--dry-run=server", "-f",
-                          os.path.join(DEPLOY, "flowschema",
-                                       "flowschema.yaml"),
-                          check=False, timeout=60, ns=False)
-    assert p.returncode == 0, "kubectl apply --dry-run=server: %s%s" % (
-        p.stdout, p.stderr)
-    assert "flowschema.flowcontrol.apiserver.k8s.io/leaderd-example-leases" \
-        " created (server dry run)" in p.stdout, p.stdout
