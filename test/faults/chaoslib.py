@@ -47,17 +47,24 @@ def _v2_root():
 
 def cgroup_mode():
     """("v1" | "v2", None) when a pod cgroup can be made here, else
-    (None, the reason to skip)."""
+    (None, the reason to skip).  A cgroup is made and removed to be sure
+    (a container may see the tree read-only)."""
     if os.geteuid() != 0:
         return None, "the cgroup rows need root (to make cgroups)"
     if all(os.path.exists(os.path.join(CG, c, "tasks"))
            for c in ("cpu", "freezer")) and \
             os.path.exists(os.path.join(CG, "cpu", "cpu.cfs_quota_us")):
-        return "v1", None
-    if _v2_root() is not None:
-        return "v2", None
-    return None, ("neither cgroup v1's cpu and freezer controllers nor a "
-                  "cgroup v2 tree with the cpu controller is mounted")
+        mode = "v1"
+    elif _v2_root() is not None:
+        mode = "v2"
+    else:
+        return None, ("neither cgroup v1's cpu and freezer controllers nor "
+                      "a cgroup v2 tree with the cpu controller is mounted")
+    try:
+        PodCgroup(DEPLOYED_MILLICPU, mode=mode).close()
+    except OSError as e:
+        return None, "cannot make a cgroup with a CPU limit here: %s" % e
+    return mode, None
 
 
 class PodCgroup:
@@ -65,10 +72,12 @@ class PodCgroup:
     freezer.  add(pid) moves a process (all its threads) in; its
     children stay in."""
 
-    def __init__(self, millicpu=None, name=None):
-        self.mode, why = cgroup_mode()
-        if self.mode is None:
-            raise RuntimeError(why)
+    def __init__(self, millicpu=None, name=None, mode=None):
+        if mode is None:
+            mode, why = cgroup_mode()
+            if mode is None:
+                raise RuntimeError(why)
+        self.mode = mode
         self.name = name or "leaderd-chaos-%s" % uuid.uuid4().hex[:8]
         if self.mode == "v1":
             self.dirs = [os.path.join(CG, c, self.name)
@@ -79,9 +88,16 @@ class PodCgroup:
                       "w") as f:
                 f.write("+cpu")
             self.dirs = [os.path.join(root, self.name)]
-        for d in self.dirs:
-            os.makedirs(d, exist_ok=True)
-        self.set_cpu(millicpu)
+        made = []
+        try:
+            for d in self.dirs:
+                os.makedirs(d, exist_ok=True)
+                made.append(d)
+            self.set_cpu(millicpu)
+        except OSError:
+            for d in reversed(made):
+                os.rmdir(d)
+            raise
 
     def _w(self, d, f, v):
         with open(os.path.join(d, f), "w") as fh:
@@ -185,6 +201,22 @@ def netns_mode():
     for tool in ("ip", "nft"):
         if shutil.which(tool) is None:
             return "%s is not installed (make deps: iproute2, nftables)" % tool
+    # A namespace with an nft table, made and removed (a container may
+    # lack the rights, a kernel nf_tables).
+    probe = "ldprobe%d" % os.getpid()
+    p = subprocess.run(["ip", "netns", "add", probe], capture_output=True,
+                       text=True, timeout=20)
+    if p.returncode != 0:
+        return "ip netns add fails here: %s" % p.stderr.strip()
+    try:
+        p = subprocess.run(["ip", "netns", "exec", probe, "nft", "add",
+                            "table", "inet", "probe"], capture_output=True,
+                           text=True, timeout=20)
+        if p.returncode != 0:
+            return "nft fails in a network namespace: %s" % p.stderr.strip()
+    finally:
+        subprocess.run(["ip", "netns", "del", probe], capture_output=True,
+                       timeout=20)
     return None
 
 
