@@ -9,9 +9,9 @@ C3); `make chaos` (CHAOS_FULL=1) every row, C2 down to the kubelet's
 floor of 10m.
 
 Timings: lease_duration 3s, renew_deadline 2s, retry_period 500ms,
-request_timeout 1s (faultlib.py): a renew four times as often as the
-deployed 2s, under half its 2s request_timeout, so a limit that holds
-here holds for deploy/'s timings."""
+request_timeout 1s (faultlib.py): renews four times as often as
+deploy/'s (retry_period 2s), each with half its request_timeout (2s),
+so a limit that holds here holds for deploy/'s timings."""
 
 import os
 import subprocess
@@ -39,7 +39,7 @@ class Pod:
     sibling, in one cgroup."""
 
     def __init__(self, cluster, name, millicpu, app=False, busy=False):
-        self.cg = chaoslib.PodCgroup(millicpu)
+        self.cg = chaoslib.PodCgroup(millicpu, mode=MODE)
         self.sock = "/tmp/ld-%s-%s.sock" % (name, self.cg.name[-8:])
         self.inst = cluster.new(name, proxied=False, unix=self.sock)
         self.procs = []
