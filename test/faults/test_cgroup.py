@@ -130,11 +130,12 @@ def _starved(cluster, pods, millicpu, busy, seconds, measure, row, strict):
     measure(row, "%s: /leader p50" % what, _pct(lat, 0.5))
     measure(row, "%s: /leader p99" % what, _pct(lat, 0.99))
     measure(row, "%s: /leader max" % what, max(lat))
-    measure(row, "%s: periods throttled" % what,
+    measure(row, "%s: share of periods throttled" % what,
             (p1[1] - p0[1]) / max(1, p1[0] - p0[0]), unit="")
     measure(row, "%s: lease kept" % what, 1.0 if kept else 0.0, unit="")
     if strict:
-        assert kept, ("%s: renews missed their deadline: gaps %s, log: %s"
+        assert kept, ("%s: renews missed their deadline: gaps %s, "
+                      "'stopped leading' logged %d times"
                       % (what, ["%.2f" % g for g in gaps],
                          leader.log_count("stopped leading")))
         assert max(gaps) <= RP + 1.0, "renews late at %s: %s" % (what, gaps)
