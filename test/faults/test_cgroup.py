@@ -28,17 +28,11 @@ MODE, WHY = chaoslib.cgroup_mode()
 pytestmark = pytest.mark.skipif(MODE is None, reason=WHY or "")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# The lowest limit at which renews keep their deadline beside a busy
-# sibling (measured by C2; docs/DEPLOYING.md quotes it).  C2 asserts the
-# deadline at this limit and above, and measures below it.
-BOUND_MILLICPU = 10
-
-
 class Pod:
     """One leaderd and, optionally, its application (podapp.py) and a busy
     sibling, in one cgroup."""
 
-    def __init__(self, cluster, name, millicpu, app=False, busy=False):
+    def __init__(self, cluster, name, millicpu, app=False, busy=0):
         self.cg = chaoslib.PodCgroup(millicpu, mode=MODE)
         self.sock = "/tmp/ld-%s-%s.sock" % (name, self.cg.name[-8:])
         self.inst = cluster.new(name, proxied=False, unix=self.sock)
@@ -53,9 +47,12 @@ class Pod:
                                  stdin=subprocess.DEVNULL)
             self.cg.add(p.pid)
             self.procs.append(p)
-        if busy:
+        for _ in range(int(busy)):
             self.procs.append(chaoslib.busy_sibling(self.cg))
-        self.inst.wait_listening(START + 3.0)
+        # Under a low limit beside busy siblings start-up itself is slow:
+        # wait long, and keep how long it took.
+        self.inst.wait_listening(START + 30.0)
+        self.t_up = time.monotonic() - self.inst.t_start
 
     def app_answers(self, since):
         """The application's answers that arrived after since:
@@ -85,12 +82,23 @@ def pods():
         p.close()
 
 
-def _start_pods(cluster, pods, n, millicpu, **kw):
+# How long three starved pods may take to agree on a leader.
+FIRST_LEADER = POLL + START + 30.0
+
+
+def _start_pods(cluster, pods, n, millicpu, need_leader=True, **kw):
+    """n pods; (instances, checker, the agreed leader).  need_leader
+    False: the leader is None when none is agreed within FIRST_LEADER."""
     for i in range(n):
         pods.append(Pod(cluster, "pod-%d" % i, millicpu, **kw))
     ins = [p.inst for p in pods]
     chk = cluster.checker(ins)
-    leader = cluster.wait_single_leader(POLL + START + 6.0, ins)
+    try:
+        leader = cluster.wait_single_leader(FIRST_LEADER, ins)
+    except AssertionError:
+        if need_leader:
+            raise
+        leader = None
     return ins, chk, leader
 
 
@@ -101,16 +109,31 @@ def _renew_gaps(inst, since):
     return [b - a for a, b in zip(ts, ts[1:])]
 
 
+def _siblings(n):
+    return "" if not n else " + %d busy sibling%s" % (
+        n, "s" if n > 1 else "")
+
+
 def _pct(xs, q):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
 
 
 def _starved(cluster, pods, millicpu, busy, seconds, measure, row, strict):
-    """Three pods at millicpu, each with a busy sibling if busy; the
+    """Three pods at millicpu, each with `busy` busy siblings; the
     leader's renews for `seconds`.  strict: assert the lease is kept and
-    every renew within RD of the one before.  Returns (kept, max gap)."""
-    ins, chk, leader = _start_pods(cluster, pods, 3, millicpu, busy=busy)
+    every renew within RD of the one before; else S1 only, and a pod
+    may find no leader at all.  Returns (kept, max gap)."""
+    ins, chk, leader = _start_pods(cluster, pods, 3, millicpu, busy=busy,
+                                   need_leader=strict)
+    what = "%dm%s" % (millicpu, _siblings(busy))
+    measure(row, "%s: slowest start-up (until listening)" % what,
+            max(p.t_up for p in pods))
+    if leader is None:
+        chk.assert_s1()
+        measure(row, "%s: no leader agreed within" % what, FIRST_LEADER)
+        measure(row, "%s: lease kept" % what, 0.0, unit="")
+        return False, None
     trans0 = cluster.transitions()
     cg = [p.cg for p in pods if p.inst is leader][0]
     p0 = cg.throttled()
@@ -124,7 +147,6 @@ def _starved(cluster, pods, millicpu, busy, seconds, measure, row, strict):
     chk.assert_s1()
     for i in ins:
         chk.assert_backed(i, RD)
-    what = "%dm%s" % (millicpu, " + busy sibling" if busy else "")
     measure(row, "%s: longest renew gap" % what, max(gaps or [seconds]),
             bound=RD if strict else None)
     measure(row, "%s: /leader p50" % what, _pct(lat, 0.5))
@@ -142,12 +164,12 @@ def _starved(cluster, pods, millicpu, busy, seconds, measure, row, strict):
     return kept, max(gaps or [seconds])
 
 
-@pytest.mark.parametrize("busy", [True] if not FULL else [False, True],
+@pytest.mark.parametrize("busy", [1] if not FULL else [0, 1],
                          ids=lambda b: "busy" if b else "alone")
 def test_c1_deployed_limit_renews_keep_their_deadline(cluster, pods,
                                                       measure, busy):
     """C1: three pods at the deployed 50m, alone and each beside a
-    sibling that spins (its CPU share is what is left to leaderd).
+    sibling that spins (what it leaves of the quota is leaderd's).
     Bound: no transition, no loss, every renew of the leader within
     RP + 1s of the one before (well inside RD); S1 and every claim backed
     by a write within RD."""
@@ -156,18 +178,25 @@ def test_c1_deployed_limit_renews_keep_their_deadline(cluster, pods,
 
 
 @pytest.mark.skipif(not FULL, reason="the limit search runs in make chaos")
-@pytest.mark.parametrize("millicpu", [25, 15, 10])
+@pytest.mark.parametrize("millicpu,busy,keeps", [
+    (25, 1, True), (15, 1, True), (10, 1, False), (10, 0, True),
+    (50, 4, True), (25, 4, False), (10, 4, False)],
+    ids=["25m", "15m", "10m", "10m-alone", "50m-4-siblings",
+         "25m-4-siblings", "10m-4-siblings"])
 def test_c2_lowest_limit_that_keeps_the_deadline(cluster, pods, measure,
-                                                 millicpu):
-    """C2: C1 with a busy sibling at lower limits, down to 10m, the
-    kubelet's floor (a quota of 1 ms per 100 ms period).  Bound: at
-    BOUND_MILLICPU and above, as C1; below, S1 only (the figures say
-    what is lost)."""
-    _starved(cluster, pods, millicpu, True, 12.0, measure, "C2",
-             strict=millicpu >= BOUND_MILLICPU)
+                                                 millicpu, busy, keeps):
+    """C2: C1 at lower limits, down to 10m, the kubelet's floor (a quota
+    of 1 ms per 100 ms period), alone, beside one busy sibling and beside
+    four.  Bound: where keeps, as C1 (what docs/DEPLOYING.md states:
+    10m alone, 15m beside one busy process, 50m beside four); elsewhere
+    S1 only, and the figures say what is lost (10m beside one and 25m
+    beside four lose the lease in some runs; 10m beside four finds no
+    leader)."""
+    _starved(cluster, pods, millicpu, busy, 12.0, measure, "C2",
+             strict=keeps)
 
 
-@pytest.mark.parametrize("busy", [False] if not FULL else [False, True],
+@pytest.mark.parametrize("busy", [0] if not FULL else [0, 1],
                          ids=lambda b: "busy" if b else "alone")
 def test_c3_frozen_pod_answers_false_after_thaw(cluster, pods, measure,
                                                 busy):
@@ -197,7 +226,7 @@ def test_c3_frozen_pod_answers_false_after_thaw(cluster, pods, measure,
     assert stale == [], "the application was told true after the thaw: %s" \
         % stale[:3]
     first = app[0]
-    what = "frozen %.1fs%s" % (LD + 1.5, " + busy sibling" if busy else "")
+    what = "frozen %.1fs%s" % (LD + 1.5, _siblings(busy))
     measure("C3", "%s: takeover" % what, took, bound=LD + POLL + 1.0)
     measure("C3", "%s: queued /leader answered after thaw" % what,
             marks["answer"] - marks["thaw"])
