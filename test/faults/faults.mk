@@ -13,7 +13,7 @@
 #                             pods in cgroups (C1-C3), kernel partitions
 #                             in network namespaces (K1-K4), then real
 #                             429s from a throttled kube-apiserver
-#                             (T1-T2, the e2e harness); root, about 4
+#                             (T1-T2, the e2e harness); root, about 5
 #                             minutes.  make faults runs a smoke of the
 #                             first two (C1, C3, K2)
 #

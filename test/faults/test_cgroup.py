@@ -179,7 +179,7 @@ def test_c1_deployed_limit_renews_keep_their_deadline(cluster, pods,
 
 @pytest.mark.skipif(not FULL, reason="the limit search runs in make chaos")
 @pytest.mark.parametrize("millicpu,busy,keeps", [
-    (25, 1, True), (15, 1, True), (10, 1, False), (10, 0, True),
+    (25, 1, True), (15, 1, False), (10, 1, False), (10, 0, True),
     (50, 4, True), (25, 4, False), (10, 4, False)],
     ids=["25m", "15m", "10m", "10m-alone", "50m-4-siblings",
          "25m-4-siblings", "10m-4-siblings"])
@@ -188,10 +188,10 @@ def test_c2_lowest_limit_that_keeps_the_deadline(cluster, pods, measure,
     """C2: C1 at lower limits, down to 10m, the kubelet's floor (a quota
     of 1 ms per 100 ms period), alone, beside one busy sibling and beside
     four.  Bound: where keeps, as C1 (what docs/DEPLOYING.md states:
-    10m alone, 15m beside one busy process, 50m beside four); elsewhere
-    S1 only, and the figures say what is lost (10m beside one and 25m
-    beside four lose the lease in some runs; 10m beside four finds no
-    leader)."""
+    10m alone, 25m beside one busy process, 50m beside four); elsewhere
+    S1 only, and the figures say what is lost (15m and 10m beside one
+    and 25m beside four lose the lease in some runs; 10m beside four
+    finds no leader)."""
     _starved(cluster, pods, millicpu, busy, 12.0, measure, "C2",
              strict=keeps)
 
