@@ -12,6 +12,10 @@
 #                   time of each stage at the end
 #   make sanitize   unit tests, simulation, fuzz replay and an
 #                   integration subset under ASan/UBSan
+#   make chaos      below the elector, as root: leaderd in cgroups (CPU
+#                   limits, the freezer), in network namespaces cut by
+#                   nft, and against a kube-apiserver that answers 429
+#                   (test/faults/faults.mk; a smoke runs in make faults)
 #   make demo       a local demo: test API server and three leaderd
 #   make install    leaderd and its man pages (PREFIX, DESTDIR)
 #   make plugin     kubectl leaderd's krew archives and manifest
@@ -213,7 +217,8 @@ leaderd: $(BUILD)/leaderd
 endif
 
 # Debian packages for the build and the tests.  Quiet and quick when all
-# are present already.  STATIC_DEB_PKGS builds the image's static binary
+# are present already.  iproute2 and nftables: the kernel partitions of
+# the chaos suite (network namespaces, veth, a bridge, nft rules).  STATIC_DEB_PKGS builds the image's static binary
 # (deploy/image/static.mk): the Dockerfile installs them too.
 STATIC_DEB_PKGS = build-essential ca-certificates dpkg-dev python3 \
 	   musl-tools autoconf automake libtool
@@ -224,7 +229,8 @@ IMAGE_DEB_PKGS = gcc-aarch64-linux-gnu qemu-user-static
 DEB_PKGS = $(STATIC_DEB_PKGS) \
 	   pkg-config libev-dev libcurl4-openssl-dev libssl-dev \
 	   libjansson-dev libyaml-dev libcmocka-dev openssl curl \
-	   python3-pytest valgrind mandoc
+	   python3-pytest valgrind mandoc \
+	   iproute2 nftables
 # $(call apt_install,TARGET,PACKAGES): install those not installed.
 apt_install = missing=$$(for p in $(2); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \

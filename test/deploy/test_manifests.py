@@ -39,6 +39,9 @@ KUSTOMIZATIONS = [
     "deploy/coordinated",
     "deploy/shards",
 ]
+# Kustomizations of cluster-scoped objects, applied on their own, with no
+# pod (checked by their own tests below).
+CLUSTER_WIDE = ["deploy/flowschema"]
 # The variants that keep the base's config file and unix socket.
 WITH_CONFIG = ["deploy", "deploy/base", "deploy/native-sidecar",
                "deploy/app-gated", "deploy/coordinated", "deploy/shards",
@@ -191,7 +194,7 @@ def test_renders(kubectl, rel):
 def test_every_kustomization_is_listed():
     found = sorted(str(p.parent.relative_to(ROOT))
         for p in DEPLOY.rglob("kustomization.yaml"))
-    assert found == sorted(KUSTOMIZATIONS), \
+    assert found == sorted(KUSTOMIZATIONS + CLUSTER_WIDE), \
         "add the new kustomization to KUSTOMIZATIONS so it is tested"
 
 
@@ -641,3 +644,34 @@ def test_leader_endpoints(kubectl):
     assert all(r["apiGroups"] == ["discovery.k8s.io"] for r in slice_rules)
     assert {v for r in slice_rules for v in r["verbs"]} == \
         {"get", "create", "update", "delete"}
+
+
+def test_flowschema_covers_every_lease_verb_of_every_variant(kubectl):
+    """deploy/flowschema/ (cluster-scoped, applied on its own) maps the base's ServiceAccount to the priority level
+    leader-election, ahead of the default "service-accounts" FlowSchema,
+    for every verb any variant's Role grants on Leases."""
+    docs = render(kubectl, "deploy/flowschema")
+    assert [d["kind"] for d in docs] == ["FlowSchema"]
+    fs = docs[0]
+    spec = fs["spec"]
+    assert spec["priorityLevelConfiguration"]["name"] == "leader-election"
+    # Behind the control plane's own electors (system-leader-election,
+    # 100), ahead of every default FlowSchema a ServiceAccount meets.
+    assert 100 < spec["matchingPrecedence"] < 900
+    sa = one(render(kubectl, "deploy/base"), "ServiceAccount")
+    (rule,) = spec["rules"]
+    assert rule["subjects"] == [{"kind": "ServiceAccount", "serviceAccount": {
+        "name": sa["metadata"]["name"], "namespace": "default"}}]
+    assert "nonResourceRules" not in rule
+    (rr,) = rule["resourceRules"]
+    assert (rr["apiGroups"], rr["resources"]) == (["coordination.k8s.io"],
+                                                  ["leases"])
+    verbs = set()
+    for rel in KUSTOMIZATIONS:
+        for r in one(render(kubectl, rel), "Role")["rules"]:
+            if "coordination.k8s.io" in r["apiGroups"] and \
+                    "leases" in r["resources"]:
+                verbs |= set(r["verbs"])
+    assert verbs <= set(rr["verbs"]), \
+        "Lease verbs the FlowSchema leaves at low priority: %s" % sorted(
+            verbs - set(rr["verbs"]))

@@ -76,3 +76,4 @@ def test_every_manifest_is_in_a_kustomization():
             if not any(u.endswith(f) for u in used):
                 stray.append(os.path.relpath(os.path.join(d, f), E.REPO))
     assert not stray, "manifests not in any kustomization: %s" % stray
+

@@ -82,8 +82,9 @@ def lease_spec(cluster):
 
 
 def stopped_past_lease(cluster, ins, chk, old, before_cont=None,
-                       after_answer=None):
-    """Stop the leader old (SIGSTOP) for LD + 1.5s while a follower takes
+                       after_answer=None, stop=None, cont=None):
+    """Stop the leader old (SIGSTOP; or stop()) for LD + 1.5s, then go on
+    (SIGCONT; or cont()), while a follower takes
     over, queue a /leader request meanwhile, run before_cont() just before
     SIGCONT (a suspend's clock, say), and return (took, new, answer,
     t_follow): the takeover's time after the stop, the new leader, the
@@ -95,7 +96,10 @@ def stopped_past_lease(cluster, ins, chk, old, before_cont=None,
     queued answer is in."""
     chk.pause(old.name)
     t_stop = time.monotonic()
-    old.signal(signal.SIGSTOP)
+    if stop is None:
+        old.signal(signal.SIGSTOP)
+    else:
+        stop()
     s = wait_takeover(chk, t_stop, [old.name], FAILOVER + 1.0)
     took = s[1] - t_stop
     assert took <= FAILOVER
@@ -108,7 +112,10 @@ def stopped_past_lease(cluster, ins, chk, old, before_cont=None,
     if before_cont is not None:
         before_cont(t_stop)
     t_cont = time.monotonic()
-    old.signal(signal.SIGCONT)
+    if cont is None:
+        old.signal(signal.SIGCONT)
+    else:
+        cont()
     chk.resume(old.name)
     st, _, body, _ = read_http_response(q, timeout=2.0)
     q.close()

@@ -8,6 +8,14 @@
 #                             seconds; prints transitions and S1, exits
 #                             non-zero on a violation (SOAK_SEED=n to
 #                             repeat a run, SOAK_N=3..5 to fix the size)
+#   make chaos                the chaos rows in full (docs/RELIABILITY.md,
+#                             "Below the elector"): starved and frozen
+#                             pods in cgroups (C1-C3), kernel partitions
+#                             in network namespaces (K1-K4), then real
+#                             429s from a throttled kube-apiserver
+#                             (T1-T2, the e2e harness); root, about 5
+#                             minutes.  make faults runs a smoke of the
+#                             first two (C1, C3, K2)
 #
 # FAULTS_RESULTS=file appends every measured figure as a JSON line (used
 # for docs/RELIABILITY.md; report: python3 test/faults/report.py file).
@@ -28,7 +36,7 @@ FAULTS_JOBS	?= 3
 FAULTS_PYTEST	?= $(PYTHON) -m pytest -q -p no:cacheprovider \
 		   $(if $(filter-out 0,$(FAULTS_JOBS)),-n $(FAULTS_JOBS))
 
-.PHONY: faults soak
+.PHONY: faults soak chaos
 
 faults: leaderd $(BUILD)/leaderd-testhooks $(BUILD)/test/elector_replay
 	cd test/faults && LEADERD=$(CURDIR)/leaderd \
@@ -37,3 +45,18 @@ faults: leaderd $(BUILD)/leaderd-testhooks $(BUILD)/test/elector_replay
 
 soak: leaderd
 	LEADERD=$(CURDIR)/leaderd $(PYTHON) test/faults/soak.py $(SOAK_ARGS)
+
+# The chaos rows: test_cgroup.py and test_netns.py in full (CHAOS_FULL=1),
+# then test/e2e's test_throttle.py against a kube-apiserver of its own
+# (E2E_THROTTLE=1); CHAOS_RESULTS collects the figures as JSON lines.
+CHAOS_RESULTS	?= $(BUILD)/chaos-results.jsonl
+chaos: leaderd e2e-bins
+	@rm -f $(CHAOS_RESULTS)
+	cd test/faults && CHAOS_FULL=1 LEADERD=$(CURDIR)/leaderd \
+		FAULTS_RESULTS=$(CURDIR)/$(CHAOS_RESULTS) \
+		$(PYTHON) -m pytest -q -p no:cacheprovider -rs \
+		test_cgroup.py test_netns.py
+	@rm -rf $(BUILD)/chaos-e2e && mkdir -p $(BUILD)/chaos-e2e
+	cd test/e2e && $(E2E_ENV) E2E_WORK=$(CURDIR)/$(BUILD)/chaos-e2e \
+		E2E_THROTTLE=1 KUBECTL=$(E2E_BIN)/kubectl \
+		$(E2E_PYTEST) -s test_throttle.py

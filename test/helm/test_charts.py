@@ -22,6 +22,7 @@ import sys
 import tempfile
 
 import pytest
+import yaml
 
 REPO = os.environ.get("REPO") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -247,6 +248,21 @@ def test_flowschema_without_subjects_is_refused():
              "--set", "flowSchema.enabled=true", check=False)
     assert p.returncode != 0
     assert "flowSchema.enabled" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("nais", ["false", "true"])
+def test_flowschema_verbs_are_the_rbac_lease_verbs(nais):
+    """The FlowSchema lifts every verb the sidecars' RBAC grants on Leases
+    to leader-election, and no other."""
+    docs = [d for d in yaml.safe_load_all(render("leaderd", [
+        "--set", "rbac.namespaces={team-a}", "--set", "rbac.nais=" + nais,
+        "--set", "flowSchema.enabled=true"])) if d]
+    (fs,) = [d for d in docs if d["kind"] == "FlowSchema"]
+    (rr,) = fs["spec"]["rules"][0]["resourceRules"]
+    granted = {v for d in docs if d["kind"] == "ClusterRole"
+               for r in d["rules"] if "leases" in r["resources"]
+               for v in r["verbs"]}
+    assert granted and set(rr["verbs"]) == granted, (rr["verbs"], granted)
 
 
 def regenerate():

@@ -189,6 +189,8 @@ class Leaderd:
         self.unix = unix
         self.args = list(args)
         self.env = env
+        # A command prefix the daemon runs under (ip netns exec NS).
+        self.wrap = []
         self.proc = None
         self.token = token or "tok-%s-%s" % (name, uuid.uuid4().hex[:12])
         self.config_path = os.path.join(self.dir, "leaderd.yaml")
@@ -256,7 +258,7 @@ class Leaderd:
         self._out = open(self.stdout_path, "ab")
         self.t_start = time.monotonic()
         self.proc = subprocess.Popen(
-            [self.binary, "-f", self.config_path] + self.args,
+            self.wrap + [self.binary, "-f", self.config_path] + self.args,
             stdin=subprocess.DEVNULL, stdout=self._out, stderr=self._err,
             env=env, cwd=self.dir)
         if wait:
