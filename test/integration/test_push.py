@@ -285,6 +285,48 @@ def test_max_streams_setting(cluster, sockdir):
     assert b.get_status("/healthz") == 200
 
 
+def rss_anon_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1])
+    raise AssertionError("no RssAnon in /proc/%d/status" % pid)
+
+
+def test_idle_stream_memory(cluster, sockdir):
+    """An idle stream holds its connection and nothing more (the
+    request's parser and read buffer, and its sent events, are freed):
+    250 streams, half TCP and half unix, each with its first event
+    read, add at most 4 KiB apiece to the daemon's anonymous memory."""
+    n = 250
+    a = with_max_streams(cluster.new("a", unix=os.path.join(sockdir,
+                                                            "a.sock")), n)
+    a.start()
+    wait_until(a.is_leader, BOUND, what="a to lead")
+    Stream(a, "tcp").close()    # the first stream's one-time allocations
+    time.sleep(0.2)
+    before = rss_anon_kb(a.pid)
+    socks = []
+    try:
+        for i in range(n):
+            s = connect(a, VIAS[i % 2])
+            s.sendall(request_bytes("/leader/watch"))
+            buf = b""
+            while b"\n\n" not in buf.partition(b"\r\n\r\n")[2]:
+                chunk = s.recv(4096)
+                assert chunk, "stream %d closed: %r" % (i, buf)
+                buf += chunk
+            assert buf.startswith(b"HTTP/1.1 200"), buf[:100]
+            socks.append(s)
+        time.sleep(0.3)
+        grown = rss_anon_kb(a.pid) - before
+        assert grown <= 4 * n, "%d streams added %d kB (%.0f B each)" % (
+            n, grown, grown * 1024.0 / n)
+    finally:
+        for s in socks:
+            s.close()
+
+
 def test_stream_client_that_never_reads_is_dropped(cluster, sockdir, api):
     """A follower sees the holder change many times a second (an admin
     flips it between two long names); a stream client that never reads
