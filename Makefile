@@ -613,6 +613,18 @@ bench: image-bin leaderd
 	$(PYTHON) test/bench/bench.py --leaderd $(CURDIR)/$(IMAGE_BIN)
 	$(PYTHON) test/bench/bench.py --leaderd $(CURDIR)/leaderd --only-steady
 
+# Cost at cluster scale (docs/performance.md): sidecars per
+# kube-apiserver and the herd after an outage, leaderd beside the
+# client-go elector, on the e2e suite's kasbox (E2E_BUILD, make
+# e2e-bins); local fan-out to /leader/watch streams and elections per
+# sidecar on the test API server.  Not part of make test; about 40
+# minutes.
+.PHONY: bench-scale
+bench-scale: image-bin
+	E2E_BIN=$(E2E_BIN) CLIENTGO_ELECTOR=$(E2E_BIN)/clientgo-elector \
+		$(PYTHON) test/bench/scale.py --leaderd $(CURDIR)/$(IMAGE_BIN) \
+		$(BENCH_SCALE_ARGS)
+
 demo: $(LEADERD_TARGET)
 	$(PYTHON) test/integration/demo.py --leaderd $(LEADERD_BIN)
 

@@ -469,14 +469,21 @@ def _push_reader(conn, port, sock, nclients):
         pending = set(range(nclients))
         delays, arrivals, at = [], [], None
         while pending and time.monotonic() < end:
-            # Receive (and time) every ready socket first, parse after.
+            # Receive (and time) every ready socket first, parse after,
+            # once as many chunks came as clients wait or the sockets
+            # fell quiet for 20 ms: parsing would delay the next reads,
+            # and so their times.
             got = []
-            for key, _ in sel.select(0.5):
-                try:
-                    chunk = key.fileobj.recv(65536)
-                except BlockingIOError:
-                    continue
-                got.append((key, time.time(), chunk))
+            while len(got) < len(pending):
+                ready = sel.select(0.02 if got else 0.5)
+                if not ready:
+                    break
+                for key, _ in ready:
+                    try:
+                        chunk = key.fileobj.recv(65536)
+                    except BlockingIOError:
+                        continue
+                    got.append((key, time.time(), chunk))
             for key, t, chunk in got:
                 st = key.data
                 st["buf"] += chunk
