@@ -48,8 +48,9 @@ Parts 3 and 4 run on the test API server (test/kit/fakeapi.py):
     elections figures), VmRSS, Pss and CPU per election.
 
 The open-file limit is raised to its hard limit for the bench and its
-children.  --smoke: part 1 at N=10 for leaderd only with short windows,
-and part 3 at 100 streams (the make test smoke).
+children.  --smoke (test/integration/test_bench_scale.py, in make
+test): parts 3 and 4 in seconds, 100 streams and 1 and 2 elections;
+parts 1 and 2 need kasbox, e.g. --parts 1 --sizes 10 --window 3.
 """
 
 import argparse
@@ -594,13 +595,12 @@ def main():
     ap.add_argument("--elections", default="1,2,4,8,16")
     ap.add_argument("--elections-idle", type=float, default=30)
     ap.add_argument("--smoke", action="store_true",
-                    help="seconds: part 1 at N=10 (leaderd) and part 3 at "
-                    "100 streams, short windows")
+                    help="seconds: parts 3 and 4 only, 100 streams, 1 and "
+                    "2 elections, short windows")
     args = ap.parse_args()
     if args.smoke:
-        args.parts, args.kinds, args.sizes = "1,3", "leaderd", "10"
-        args.window, args.settle, args.streams = 3, 1, "100"
-        args.push_trials = 3
+        args.parts, args.streams, args.push_trials = "3,4", "100", 3
+        args.elections, args.elections_idle = "1,2", 1.0
     args.parts = ints(args.parts)
     args.kinds = args.kinds.split(",")
     args.sizes, args.streams = ints(args.sizes), ints(args.streams)
