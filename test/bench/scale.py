@@ -173,6 +173,14 @@ def all_rate(m0, m1):
         m1[0] - m0[0])
 
 
+def oncpu_ms(pid):
+    """bench.oncpu_ms, 0 for a process gone (counted as exited)."""
+    try:
+        return bench.oncpu_ms(pid)
+    except OSError:
+        return 0.0
+
+
 def mem_avail_kb():
     with open("/proc/meminfo") as f:
         for line in f:
@@ -189,6 +197,7 @@ class GoSidecar(handover.Elector):
     def __init__(self, kas, ident, lease):
         super().__init__(kas, "clientgo", ident, lease, (LD, RD, RP))
         self.name = ident
+        self.lock = lease
         self.proc = self.p
         self.pid = self.p.pid
 
@@ -199,14 +208,35 @@ class GoSidecar(handover.Elector):
         return handover.get_leader(self.port, timeout=timeout)
 
 
-def start_elector(kas, work, kind, ident, lease):
+def start_elector(kas, work, kind, ident, lease, tries=3):
+    """A started elector; a new port on a failed start (another process
+    may have taken the one free_port chose)."""
     if kind == "client-go":
         return GoSidecar(kas, ident, lease)
-    i = Leaderd(kas, work, ident, lease, lease_duration=LD,
-                renew_deadline=RD, retry_period=RP,
-                request_timeout=REQ_TIMEOUT, log_level="warn")
-    i.start(timeout=30)
-    return i
+    for k in range(tries):
+        i = Leaderd(kas, work, ident + "r" * k, lease, lease_duration=LD,
+                    renew_deadline=RD, retry_period=RP,
+                    request_timeout=REQ_TIMEOUT, log_level="warn")
+        try:
+            i.start(timeout=30)
+            return i
+        except AssertionError:
+            if i.alive():
+                raise
+    raise RuntimeError("%s did not start %d times" % (ident, tries))
+
+
+def revive(kas, work, kind, els, groups=None):
+    """Replace the electors that exited at start (a client-go elector
+    whose port another process took exits)."""
+    time.sleep(2)
+    for k, e in enumerate(els):
+        if not e.alive():
+            n = start_elector(kas, work, kind, e.name + "x", e.lock)
+            print("  %s exited at start; %s instead" % (e.name, n.name))
+            if groups is not None:
+                groups[n.name] = groups[e.name]
+            els[k] = n
 
 
 def stop_all(els):
@@ -229,24 +259,31 @@ def wait_held(kas, prefix, n, timeout):
 
 # -- 1. sidecars per apiserver ----------------------------------------------
 
-def sidecar_row(args, kas, work, kind, n):
-    nleases = max(1, n // 10)
-    tag = "s%s%d" % ("go" if kind == "client-go" else "ld", n)
+def sidecar_row(args, kas, work, kind, n, per_lease=10):
+    nleases = max(1, n // per_lease)
+    tag = "s%s%d%s" % ("go" if kind == "client-go" else "ld", n,
+                       "a" if per_lease == 1 else "")
     els = []
     try:
         for i in range(n):
             els.append(start_elector(kas, work, kind, "%s-%d" % (tag, i),
                                      "%s-l%d" % (tag, i % nleases)))
         if n:
+            revive(kas, work, kind, els)
             wait_held(kas, tag + "-l", nleases, 120 + n)
         time.sleep(args.settle)
         m0, c0 = kas.scrape(), watchcost.cpu_s(kas.pid)
-        s0 = [bench.oncpu_ms(e.pid) for e in els]
+        s0 = [oncpu_ms(e.pid) for e in els]
         time.sleep(args.window)
         m1, c1 = kas.scrape(), watchcost.cpu_s(kas.pid)
         dt = m1[0] - m0[0]
-        scpu = sum(bench.oncpu_ms(e.pid) - c for e, c in zip(els, s0))
-        mems = [bench.mem(e.pid) for e in els]
+        scpu = sum(max(0.0, oncpu_ms(e.pid) - c) for e, c in zip(els, s0))
+        mems = []
+        for e in els:
+            try:
+                mems.append(bench.mem(e.pid))
+            except OSError:
+                pass            # it exited: counted below
         dead = sum(1 for e in els if not e.alive())
         return {"kind": kind, "n": n, "leases": nleases if n else 0,
                 "cpu": (c1 - c0) * 60.0 / dt,
@@ -289,12 +326,20 @@ def print_sidecars(rows, args):
             r["kind"], r["n"], (r["cpu"] - base["cpu"]) * k,
             sum(r["verbs"].values()) * k, r["srss"] * k))
     by = {(r["kind"], r["n"]): r for r in rows}
-    ld, go = by.get(("leaderd", 100)), by.get(("client-go", 100))
+    n = args.alone or 100
+    ld, go = by.get(("leaderd", n)), by.get(("client-go", n))
     if ld and go and go["cpu"] > base["cpu"]:
-        print("at N=100: leaderd costs the apiserver %.2f CPU s/min above "
+        print("at N=%d: leaderd costs the apiserver %.2f CPU s/min above "
               "idle, client-go %.2f: %.2f of client-go's" % (
-                  ld["cpu"] - base["cpu"], go["cpu"] - base["cpu"],
+                  n, ld["cpu"] - base["cpu"], go["cpu"] - base["cpu"],
                   (ld["cpu"] - base["cpu"]) / (go["cpu"] - base["cpu"])))
+        fl = by.get(("leaderd, leaders alone", n // 10))
+        if fl and go["cpu"] > fl["cpu"]:
+            print("  above the %d leaders' own writes (%.2f): leaderd's "
+                  "followers %.2f, client-go's %.2f: %.2f of client-go's"
+                  % (n // 10, fl["cpu"] - base["cpu"], ld["cpu"] - fl["cpu"],
+                     go["cpu"] - fl["cpu"], (ld["cpu"] - fl["cpu"]) /
+                     (go["cpu"] - fl["cpu"])))
 
 
 def sidecars(args, kas, work):
@@ -322,6 +367,12 @@ def sidecars(args, kas, work):
                   "%.1f req/s; sidecars %.0f MB" % (
                       kind, n, r["cpu"], r["rss"], sum(r["verbs"].values()),
                       r["srss"]), flush=True)
+    if args.alone and "leaderd" in args.kinds:
+        # The floor at N=alone: its N/10 leaders' writes with no follower.
+        r = sidecar_row(args, kas, work, "leaderd", args.alone // 10,
+                        per_lease=1)
+        r["kind"] = "leaderd, leaders alone"
+        rows.append(r)
     print_sidecars(rows, args)
     return rows
 
@@ -388,7 +439,9 @@ def herd_leases(args, kas, work, kind):
                                   "%s-l%d" % (tag, i))
                 els.append(e)
                 groups[e.name] = i
-                members.setdefault(i, set()).add(e.name)
+        revive(kas, work, kind, els, groups)
+        for e in els:
+            members.setdefault(groups[e.name], set()).add(e.name)
         wait_held(kas, tag + "-l", n, 180)
         chk = LeadershipChecker(els, interval=0.05).start()
         time.sleep(args.settle)
@@ -584,6 +637,10 @@ def main():
     ap.add_argument("--kinds", default="leaderd,client-go")
     ap.add_argument("--sizes", default="10,50,100,200,400")
     ap.add_argument("--clientgo-max", type=int, default=400)
+    ap.add_argument("--alone", type=int, default=100,
+                    help="part 1: a row of the N/10 leaderd leaders of "
+                    "this N alone, each on its Lease (the writes' floor); "
+                    "0: none")
     ap.add_argument("--window", type=float, default=60)
     ap.add_argument("--settle", type=float, default=10)
     ap.add_argument("--steady", type=float, default=20,
