@@ -396,8 +396,10 @@ def overlaps(chk, groups):
 
 def outage(args, kas, led):
     """Steady Lease rate, SIGSTOP for --outage s, SIGCONT; then the
-    Lease rate about every second for 5 s, and the seconds from the
-    resume until led() is true.  Returns (steady, peak, rates, took)."""
+    Lease rate about every second for 5 s (between scrapes of /metrics,
+    which a busy server answers late: (rate, seconds) each), and the
+    seconds from the resume until led() is true.  Returns (steady,
+    peak, rates, took)."""
     m0 = kas.scrape()
     time.sleep(args.steady)
     m1 = kas.scrape()
@@ -412,11 +414,11 @@ def outage(args, kas, led):
     while time.monotonic() < tr + 5.0:
         time.sleep(max(0.0, min(1.0, tr + 5.0 - time.monotonic())))
         m = kas.scrape()
-        rates.append(lease_rate(prev, m, verbs=True))
+        rates.append((lease_rate(prev, m, verbs=True), m[0] - prev[0]))
         prev = m
     took = wait_until(lambda: led(tr), 180, interval=0.2,
                       what="every Lease led again")
-    return steady, max(rates), rates, took
+    return steady, max(r for r, _ in rates), rates, took
 
 
 def first_led_after(chk, names, tr):
@@ -520,14 +522,14 @@ def herd(args, kas, work):
           "and resumed; 15s/10s/2s; Lease requests/s from "
           "apiserver_request_total" % args.outage)
     print("| electors | steady req/s | peak req/s in the 5 s after | peak / "
-          "steady | per-second rates after | every Lease led again after "
-          "| overlaps (samples) |")
+          "steady | rates after (req/s over s, between scrapes) | every "
+          "Lease led again after | overlaps (samples) |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         print("| %s | %.1f | %.1f | %.1f | %s | %.1f s | %d (%d) |" % (
             r["what"], r["steady"], r["peak"],
             r["peak"] / r["steady"] if r["steady"] else 0.0,
-            ", ".join("%.0f" % x for x in r["rates"]), r["took"],
+            ", ".join("%.0f/%.1f" % x for x in r["rates"]), r["took"],
             r["overlaps"], r["samples"]))
     bad = [r["what"] for r in rows if r["overlaps"]]
     assert not bad, "overlapping leaders after the outage: %s" % bad
