@@ -596,7 +596,14 @@ class Meanwhile:
 
 def fanout(args, work):
     rows = []
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     for n in args.streams:
+        room = (hard - 32 - 256) // 2       # httpd_set_max_streams's
+        if hard != resource.RLIM_INFINITY and n > room:
+            print("  %d streams: the open-file limit %d holds %d (the "
+                  "rest would be refused); measuring %d" % (n, hard, room,
+                                                             room))
+            n = room
         mw = Meanwhile(settle=1.0 + n / 2000.0)
         d, last = bench.push_delivery(args, work, nclients=n, meanwhile=mw)
         if not last:
@@ -666,7 +673,18 @@ def main():
     args.elections = ints(args.elections)
     if args.leaderd:
         os.environ["LEADERD"] = os.path.abspath(args.leaderd)
+    # N streams: N descriptors in the reader, and in leaderd N beside
+    # as many waiting reads, 256 connections and 32 spare, or it lowers
+    # its cap (httpd_set_max_streams): raise the hard limit if allowed.
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 2 * max(args.streams or [0]) + 1024
+    if hard != resource.RLIM_INFINITY and hard < want:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, want))
+            hard = want
+        except (ValueError, OSError):
+            print("open-file limit %d: leaderd takes fewer streams than "
+                  "%d (needs %d)" % (hard, max(args.streams), want))
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     print("leaderd %s; %s; %d CPUs, %.1f GB RAM; open files %d" % (
         os.environ.get("LEADERD"), time.strftime("%Y-%m-%d %H:%M UTC",
