@@ -632,7 +632,7 @@ clean:
 # client-go elector, on the e2e suite's kasbox (E2E_BUILD, make
 # e2e-bins, built here if missing); local fan-out to /leader/watch
 # streams and elections per sidecar on the test API server.  Not part
-# of make test (its smoke is: test_bench_scale.py); about 40 minutes.
+# of make test (its smoke is: test_bench_scale.py); about 30 minutes.
 # BENCH_SCALE_ARGS: more scale.py flags, e.g. --parts 3.
 .PHONY: bench-scale
 bench-scale: image-bin $(E2E_BIN)/kasbox $(E2E_BIN)/clientgo-elector
