@@ -2,7 +2,8 @@
 the blocking read GET /leader?wait=...&index=N, over TCP and the unix
 socket.  Events on connect and on a failover, on SIGTERM a final event
 and a clean close, the cap on streams (the 65th refused while /healthz
-still answers; lowered to what the open-file limit holds), a stream client that never reads is dropped, and bad
+still answers; lowered to what the open-file limit holds), an idle
+stream's memory, a stream client that never reads is dropped, and bad
 wait or index values are refused with 400 while the daemon stays up."""
 
 import json
