@@ -705,3 +705,16 @@ clean:
 -include test/helm/helm.mk
 -include test/hygiene/hygiene.mk
 -include test/faults/faults.mk
+
+# Cost at cluster scale (docs/performance.md): sidecars per
+# kube-apiserver and the herd after an outage, leaderd beside the
+# client-go elector, on the e2e suite's kasbox (E2E_BUILD, make
+# e2e-bins, built here if missing); local fan-out to /leader/watch
+# streams and elections per sidecar on the test API server.  Not part
+# of make test (its smoke is: test_bench_scale.py); about 30 minutes.
+# BENCH_SCALE_ARGS: more scale.py flags, e.g. --parts 3.
+.PHONY: bench-scale
+bench-scale: image-bin $(E2E_BIN)/kasbox $(E2E_BIN)/clientgo-elector
+	E2E_BIN=$(E2E_BIN) CLIENTGO_ELECTOR=$(E2E_BIN)/clientgo-elector \
+		$(PYTHON) test/bench/scale.py --leaderd $(CURDIR)/$(IMAGE_BIN) \
+		$(BENCH_SCALE_ARGS)

@@ -257,7 +257,7 @@ config_defaults(struct config *c)
 	c->retry_period_ms = 2000;
 	c->release_on_cancel = 1;
 	snprintf(c->listen_http, sizeof(c->listen_http), "localhost:4040");
-	c->listen_max_streams = 64;
+	c->listen_max_streams = 1024;
 	c->request_timeout_ms = 5000;
 	c->watch = 1;
 	c->watch_timeout_ms = 300000;

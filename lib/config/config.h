@@ -19,7 +19,7 @@
 #define CONFIG_STR_MAX		256
 #define CONFIG_PATH_MAX		1024
 #define CONFIG_ERR_MAX		4096	/* suggested size of an error buffer */
-#define CONFIG_STREAMS_MAX	256	/* largest listen.max_streams */
+#define CONFIG_STREAMS_MAX	16384	/* largest listen.max_streams */
 #define CONFIG_ELECTIONS_MAX	16	/* items of elections:, the first's
 					   beside them not counted */
 #define CONFIG_ELECTION_KEYS	7	/* keys an elections: item may set */
@@ -126,7 +126,7 @@ struct config {
 	int		 release_on_cancel;		/* default 1 */
 	char		 listen_http[CONFIG_STR_MAX];	/* host:port; "" = off */
 	char		 listen_unix[CONFIG_PATH_MAX];	/* socket path; "" = off */
-	int		 listen_max_streams;		/* push clients; default 64 */
+	int		 listen_max_streams;		/* push clients; default 1024 */
 	char		 listen_probes[CONFIG_STR_MAX];	/* host:port; "" = off */
 	char		 listen_metrics[CONFIG_STR_MAX]; /* "" = off */
 	char		 kubeconfig[CONFIG_PATH_MAX];	/* "" = in-cluster */

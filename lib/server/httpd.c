@@ -38,7 +38,8 @@
 #define ACCEPT_PER_CYCLE	16	/* connections accepted per wakeup */
 #define ACCEPT_RETRY_S		1.0	/* retry accept after EMFILE */
 #define WARN_EVERY_S		60.0	/* repeat accept warnings this often */
-#define STREAMS_DEFAULT		64	/* streams, and waiting requests */
+#define STREAMS_DEFAULT		1024	/* streams, and waiting requests */
+#define STREAMS_FLOOR		64	/* httpd_set_max_streams: not below */
 
 static int	listen_tcp(struct httpd *, const char *, int, char *, size_t);
 
@@ -385,10 +386,35 @@ httpd_conns(const struct httpd *h)
 	return h->nconns;
 }
 
+/*
+ * Streams and waiting requests, n of each at most, beside the request
+ * connections' cap, must leave HTTPD_FD_RESERVE descriptors free under
+ * the open-file limit, as conn_cap does for the connections (L2); never
+ * lowered below STREAMS_FLOOR (or n, if smaller), the old default.
+ */
 void
 httpd_set_max_streams(struct httpd *h, int n)
 {
-	h->max_streams = n < 0 ? 0 : n;
+	struct rlimit	 rl;
+	long long	 room;
+
+	if (n < 0)
+		n = 0;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		room = ((long long)rl.rlim_cur - HTTPD_FD_RESERVE -
+		    h->max_conns) / 2;
+		if (room < STREAMS_FLOOR)
+			room = STREAMS_FLOOR;
+		if (n > room) {
+			log_warnx("open-file limit %llu: at most %lld streams "
+			    "and %lld waiting requests, not listen.max_streams "
+			    "%d; raise the limit (ulimit -n) to %lld for %d",
+			    (unsigned long long)rl.rlim_cur, room, room, n,
+			    2LL * n + HTTPD_FD_RESERVE + h->max_conns, n);
+			n = (int)room;
+		}
+	}
+	h->max_streams = n;
 }
 
 int

@@ -179,9 +179,12 @@ int	httpd_conns(const struct httpd *h);
 /*
  * Allow at most n streams and, apart, at most n waiting requests (0
  * turns both off); one more is answered 503 with a JSON error.  The
- * default is 64.  Peers off the loopback together hold at most
- * n / HTTPD_STREAMS_REMOTE_DIV of each (32 of 64), so that the other
+ * default is 1024.  Peers off the loopback together hold at most
+ * n / HTTPD_STREAMS_REMOTE_DIV of each (512 of 1024), so that the other
  * half stays for this pod's clients (the unix socket, loopback peers).
+ * n is lowered (and logged) where the open-file limit could not hold n
+ * streams, n waiting requests and the connections' cap with
+ * HTTPD_FD_RESERVE to spare, but never below 64.
  */
 void	httpd_set_max_streams(struct httpd *h, int n);
 

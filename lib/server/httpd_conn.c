@@ -64,6 +64,7 @@ httpd_conn_close(struct httpd_conn *c)
 		c->next->prev = c->prev;
 	h->nconns--;
 	free(c->out);
+	free(c->rq);
 	free(c);
 	httpd_resume_accept(h);
 }
@@ -149,7 +150,7 @@ static int
 handle_request(struct httpd_conn *c, int wait_over)
 {
 	struct httpd			*h = c->h;
-	const struct http_request	*req = http_parse_request(&c->parser);
+	const struct http_request	*req = http_parse_request(&c->rq->parser);
 	const struct httpd_route	*route;
 	struct httpd_reply		 reply;
 	char				 why[256];
@@ -248,7 +249,7 @@ httpd_conn_answer(struct httpd_conn *c, int wait_over)
 {
 	if (handle_request(c, wait_over))
 		return;
-	http_parse_reset(&c->parser);
+	http_parse_reset(&c->rq->parser);
 	c->in_request = 0;
 	conn_run(c);
 }
@@ -267,22 +268,22 @@ conn_parse(struct httpd_conn *c)
 			c->in_request = 1;
 			ev_timer_again(c->h->loop, &c->timer);
 		}
-		st = http_parse_feed(&c->parser, c->in + c->inoff,
+		st = http_parse_feed(&c->rq->parser, c->rq->in + c->inoff,
 		    c->inlen - c->inoff, &used);
 		c->inoff += used;
 		if (st == HTTP_PARSE_MORE)
 			break;
 		if (st == HTTP_PARSE_ERROR) {
 			log_debug("http: bad request: %d %s",
-			    c->parser.error_status, c->parser.error);
-			httpd_queue_error(c, c->parser.error_status,
-			    c->parser.error);
+			    c->rq->parser.error_status, c->rq->parser.error);
+			httpd_queue_error(c, c->rq->parser.error_status,
+			    c->rq->parser.error);
 			c->closing = 1;
 			break;
 		}
 		if (handle_request(c, 0))
 			break;
-		http_parse_reset(&c->parser);
+		http_parse_reset(&c->rq->parser);
 		c->in_request = 0;
 	}
 	if (c->inoff == c->inlen)
@@ -309,6 +310,12 @@ httpd_conn_flush(struct httpd_conn *c)
 		c->outoff += (size_t)n;
 	}
 	c->outoff = c->outlen = 0;
+	if (c->kind == CONN_STREAM) {
+		/* Events are rare and small: hold no buffer between them. */
+		free(c->out);
+		c->out = NULL;
+		c->outcap = 0;
+	}
 	return 0;
 }
 
@@ -368,6 +375,9 @@ conn_run(struct httpd_conn *c)
 			break;
 	}
 	if (c->kind == CONN_STREAM) {
+		/* Its requests are over (conn_parse is done with rq). */
+		free(c->rq);
+		c->rq = NULL;
 		/* Read on, to see the client go; write when blocked. */
 		ev_io_start(loop, &c->rio);
 		if (httpd_out_pending(c) > 0)
@@ -399,12 +409,19 @@ static void
 conn_read_cb(struct ev_loop *loop, struct ev_io *w, int revents)
 {
 	struct httpd_conn	*c = w->data;
+	char			 drop[256];
 	ssize_t			 n;
 
 	(void)loop;
 	(void)revents;
-	/* Only called with an empty buffer: conn_run stops reading else. */
-	n = read(c->fd, c->in, sizeof(c->in));
+	/*
+	 * Only called with an empty buffer: conn_run stops reading else.
+	 * What a stream or a lingering connection reads is dropped.
+	 */
+	if (c->rq != NULL && !c->lingering)
+		n = read(c->fd, c->rq->in, sizeof(c->rq->in));
+	else
+		n = read(c->fd, drop, sizeof(drop));
 	if (c->lingering) {
 		if (n > 0)
 			c->drained += (size_t)n;
@@ -478,7 +495,8 @@ httpd_conn_new(struct httpd *h, int fd, struct httpd_listener *l)
 	c->h = h;
 	c->l = l;
 	c->fd = fd;
-	http_parse_init(&c->parser);
+	c->rq = xmalloc(sizeof(*c->rq));
+	http_parse_init(&c->rq->parser);
 	ev_io_init(&c->rio, conn_read_cb, fd, EV_READ);
 	ev_io_init(&c->wio, conn_write_cb, fd, EV_WRITE);
 	ev_init(&c->timer, conn_timer_cb);

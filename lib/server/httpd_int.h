@@ -41,6 +41,18 @@ struct httpd_listener {
 	int		 loopback;	/* TCP bound to a loopback address */
 };
 
+/*
+ * What only a connection that reads requests needs: the parser and the
+ * read buffer.  A stream's client has nothing more to say, so a stream
+ * frees it (conn_run), and a stream's out buffer is freed once sent:
+ * an idle stream holds struct httpd_conn alone (docs/performance.md,
+ * "Cost at cluster scale").
+ */
+struct httpd_conn_rq {
+	struct http_parser	 parser;
+	char			 in[CONN_IN_MAX];
+};
+
 struct httpd_conn {
 	struct httpd		*h;
 	struct httpd_listener	*l;		/* accepted on */
@@ -54,10 +66,9 @@ struct httpd_conn {
 	struct ev_io		 rio;		/* rio.data = this */
 	struct ev_io		 wio;		/* wio.data = this */
 	struct ev_timer		 timer;		/* idle / request deadline */
-	struct http_parser	 parser;
-	char			 in[CONN_IN_MAX];
+	struct httpd_conn_rq	*rq;		/* NULL once a stream */
 	size_t			 inoff;		/* first byte not yet parsed */
-	size_t			 inlen;		/* bytes in in[] */
+	size_t			 inlen;		/* bytes in rq->in[] */
 	char			*out;		/* unsent reply bytes */
 	size_t			 outoff;
 	size_t			 outlen;

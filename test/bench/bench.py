@@ -383,17 +383,17 @@ def _footprint(pids, idle):
     return [sum(x[i] for x in m) for i in range(3)], cpu
 
 
-def elections_figures(args, work):
-    """Idle cost per election: one leaderd leading 1, 4 and 16 elections,
-    16 leaderd leading one each, and (if built) one client-go elector
-    process per election; production timings, each alone on its Leases,
-    so every election renews."""
+def elections_figures(args, work, ks=(1, 4, 16), separate=True):
+    """Idle cost per election: one leaderd leading each of ks elections,
+    (separate) 16 leaderd leading one each, and (if built) one client-go
+    elector process per election; production timings, each alone on its
+    Leases, so every election renews."""
     api = FakeAPI().start()
     kw = dict(lease_duration=15, renew_deadline=10, retry_period=2,
               request_timeout=5, log_level="info")
     rows = []
     try:
-        for k in (1, 4, 16):
+        for k in ks:
             lock = "bench-el%d" % k
             inst = Leaderd(api, work, "el%d" % k, lock, **kw)
             _with_elections(inst, lock, k)
@@ -406,14 +406,17 @@ def elections_figures(args, work):
                          1, m, cpu))
             inst.cleanup()
         insts = [Leaderd(api, work, "sep%d" % j, "bench-sep-%d" % j, **kw)
-                 for j in range(16)]
+                 for j in range(16 if separate else 0)]
         try:
             for i in insts:
                 i.start()
-            wait_until(lambda: all(i.is_leader() for i in insts), 15,
-                       what="16 leaders")
-            m, cpu = _footprint([i.pid for i in insts], args.elections_idle)
-            rows.append(("16 leaderd, 1 election each", 16, 16, m, cpu))
+            if insts:
+                wait_until(lambda: all(i.is_leader() for i in insts), 15,
+                           what="16 leaders")
+                m, cpu = _footprint([i.pid for i in insts],
+                                    args.elections_idle)
+                rows.append(("16 leaderd, 1 election each", 16, 16, m,
+                             cpu))
         finally:
             for i in insts:
                 i.cleanup()
@@ -467,14 +470,21 @@ def _push_reader(conn, port, sock, nclients):
         pending = set(range(nclients))
         delays, arrivals, at = [], [], None
         while pending and time.monotonic() < end:
-            # Receive (and time) every ready socket first, parse after.
+            # Receive (and time) every ready socket first, parse after,
+            # once as many chunks came as clients wait or the sockets
+            # fell quiet for 20 ms: parsing would delay the next reads,
+            # and so their times.
             got = []
-            for key, _ in sel.select(0.5):
-                try:
-                    chunk = key.fileobj.recv(65536)
-                except BlockingIOError:
-                    continue
-                got.append((key, time.time(), chunk))
+            while len(got) < len(pending):
+                ready = sel.select(0.02 if got else 0.5)
+                if not ready:
+                    break
+                for key, _ in ready:
+                    try:
+                        chunk = key.fileobj.recv(65536)
+                    except BlockingIOError:
+                        continue
+                    got.append((key, time.time(), chunk))
             for key, t, chunk in got:
                 st = key.data
                 st["buf"] += chunk
@@ -498,10 +508,13 @@ def _push_reader(conn, port, sock, nclients):
         c.close()
 
 
-def push_delivery(args, work, nclients=100):
+def push_delivery(args, work, nclients=100, meanwhile=None):
     """Delays, in ms, from each change's changed_at to its arrival at
     each stream client, and the per-change time until the last client
-    had it.  The clients read in a process of their own."""
+    had it.  The clients read in a process of their own.  meanwhile
+    (test/bench/scale.py's): its before_streams(w) is called before
+    the streams open, meanwhile(w) once they are, .stop() after the
+    changes."""
     api = FakeAPI().start()
     lock = "bench-push"
     sock = os.path.join(work, "push.sock")
@@ -530,9 +543,14 @@ def push_delivery(args, work, nclients=100):
         reader = fork.Process(target=_push_reader,
                               args=(child, w.port, sock, nclients),
                               daemon=True)
+        if meanwhile is not None:
+            meanwhile.before_streams(w)
         reader.start()
-        if not parent.poll(30) or parent.recv() != "ready":
+        if not parent.poll(30 + nclients / 100.0) or \
+                parent.recv() != "ready":
             raise RuntimeError("push reader did not start")
+        if meanwhile is not None:
+            meanwhile(w)
         for trial in range(1, args.push_trials + 1):
             name = "holder-%d" % trial
 
@@ -550,6 +568,8 @@ def push_delivery(args, work, nclients=100):
             delays.extend(d)
             if last is not None:
                 lasts.append(last)
+        if meanwhile is not None:
+            meanwhile.stop()
     finally:
         if reader is not None:
             parent.send(None)

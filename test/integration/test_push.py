@@ -2,7 +2,8 @@
 the blocking read GET /leader?wait=...&index=N, over TCP and the unix
 socket.  Events on connect and on a failover, on SIGTERM a final event
 and a clean close, the cap on streams (the 65th refused while /healthz
-still answers), a stream client that never reads is dropped, and bad
+still answers; lowered to what the open-file limit holds), an idle
+stream's memory, a stream client that never reads is dropped, and bad
 wait or index values are refused with 400 while the daemon stays up."""
 
 import json
@@ -210,10 +211,12 @@ def test_malformed_wait_is_400(cluster, sockdir, via):
 
 
 def test_stream_cap_and_healthz(cluster, sockdir):
-    """64 streams (the default cap) and 200 idle connections: the 65th
-    stream is refused with a JSON 503, /healthz and /leader answer, and
-    a closed stream frees its place."""
-    a = cluster.start("a", unix=os.path.join(sockdir, "a.sock"))
+    """64 streams (listen.max_streams 64) and 200 idle connections: the
+    65th stream is refused with a JSON 503, /healthz and /leader answer,
+    and a closed stream frees its place."""
+    a = with_max_streams(cluster.new("a", unix=os.path.join(sockdir,
+                                                            "a.sock")), 64)
+    a.start()
     wait_until(a.is_leader, BOUND, what="a to lead")
     streams = [Stream(a, VIAS[i % 2]) for i in range(64)]
     idle = []
@@ -283,6 +286,91 @@ def test_max_streams_setting(cluster, sockdir):
     st, _, body, _ = blocking_read(b, "tcp", "wait=5s&index=%d" % idx)
     assert st == 503 and json.loads(body)["status"] == 503
     assert b.get_status("/healthz") == 200
+
+
+def open_stream(inst, via):
+    """A /leader/watch stream on a plain socket, its first event read
+    if it is one: (socket, status)."""
+    s = connect(inst, via)
+    s.sendall(request_bytes("/leader/watch"))
+    buf = b""
+    while b"\r\n\r\n" not in buf or (
+            buf.startswith(b"HTTP/1.1 200") and
+            b"\n\n" not in buf.partition(b"\r\n\r\n")[2]):
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        buf += chunk
+    return s, int(buf.split(b" ", 2)[1]) if buf else 0
+
+
+def test_stream_cap_under_the_open_file_limit(cluster, sockdir, tmp_path,
+                                              leaderd_bin):
+    """Under `ulimit -n 600` listen.max_streams 1000 cannot be kept with
+    the request connections' cap (256) and the API client's reserve
+    (32): the daemon says so and takes (600 - 32 - 256) / 2 = 156 of
+    each, so the 157th stream is refused and /healthz answers."""
+    wrapper = str(tmp_path / "leaderd-nofile600")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nulimit -n 600 || exit 99\nexec %s \"$@\"\n"
+                % leaderd_bin)
+    os.chmod(wrapper, 0o755)
+    a = with_max_streams(cluster.new("a", unix=os.path.join(sockdir,
+                                                            "a.sock"),
+                                     binary=wrapper), 1000)
+    a.start()
+    wait_until(a.is_leader, BOUND, what="a to lead")
+    assert a.log_count("open-file limit 600: at most 156 streams") == 1, \
+        a.log()[-2000:]
+    socks = []
+    try:
+        for i in range(156):
+            s, st = open_stream(a, VIAS[i % 2])
+            socks.append(s)
+            assert st == 200, "stream %d: %d" % (i, st)
+        s, st = open_stream(a, "tcp")
+        socks.append(s)
+        assert st == 503
+        assert a.get_status("/healthz", timeout=1.0) == 200
+    finally:
+        for s in socks:
+            s.close()
+
+
+def rss_anon_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1])
+    raise AssertionError("no RssAnon in /proc/%d/status" % pid)
+
+
+def test_idle_stream_memory(cluster, sockdir):
+    """An idle stream holds its connection and nothing more (the
+    request's parser and read buffer, and its sent events, are freed):
+    250 streams, half TCP and half unix, each with its first event
+    read, add at most 4 KiB apiece to the daemon's anonymous memory."""
+    n = 250
+    a = with_max_streams(cluster.new("a", unix=os.path.join(sockdir,
+                                                            "a.sock")), n)
+    a.start()
+    wait_until(a.is_leader, BOUND, what="a to lead")
+    Stream(a, "tcp").close()    # the first stream's one-time allocations
+    time.sleep(0.2)
+    before = rss_anon_kb(a.pid)
+    socks = []
+    try:
+        for i in range(n):
+            s, st = open_stream(a, VIAS[i % 2])
+            socks.append(s)
+            assert st == 200, "stream %d: %d" % (i, st)
+        time.sleep(0.3)
+        grown = rss_anon_kb(a.pid) - before
+        assert grown <= 4 * n, "%d streams added %d kB (%.0f B each)" % (
+            n, grown, grown * 1024.0 / n)
+    finally:
+        for s in socks:
+            s.close()
 
 
 def test_stream_client_that_never_reads_is_dropped(cluster, sockdir, api):

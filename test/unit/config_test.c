@@ -127,7 +127,7 @@ test_defaults(void **state)
 	assert_int_equal(c.release_on_cancel, 1);
 	assert_string_equal(c.listen_http, "localhost:4040");
 	assert_string_equal(c.listen_unix, "");
-	assert_int_equal(c.listen_max_streams, 64);
+	assert_int_equal(c.listen_max_streams, 1024);
 	assert_string_equal(c.kubeconfig, "");
 	assert_int_equal(c.request_timeout_ms, 5000);
 	assert_string_equal(c.log_level, "info");
