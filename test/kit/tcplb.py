@@ -59,11 +59,12 @@ def _close(s):
 class _Pipe:
     """One proxied connection: two pumps, a gate that stalls both."""
 
-    def __init__(self, owner, client, upstream, tag, head=b""):
+    def __init__(self, owner, client, upstream, tag, head=b"", stalled=False):
         self.owner, self.client, self.upstream, self.tag = (
             owner, client, upstream, tag)
         self.gate = threading.Event()
-        self.gate.set()
+        if not stalled:
+            self.gate.set()
         self.closed = False
         self.head = head
         self.pumps = 2
@@ -193,9 +194,7 @@ class Balancer(_Listener):
                 _rst(c)
                 _rst(u)
                 return
-            p = _Pipe(self, c, u, i)
-            if self.state[i] == "stalled":
-                p.gate.clear()
+            p = _Pipe(self, c, u, i, stalled=self.state[i] == "stalled")
             self.pipes.append(p)
             self.counts[i] += 1
 
@@ -261,11 +260,12 @@ class PeerProxy(_Listener):
         except OSError:
             _rst(c)
             return
+        # Stalled from the start when cut: a gate closed after the pumps
+        # start would let the first request through.
         with self.lock:
-            p = _Pipe(self, c, u, sender, head)
+            p = _Pipe(self, c, u, sender, head,
+                      stalled=self.cut(sender, self.member_id))
             self.pipes.append(p)
-            if self.cut(sender, self.member_id):
-                p.gate.clear()
 
     def update(self):
         """Apply the partition now: stall the pairs cut, reset the
