@@ -14,10 +14,10 @@
 #include <string.h>
 
 #include "api/token.h"
-#include "base/base64.h"
 #include "base/clock.h"
 #include "base/xmalloc.h"
 #include "codec/apitime.h"
+#include "codec/review.h"
 
 #define TOKEN_MAX_AGE_MS	60000	/* re-read the token file this often */
 
@@ -93,44 +93,6 @@ token_stale(struct token *t)
 	t->token_stale = 1;
 }
 
-/*
- * The "exp" claim of the JWT tok, read without verifying it: Unix
- * seconds, or 0 if tok is not a JWT or has none.
- */
-static int64_t
-jwt_exp(const char *tok)
-{
-	const char	*p, *q;
-	char		*b64, *json;
-	size_t		 n, i, len;
-	int64_t		 exp = 0;
-
-	if ((p = strchr(tok, '.')) == NULL || (q = strchr(p + 1, '.')) == NULL)
-		return 0;
-	n = (size_t)(q - p - 1);
-	/* base64url without padding into standard base64 with it. */
-	b64 = xmalloc(n + 4);
-	for (i = 0; i < n; i++)
-		b64[i] = p[1 + i] == '-' ? '+' : p[1 + i] == '_' ? '/' :
-		    p[1 + i];
-	while (i % 4 != 0)
-		b64[i++] = '=';
-	b64[i] = '\0';
-	json = base64_decode(b64, &len);
-	free(b64);
-	if (json == NULL)
-		return 0;
-	if ((p = strstr(json, "\"exp\"")) != NULL) {
-		p += 5;
-		while (*p == ' ' || *p == ':')
-			p++;
-		exp = strtoll(p, NULL, 10);
-	}
-	explicit_bzero(json, len);
-	free(json);
-	return exp > 0 ? exp : 0;
-}
-
 void
 token_describe(struct token *t, char *buf, size_t len)
 {
@@ -147,7 +109,7 @@ token_describe(struct token *t, char *buf, size_t len)
 		snprintf(buf, len, "no bearer token is configured");
 		return;
 	}
-	if (t->token == NULL || (exp = jwt_exp(t->token)) == 0) {
+	if (t->token == NULL || review_jwt_exp(t->token, &exp) == -1) {
 		snprintf(buf, len, "%s, not a JWT with an expiry", src);
 		return;
 	}

@@ -146,15 +146,36 @@ apiobj_status(const char *buf, size_t len, char *reason, size_t reasonlen,
 }
 
 int
-apiobj_decode_watch_event(const char *buf, size_t len,
-    struct apiobj_watch_event *ev, char **object, char *err, size_t errlen)
+codec_watch_head(json_t *root, enum apiobj_watch_type *type, json_t **obj,
+    char *err, size_t errlen)
 {
 	static const char *const types[] = { "ADDED", "MODIFIED", "DELETED",
 	    "BOOKMARK", "ERROR" };
-	json_t *root, *type, *obj, *meta, *code;
+	json_t	*t;
+	size_t	 i;
+
+	t = json_object_get(root, "type");
+	*obj = json_object_get(root, "object");
+	if (!json_is_string(t) || !json_is_object(*obj)) {
+		snprintf(err, errlen, "watch event without type or object");
+		return -1;
+	}
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strcmp(json_string_value(t), types[i]) == 0) {
+			*type = (enum apiobj_watch_type)i;
+			return 0;
+		}
+	snprintf(err, errlen, "unknown watch event type");
+	return -1;
+}
+
+int
+apiobj_decode_watch_event(const char *buf, size_t len,
+    struct apiobj_watch_event *ev, char **object, char *err, size_t errlen)
+{
+	json_t *root, *obj, *meta, *code;
 	json_error_t jerr;
 	char *s = NULL;
-	size_t i;
 	int rc = -1;
 
 	codec_json_init();
@@ -171,20 +192,8 @@ apiobj_decode_watch_event(const char *buf, size_t len,
 		snprintf(err, errlen, "watch event is not JSON: %s", jerr.text);
 		return -1;
 	}
-	type = json_object_get(root, "type");
-	obj = json_object_get(root, "object");
-	if (!json_is_string(type) || !json_is_object(obj)) {
-		snprintf(err, errlen, "watch event without type or object");
+	if (codec_watch_head(root, &ev->type, &obj, err, errlen) == -1)
 		goto out;
-	}
-	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (strcmp(json_string_value(type), types[i]) == 0)
-			break;
-	if (i == sizeof(types) / sizeof(types[0])) {
-		snprintf(err, errlen, "unknown watch event type");
-		goto out;
-	}
-	ev->type = (enum apiobj_watch_type)i;
 	switch (ev->type) {
 	case APIOBJ_WATCH_ERROR:
 		code = json_object_get(obj, "code");

@@ -1,7 +1,8 @@
 /*
  * codec_int.h -- what the files of codec/ share, and nothing outside
  * codec/ may include: jansson (no json_t leaves the folder), its set-up,
- * and the JSON helpers of lease.c that apiobj.c and legacy.c use too.
+ * the JSON helpers of lease.c that apiobj.c and legacy.c use too, and
+ * the head of a watch event that apiobj.c and leaseview.c both read.
  */
 
 #ifndef CODEC_INT_H
@@ -11,6 +12,8 @@
 #include <stdint.h>
 
 #include <jansson.h>
+
+#include "codec/apiobj.h"
 
 #define LEASE_API_VERSION	"coordination.k8s.io/v1"
 
@@ -66,5 +69,13 @@ json_t	*codec_load(const char *buf, size_t len, size_t max, char *err,
  */
 int	 codec_get_time(json_t *obj, const char *key, const char *path,
 	    int64_t *out, char *err, size_t errlen);
+
+/*
+ * A watch event's head (apiobj.c): its type into *type and its object,
+ * borrowed from root, into *obj.  Returns 0, or -1 with err when either
+ * is missing or the type is none of the API's five.
+ */
+int	 codec_watch_head(json_t *root, enum apiobj_watch_type *type,
+	    json_t **obj, char *err, size_t errlen);
 
 #endif /* CODEC_INT_H */

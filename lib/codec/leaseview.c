@@ -147,11 +147,8 @@ int
 leaseview_event(const char *buf, size_t len, struct leaseview_event *ev,
     char *err, size_t errlen)
 {
-	static const char *const types[] = { "ADDED", "MODIFIED", "DELETED",
-	    "BOOKMARK", "ERROR" };
-	json_t		*root, *type, *obj, *meta, *code;
+	json_t		*root, *obj, *meta, *code;
 	const char	*msg;
-	size_t		 i;
 	int		 rc = -1;
 
 	codec_json_init();
@@ -159,20 +156,8 @@ leaseview_event(const char *buf, size_t len, struct leaseview_event *ev,
 	if ((root = codec_load(buf, len, LEASE_BODY_MAX, err,
 	    errlen)) == NULL)
 		return -1;
-	type = json_object_get(root, "type");
-	obj = json_object_get(root, "object");
-	if (!json_is_string(type) || !json_is_object(obj)) {
-		snprintf(err, errlen, "watch event without type or object");
+	if (codec_watch_head(root, &ev->type, &obj, err, errlen) == -1)
 		goto out;
-	}
-	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (strcmp(json_string_value(type), types[i]) == 0)
-			break;
-	if (i == sizeof(types) / sizeof(types[0])) {
-		snprintf(err, errlen, "unknown watch event type");
-		goto out;
-	}
-	ev->type = (enum apiobj_watch_type)i;
 	if (ev->type == APIOBJ_WATCH_ERROR) {
 		code = json_object_get(obj, "code");
 		ev->code = json_is_integer(code) ?

@@ -106,6 +106,16 @@ go_time(struct buf *b, int64_t us)
 	buf_printf(b, "\"%.19sZ\"", t);
 }
 
+int
+legacy_record_live(const struct lease *rec, int64_t now_us, int64_t grace_us)
+{
+	if (rec->holder[0] == '\0' ||
+	    strcmp(rec->holder, LEGACY_UNKNOWN_LEADER) == 0)
+		return 0;
+	return rec->renew_us + (int64_t)rec->duration_s * 1000000 +
+	    grace_us >= now_us;
+}
+
 char *
 legacy_record_encode(const struct lease *rec)
 {

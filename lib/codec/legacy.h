@@ -20,6 +20,7 @@
 #define LEGACY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "codec/lease.h"
 
@@ -36,6 +37,16 @@
  */
 int	legacy_record_decode(const char *s, size_t len, struct lease *rec,
 	    char *err, size_t errlen);
+
+/*
+ * Whether rec names a live leader at now_us (wall clock): a holder that
+ * is neither empty nor LEGACY_UNKNOWN_LEADER, renewed no longer ago than
+ * its duration plus grace_us (a reader's allowance for the skew and the
+ * delay of its own reads).  A record held for life (no duration, no
+ * renewTime) is not live here: a caller that counts it says so.  Pure.
+ */
+int	legacy_record_live(const struct lease *rec, int64_t now_us,
+	    int64_t grace_us);
 
 /*
  * Encode rec as the annotation value (strategy and preferredHolder are

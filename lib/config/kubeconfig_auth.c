@@ -68,6 +68,28 @@ get_pem(struct kc *kc, yaml_node_t *map, const char *key, char **out)
 	return 0;
 }
 
+/*
+ * The file named by map.key into *out, unless its "-data" twin gave the
+ * PEM already (pem != NULL): then a non-empty map.key is left with a
+ * warning that names what ("cluster" or "user") and name, as kubectl's
+ * "-data overrides".
+ */
+static int
+get_file_unless_pem(struct kc *kc, yaml_node_t *map, const char *what,
+    const char *name, const char *key, const char *pem, char **out)
+{
+	const char *s;
+
+	if (kc_get_str(kc, map, key, &s, NULL) == -1)
+		return -1;
+	if (pem != NULL && s != NULL && *s != '\0') {
+		kc_warn(kc, "%s \"%s\": %s-data overrides %s", what, name, key,
+		    key);
+		return 0;
+	}
+	return get_file(kc, map, key, out);
+}
+
 int
 kc_load_cluster(struct kc *kc, const char *name, yaml_node_t *cl,
     struct kube_creds *c)
@@ -92,12 +114,8 @@ kc_load_cluster(struct kc *kc, const char *name, yaml_node_t *cl,
 
 	if (get_pem(kc, cl, "certificate-authority-data", &c->ca_pem) == -1)
 		return -1;
-	if (kc_get_str(kc, cl, "certificate-authority", &s, &n) == -1)
-		return -1;
-	if (c->ca_pem != NULL && s != NULL && *s != '\0')
-		kc_warn(kc, "cluster \"%s\": certificate-authority-data "
-		    "overrides certificate-authority", name);
-	else if (get_file(kc, cl, "certificate-authority", &c->ca_file) == -1)
+	if (get_file_unless_pem(kc, cl, "cluster", name,
+	    "certificate-authority", c->ca_pem, &c->ca_file) == -1)
 		return -1;
 
 	if (kc_get_bool(kc, cl, "insecure-skip-tls-verify", &c->insecure,
@@ -172,19 +190,10 @@ kc_load_user(struct kc *kc, const char *name, yaml_node_t *u,
 	if (get_pem(kc, u, "client-certificate-data", &c->cert_pem) == -1 ||
 	    get_pem(kc, u, "client-key-data", &c->key_pem) == -1)
 		return -1;
-	if (kc_get_str(kc, u, "client-certificate", &s, NULL) == -1)
-		return -1;
-	if (c->cert_pem != NULL && s != NULL && *s != '\0')
-		kc_warn(kc, "user \"%s\": client-certificate-data overrides "
-		    "client-certificate", name);
-	else if (get_file(kc, u, "client-certificate", &c->cert_file) == -1)
-		return -1;
-	if (kc_get_str(kc, u, "client-key", &s, NULL) == -1)
-		return -1;
-	if (c->key_pem != NULL && s != NULL && *s != '\0')
-		kc_warn(kc, "user \"%s\": client-key-data overrides "
-		    "client-key", name);
-	else if (get_file(kc, u, "client-key", &c->key_file) == -1)
+	if (get_file_unless_pem(kc, u, "user", name, "client-certificate",
+	    c->cert_pem, &c->cert_file) == -1 ||
+	    get_file_unless_pem(kc, u, "user", name, "client-key",
+	    c->key_pem, &c->key_file) == -1)
 		return -1;
 
 	if ((c->cert_pem != NULL || c->cert_file != NULL) &&

@@ -38,7 +38,6 @@ split_cb(const struct kube_result *res, void *arg)
 	char		 err[256], msg[LOCALAPI_PROBLEM_MAX];
 	char		 t[APITIME_MICRO_LEN];
 	int		 rc = -1;
-	int64_t		 ttl_us;
 
 	kind = strcmp(lt, "leases") != 0 ? "Lease" : d->side_step == 0 ?
 	    "Endpoints" : "ConfigMap";
@@ -51,11 +50,9 @@ split_cb(const struct kube_result *res, void *arg)
 	else
 		rc = legacy_decode(kind, res->body, res->len, &rec, err,
 		    sizeof(err));
-	ttl_us = (int64_t)(rec.duration_s > 0 ? rec.duration_s : 0) *
-	    1000000 + (int64_t)e->conf->lease_duration_ms * 1000;
-	if (rc == 0 && rec.holder[0] != '\0' &&
-	    strcmp(rec.holder, LEGACY_UNKNOWN_LEADER) != 0 &&
-	    rec.renew_us + ttl_us > clock_wall_us()) {
+	/* Our own lease duration allows for the skew of the two clocks. */
+	if (rc == 0 && legacy_record_live(&rec, clock_wall_us(),
+	    (int64_t)e->conf->lease_duration_ms * 1000)) {
 		daemon_problem_time(rec.renew_us, t);
 		snprintf(msg, sizeof(msg), "the %s %.64s/%.64s of the same "
 		    "name holds a live leader record of %.128s (renewed %s): electors on "

@@ -51,6 +51,13 @@ int	doctor_call(struct doctor_run *d, const char *method, const char *path,
 	    const char *body, const char *verb, struct tool_answer *a);
 
 /*
+ * doctor_call's GET of path, which it frees (the callers build it with
+ * xasprintf for this one request).
+ */
+int	doctor_get(struct doctor_run *d, char *path, const char *verb,
+	    struct tool_answer *a);
+
+/*
  * The API server's time now, by its last Date, when our wall clock is
  * more than the Date's 1 s resolution off it; else our wall clock.
  */

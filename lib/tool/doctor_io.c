@@ -56,6 +56,17 @@ doctor_call(struct doctor_run *d, const char *method, const char *path,
 	return 0;
 }
 
+int
+doctor_get(struct doctor_run *d, char *path, const char *verb,
+    struct tool_answer *a)
+{
+	int	 rc;
+
+	rc = doctor_call(d, "GET", path, NULL, verb, a);
+	free(path);
+	return rc;
+}
+
 int64_t
 doctor_offset_ms(const struct doctor_run *d)
 {
@@ -190,11 +201,8 @@ doctor_read_lease(struct doctor_run *d, const char *ns, const char *name,
 	    "%s", ens, ename);
 	free(ens);
 	free(ename);
-	if (doctor_call(d, "GET", path, NULL, "get", &a) == -1) {
-		free(path);
+	if (doctor_get(d, path, "get", &a) == -1)
 		return -1;
-	}
-	free(path);
 	if (a.res.status == 404)
 		rc = 0;
 	else if (a.res.status != 200) {
@@ -244,11 +252,8 @@ doctor_live_cands(struct doctor_run *d, const char *ns, const char *lease,
 	xasprintf(&path, "/apis/coordination.k8s.io/v1beta1/namespaces/%s/"
 	    "leasecandidates", ens);
 	free(ens);
-	if (doctor_call(d, "GET", path, NULL, "list", &a) == -1) {
-		free(path);
+	if (doctor_get(d, path, "list", &a) == -1)
 		return -1;
-	}
-	free(path);
 	cs.now_us = doctor_now_us(d);
 	if (a.res.status == 200 && leaseview_cands(a.body, a.len, cand_cb,
 	    &cs, &skipped, err, sizeof(err)) == 0)
@@ -270,11 +275,8 @@ doctor_pod(struct doctor_run *d, const char *ns, const char *pod, char *sa,
 	xasprintf(&path, "/api/v1/namespaces/%s/pods/%s", ens, epod);
 	free(ens);
 	free(epod);
-	if (doctor_call(d, "GET", path, NULL, "get", &a) == -1) {
-		free(path);
+	if (doctor_get(d, path, "get", &a) == -1)
 		return live;
-	}
-	free(path);
 	if (a.res.status == 404)
 		live = DOCTOR_LIVE_NO;
 	else if (a.res.status == 200) {
@@ -325,11 +327,8 @@ same_leases(struct doctor_run *d, const char *ns, const char *name,
 	xasprintf(&path, "/apis/coordination.k8s.io/v1/leases?fieldSelector="
 	    "%s&limit=%d", sel, TOOL_PAGE);
 	free(sel);
-	if (doctor_call(d, "GET", path, NULL, "list", &a) == -1) {
-		free(path);
+	if (doctor_get(d, path, "list", &a) == -1)
 		return;
-	}
-	free(path);
 	s.now_us = doctor_now_us(d);
 	if (a.res.status != 200) {
 		doctor_answer_text(&a, err, sizeof(err));
@@ -361,11 +360,8 @@ same_legacy(struct doctor_run *d, const char *resource, const char *kind,
 	xasprintf(&path, "/api/v1/namespaces/%s/%s/%s", ens, resource, ename);
 	free(ens);
 	free(ename);
-	if (doctor_call(d, "GET", path, NULL, "get", &a) == -1) {
-		free(path);
+	if (doctor_get(d, path, "get", &a) == -1)
 		return;
-	}
-	free(path);
 	memset(&rec, 0, sizeof(rec));
 	if (a.res.status == 404)
 		doctor_add(&d->rep, DOCTOR_OK, "split", "no %s %s/%s beside "

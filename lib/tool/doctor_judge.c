@@ -10,6 +10,7 @@
 
 #include "codec/apitime.h"
 #include "codec/lease.h"
+#include "codec/legacy.h"
 #include "tool/doctor.h"
 
 #define SEC_US	1000000LL
@@ -370,15 +371,20 @@ doctor_judge_pod(struct doctor_report *r, const char *ns, const char *role,
 	    "$(POD_NAME)), so that a holder can be traced to its pod");
 }
 
-/* Whether rec is held and renewed within its duration at now_us. */
+/*
+ * Whether rec is held at now_us: held for life (nais's elector writes no
+ * duration and no renewTime), or a live record as the daemon's own
+ * old-style lock check judges it, without its allowance for skew.
+ */
 static int
 held_live(const struct lease *rec, int64_t now_us)
 {
-	if (rec == NULL || rec->holder[0] == '\0')
+	if (rec == NULL)
 		return 0;
-	if (rec->duration_s == 0 && rec->renew_us == 0)
-		return 1;		/* for life */
-	return rec->renew_us + (int64_t)rec->duration_s * SEC_US >= now_us;
+	if (rec->holder[0] != '\0' && rec->duration_s == 0 &&
+	    rec->renew_us == 0)
+		return 1;
+	return legacy_record_live(rec, now_us, 0);
 }
 
 void

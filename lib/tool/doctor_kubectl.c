@@ -74,11 +74,8 @@ selector_pods(struct doctor_run *d, const char *ns, const char *selector,
 	    esel);
 	free(ens);
 	free(esel);
-	if (doctor_call(d, "GET", path, NULL, "list", &a) == -1) {
-		free(path);
+	if (doctor_get(d, path, "list", &a) == -1)
 		return;
-	}
-	free(path);
 	if (a.res.status != 200) {
 		doctor_answer_text(&a, err, sizeof(err));
 		doctor_add(&d->rep, DOCTOR_SKIP, "candidates", "pods of %s not "
@@ -107,11 +104,8 @@ recent_leaders(struct doctor_run *d, const char *ns, const char *name,
 	free(ens);
 	free(sel);
 	free(esel);
-	if (doctor_call(d, "GET", path, NULL, "list", &a) == -1) {
-		free(path);
+	if (doctor_get(d, path, "list", &a) == -1)
 		return;
-	}
-	free(path);
 	if (a.res.status != 200) {
 		doctor_answer_text(&a, err, sizeof(err));
 		doctor_add(&d->rep, DOCTOR_SKIP, "pods", "the Events of lease "

@@ -2240,6 +2240,24 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
         self._leases[(ns, name)] = obj
         return obj
 
+    def _store_update(self, ns, name, m, spec, manager):
+        """The stored Lease ns/name replaced by metadata m (changed in
+        place) and spec, as a PUT or a PATCH stores it: its name,
+        namespace, uid and creationTimestamp kept, a new resourceVersion,
+        manager's Update entry in managedFields."""
+        self._rv += 1
+        om = self._leases[(ns, name)]["metadata"]
+        for k in ("name", "namespace", "uid", "creationTimestamp"):
+            m[k] = om[k]
+        m["resourceVersion"] = str(self._rv)
+        m["managedFields"] = self._managed(manager, "Update", spec,
+                                           om.get("managedFields"))
+        obj = {"kind": "Lease", "apiVersion": LEASE_API,
+               "metadata": _ordered(m, META_ORDER),
+               "spec": _ordered(spec, SPEC_ORDER)}
+        self._leases[(ns, name)] = obj
+        return obj
+
     # -- LeaseCandidates (coordination.k8s.io/v1beta1) ------------------
     #
     # Served only once enable_candidates() is called: a default server
@@ -2594,18 +2612,7 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
         causes = _validate(name, spec)
         if causes:
             return 422, invalid(name, causes), {}
-        self._rv += 1
-        m = obj["metadata"]
-        om = old["metadata"]
-        for k in ("name", "namespace", "uid", "creationTimestamp"):
-            m[k] = om[k]
-        m["resourceVersion"] = str(self._rv)
-        m["managedFields"] = self._managed(manager, "Update", spec,
-                                           om.get("managedFields"))
-        obj = {"kind": "Lease", "apiVersion": LEASE_API,
-               "metadata": _ordered(m, META_ORDER),
-               "spec": _ordered(spec, SPEC_ORDER)}
-        self._leases[(ns, name)] = obj
+        obj = self._store_update(ns, name, obj["metadata"], spec, manager)
         self._record("PATCH", ns, name, token, entry["t_recv"], obj, False)
         return 200, copy.deepcopy(obj), {}
 
@@ -2689,19 +2696,9 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
         causes = _validate(name, spec)
         if causes:
             return 422, invalid(name, causes), {}
-        self._rv += 1
         m = {k: copy.deepcopy(v) for k, v in meta.items()
              if k in META_ORDER and k != "managedFields"}
-        om = old["metadata"]
-        for k in ("name", "namespace", "uid", "creationTimestamp"):
-            m[k] = om[k]
-        m["resourceVersion"] = str(self._rv)
-        m["managedFields"] = self._managed(manager, "Update", spec,
-                                           om.get("managedFields"))
-        obj = {"kind": "Lease", "apiVersion": LEASE_API,
-               "metadata": _ordered(m, META_ORDER),
-               "spec": _ordered(spec, SPEC_ORDER)}
-        self._leases[(ns, name)] = obj
+        obj = self._store_update(ns, name, m, spec, manager)
         self._record("PUT", ns, name, token, entry["t_recv"], obj, False,
                      entry.get("fault") == "apply_then_close")
         return 200, copy.deepcopy(obj), {}

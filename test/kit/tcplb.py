@@ -202,12 +202,16 @@ class Balancer(_Listener):
         with self.lock:
             return [p for p in self.pipes if p.tag == i]
 
-    def stall(self, i):
+    def _gate(self, i, state, open_):
+        """Backend i's state set, its pipes' gates opened or closed."""
         with self.lock:
-            self.state[i] = "stalled"
+            self.state[i] = state
             for p in self.pipes:
                 if p.tag == i:
-                    p.gate.clear()
+                    (p.gate.set if open_ else p.gate.clear)()
+
+    def stall(self, i):
+        self._gate(i, "stalled", False)
 
     def kill(self, i):
         with self.lock:
@@ -216,11 +220,7 @@ class Balancer(_Listener):
             p.close(rst=True)
 
     def restore(self, i):
-        with self.lock:
-            self.state[i] = "up"
-            for p in self.pipes:
-                if p.tag == i:
-                    p.gate.set()
+        self._gate(i, "up", True)
 
     def connections(self, i):
         return len(self._of(i))

@@ -274,6 +274,37 @@ test_objects(void **state)
 	assert_string_equal(err, "not a JSON object");
 }
 
+/* legacy_record_live: the holder, the duration, the grace, the edge. */
+static void
+test_live(void **state)
+{
+	struct lease	 rec;
+	int64_t		 renew = 1764918000LL * 1000000;
+
+	(void)state;
+	memset(&rec, 0, sizeof(rec));
+	snprintf(rec.holder, sizeof(rec.holder), "pod-a");
+	rec.duration_s = 15;
+	rec.renew_us = renew;
+	assert_true(legacy_record_live(&rec, renew, 0));
+	/* Live through the last instant of its duration, not after. */
+	assert_true(legacy_record_live(&rec, renew + 15000000, 0));
+	assert_false(legacy_record_live(&rec, renew + 15000001, 0));
+	/* The grace extends it. */
+	assert_true(legacy_record_live(&rec, renew + 25000000, 10000000));
+	assert_false(legacy_record_live(&rec, renew + 25000001, 10000000));
+	/* No holder, or client-go's unknown leader: never live. */
+	snprintf(rec.holder, sizeof(rec.holder), "%s", LEGACY_UNKNOWN_LEADER);
+	assert_false(legacy_record_live(&rec, renew, 0));
+	rec.holder[0] = '\0';
+	assert_false(legacy_record_live(&rec, renew, 0));
+	/* Held for life (no duration, no renewTime) is not live here. */
+	snprintf(rec.holder, sizeof(rec.holder), "pod-a");
+	rec.duration_s = 0;
+	rec.renew_us = 0;
+	assert_false(legacy_record_live(&rec, renew, 15000000));
+}
+
 int
 main(void)
 {
@@ -282,6 +313,7 @@ main(void)
 		cmocka_unit_test(test_golden_invalid),
 		cmocka_unit_test(test_encode_exact),
 		cmocka_unit_test(test_objects),
+		cmocka_unit_test(test_live),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

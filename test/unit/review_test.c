@@ -205,8 +205,23 @@ test_jwt(void **state)
 	/* No exp. */
 	assert_int_equal(review_jwt_exp("eyJhbGciOiJSUzI1NiJ9."
 	    "eyJzdWIiOiJ4In0.sig", &exp), -1);
+	/* A fractional exp, as some issuers write it, is cut to seconds. */
+	assert_int_equal(review_jwt_exp("e30.eyJleHAiOjE3NjQ5MTgwMDAuNX0.s",
+	    &exp), 0);
+	assert_int_equal(exp, 1764918000);
+	/* Malformed: not a JWT, bad base64, a payload that is not JSON. */
+	exp = 7;
 	assert_int_equal(review_jwt_exp("opaque-token", &exp), -1);
 	assert_int_equal(review_jwt_exp("a.!!!.c", &exp), -1);
+	assert_int_equal(review_jwt_exp("e30.bm90IGpzb24.s", &exp), -1);
+	/* An exp that is a string, zero, or only in a nested object. */
+	assert_int_equal(review_jwt_exp("e30.eyJleHAiOiIxNzY0OTE4MDAwIn0.s",
+	    &exp), -1);
+	assert_int_equal(review_jwt_exp("e30.eyJleHAiOjB9.s", &exp), -1);
+	assert_int_equal(review_jwt_exp("e30.eyJ4Ijp7ImV4cCI6NX19.s", &exp),
+	    -1);
+	/* A failure leaves *exp_s as it was. */
+	assert_int_equal(exp, 7);
 }
 
 int
