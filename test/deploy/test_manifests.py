@@ -51,6 +51,7 @@ IMAGE = "ghcr.io/leaderd/leaderd"
 SA_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 LEASES = ("coordination.k8s.io", "leases")
 ENDPOINTS = ("", "endpoints")
+CONFIGMAPS = ("", "configmaps")
 EVENTS = ("", "events")
 PODS = ("", "pods")
 SLICES = ("discovery.k8s.io", "endpointslices")
@@ -232,6 +233,11 @@ def test_role_is_least_privilege(kubectl, rel):
         LEASES + ("create", None),
         EVENTS + ("create", None),
     }
+    if rel not in WITH_ENDPOINTS:
+        # The split-lock check reads the Endpoints and the ConfigMap of
+        # the Lease's name, and nothing else (an endpointsleases lock
+        # runs no such check).
+        want |= {ENDPOINTS + ("get", name), CONFIGMAPS + ("get", name)}
     if rel == "deploy/leader-service":
         # The pod label: get and patch, on all pods (resourceNames cannot
         # name a Deployment's generated pod names).

@@ -251,11 +251,13 @@ class GoElector(Participant):
 
 
 def lease_rules(deploy_role_rules, lease, update=True):
-    """The Role rules of deploy/ with its lease name replaced by ours,
-    optionally without the update verb."""
+    """The Role rules of deploy/ with its lock's name replaced by ours
+    (the Lease's rule and the split-lock check's read of the Endpoints
+    and the ConfigMap: every rule that names an object), optionally
+    without the update verb."""
     rules = []
     for r in json.loads(json.dumps(deploy_role_rules)):
-        if "resourceNames" in r and "leases" in r.get("resources", []):
+        if "resourceNames" in r:
             r["resourceNames"] = [lease]
         if not update:
             r["verbs"] = [v for v in r["verbs"] if v not in ("update", "*")]

@@ -275,11 +275,15 @@ def case8(d):
 
 def case9(d):
     """An endpoints pod (the old lock) and a leases pod (the new) during a
-    migration: the old one leads first."""
+    migration: the old one leads first.  The new pod's read of the
+    Endpoints is deploy/'s Role's (its split-lock rule); the old pod's
+    lock needs update and create on endpoints besides."""
     lease = d.lease(9)
     rules = d.rules(lease) + [
         {"apiGroups": [""], "resources": ["endpoints"],
-         "verbs": ["get", "create", "update"]}]
+         "resourceNames": [lease], "verbs": ["update"]},
+        {"apiGroups": [""], "resources": ["endpoints"],
+         "verbs": ["create"]}]
     kc, _ = d.user(lease, rules)
     old = d.pod("why9-old", kc, lease,
                 extra=("--lock-type", "endpoints")).start()

@@ -58,6 +58,8 @@ CASES = {
         "--set", "leaderd-sidecar.shards.count=8"]),
     "example-app-endpointsleases": ("example-app", [
         "--set", "leaderd-sidecar.lock.type=endpointsleases"]),
+    "example-app-endpoints": ("example-app", [
+        "--set", "leaderd-sidecar.lock.type=endpoints"]),
     "leaderd-default": ("leaderd", []),
     "leaderd-all": ("leaderd", PLATFORM_ALL),
 }

@@ -204,7 +204,10 @@ volumeMounts:
 {{- end -}}
 
 {{/* The Lease rules of deploy/base/role.yaml, for each lock type.  A
-shard group's Leases are many and named at run time: no resourceNames. */}}
+shard group's Leases are many and named at run time: no resourceNames.
+The split-lock check's read: on leases, the Endpoints and the ConfigMap
+of the lock's name; on endpoints or configmaps, the Lease; none on a
+MultiLock, which runs no such check, nor for a shard group. */}}
 {{- define "leaderd-sidecar.rules" -}}
 {{- $v := index .Values "leaderd-sidecar" -}}
 {{- $name := include "leaderd-sidecar.lockName" . -}}
@@ -230,6 +233,23 @@ shard group's Leases are many and named at run time: no resourceNames. */}}
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create"]
+{{- if not $v.shards.group }}
+{{- if eq $v.lock.type "leases" }}
+# The split-lock check: reads the Endpoints and the ConfigMap of the
+# Lease's name, to find an old-style elector electing apart from it.
+- apiGroups: [""]
+  resources: ["endpoints", "configmaps"]
+  resourceNames: [{{ $name | quote }}]
+  verbs: ["get"]
+{{- else if or (eq $v.lock.type "endpoints") (eq $v.lock.type "configmaps") }}
+# The split-lock check: reads the Lease of the lock's name, to find a
+# Lease elector electing apart from this {{ $v.lock.type }} lock.
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
+  resourceNames: [{{ $name | quote }}]
+  verbs: ["get"]
+{{- end }}
+{{- end }}
 {{- end -}}
 
 {{- define "leaderd-sidecar.rbac" -}}
