@@ -61,8 +61,7 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 		e->next_release = 1;
 		return;
 	}
-	if (e->ours && elector_preferred_other(e) != NULL &&
-	    elector_is_leader(e, now_ms)) {
+	if (e->ours && elector_preferred_due(e, now_ms)) {
 		/* The record prefers another holder: hand it over now. */
 		elector_hand_over(e, now_ms, elector_preferred_other(e), act);
 		return;
@@ -158,8 +157,7 @@ on_watched(struct elector *e, const struct elector_input *in,
 {
 	elector_observe(e, in->record, in->now_ms, act);
 	if (e->state == ELECTOR_LEADER && e->ours &&
-	    (elector_preferred_other(e) == NULL ||
-	    !elector_is_leader(e, in->now_ms)))
+	    !elector_preferred_due(e, in->now_ms))
 		return;
 	decide(e, in->now_ms, act);
 }
@@ -278,6 +276,7 @@ on_written(struct elector *e, const struct elector_input *in, int release,
 		return;
 	}
 	if (!release) {
+		elector_hold_term(e);
 		e->have_term = 1;
 		e->term_acquire_us = in->record->acquire_us;
 		e->term_transitions = in->record->transitions;
@@ -322,6 +321,16 @@ on_written(struct elector *e, const struct elector_input *in, int release,
 		return;
 	}
 	if (in->now_ms < e->lead_until_ms) {
+		if (elector_preferred_due(e, in->now_ms)) {
+			/*
+			 * Our record prefers another holder and the term's
+			 * hold has passed: hand over (a leader that does not
+			 * watch sees preferredHolder here).
+			 */
+			elector_hand_over(e, in->now_ms,
+			    elector_preferred_other(e), act);
+			return;
+		}
 		elector_become_leader(e, act);
 		/*
 		 * Renew every retry_period after a success (2.3), or at once

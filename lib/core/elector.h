@@ -218,6 +218,9 @@ struct elector {
 						   write due renews it as ours */
 	uint64_t		 create_after_ms; /* a deleted lease's holder may
 						   lead until then: no create */
+	uint64_t		 hold_until_ms;	/* a term handed or assigned to
+						   us: no handover on
+						   preferredHolder before this */
 };
 
 /*
@@ -289,8 +292,15 @@ int	elector_init(struct elector *e, const struct elector_config *conf,
  *
  * spec.preferredHolder naming another identity (with a spec.strategy),
  * read by the leader on its own record, makes it hand over to that
- * identity at once, as HANDOVER does.  Every write keeps the record's
- * strategy and preferredHolder.
+ * identity at once, as HANDOVER does, unless its term is held: a term
+ * taken from a handover or from the controller's assignment (below) is
+ * not handed on by preferredHolder before one lease_duration from the
+ * send time of the write that took it, so that two writers disagreeing
+ * on preferredHolder (two election controllers, one stale) move the
+ * lease at most once per lease_duration, no more often than a holder's
+ * crash would.  Once the hold has passed, the next read, watch event or
+ * renew answer hands over.  HANDOVER itself is never held.  Every write
+ * keeps the record's strategy and preferredHolder.
  *
  * Coordinated (conf.coordinated, KEP-4355): e never creates the lease,
  * never takes over a free or expired one: the API server's coordinated

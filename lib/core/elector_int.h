@@ -89,6 +89,19 @@ int	 elector_assigned_to_us(const struct elector *e,
 const char *elector_preferred_other(const struct elector *e);
 
 /*
+ * Whether e, leading at now_ms, is to hand over to preferredHolder now:
+ * it names another identity and the term's hold (elector.h) has passed.
+ */
+int	 elector_preferred_due(const struct elector *e, uint64_t now_ms);
+
+/*
+ * Before a write of ours is taken in (on_written): start the hold of the
+ * term it begins, if it took a lease handed or assigned to us; a
+ * takeover or a create begins a term with none.
+ */
+void	 elector_hold_term(struct elector *e);
+
+/*
  * Hand the lease over to `to` now: stop leading, abandon the request in
  * flight, schedule the handover's write over the last version.
  */
