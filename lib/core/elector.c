@@ -388,8 +388,9 @@ on_failed(struct elector *e, enum elector_action_kind req, int release,
 		e->next_release = release;
 		break;
 	default:
+		/* Within a retry period, jittered (elector_retry_jitter). */
 		elector_schedule(e, ELECTOR_DO_GET,
-		    in->now_ms + elector_jitter(e));
+		    in->now_ms + elector_retry_jitter(e));
 		break;
 	}
 }
@@ -439,7 +440,7 @@ elector_step(struct elector *e, const struct elector_input *in,
 {
 	enum elector_action_kind req = e->inflight;
 	int			 release = e->releasing;
-	uint64_t		 now_ms = in->now_ms, wake;
+	uint64_t		 now_ms = in->now_ms, wake, at;
 
 	memset(act, 0, sizeof(*act));
 	act->kind = ELECTOR_DO_NOTHING;
@@ -517,8 +518,15 @@ elector_step(struct elector *e, const struct elector_input *in,
 	if (e->state == ELECTOR_LEADER && now_ms >= e->lead_until_ms) {
 		elector_lose(e, ELECTOR_CANDIDATE, "no renew succeeded within "
 		    "renew_deadline", act);
-		/* Go back to competing (7.1 item 17): read, then decide. */
-		elector_schedule(e, ELECTOR_DO_GET, now_ms + elector_jitter(e));
+		/*
+		 * Go back to competing (7.1 item 17): read, then decide,
+		 * within a retry period as after any failure, and no later
+		 * than the renew that was due.
+		 */
+		at = now_ms + elector_retry_jitter(e);
+		if (e->next_kind != ELECTOR_DO_NOTHING && e->next_ms < at)
+			at = e->next_ms;
+		elector_schedule(e, ELECTOR_DO_GET, at);
 	}
 	if (e->state == ELECTOR_STOPPING && now_ms >= e->stop_until_ms)
 		elector_stopped(e, act);

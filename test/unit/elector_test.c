@@ -1386,6 +1386,28 @@ test_jitter(void **state)
 	}
 	/* Not a constant: the spread covers most of the interval. */
 	assert_true(lo < 2500 && hi > 3900);
+
+	/*
+	 * After a failed request, the retry comes within retry_period x
+	 * [0.5, 1): a lone candidate is back within one retry_period of the
+	 * API server's recovery, and a herd still spreads.
+	 */
+	lo = UINT64_MAX;
+	hi = 0;
+	for (i = 0; i < 200; i++) {
+		in.kind = ELECTOR_IN_TICK;
+		in.now_ms = now_ms;
+		elector_step(&e, &in, &act);
+		assert_int_equal(act.kind, GET);
+		in.kind = ELECTOR_IN_FAILED;
+		elector_step(&e, &in, &act);
+		d = act.wake_ms - now_ms;
+		assert_true(d >= 1000 && d < 2000);
+		lo = d < lo ? d : lo;
+		hi = d > hi ? d : hi;
+		now_ms = act.wake_ms;
+	}
+	assert_true(lo < 1100 && hi > 1900);
 }
 
 /* An elector on test_config(1) that watches, as a follower of R_FOREIGN. */
