@@ -43,6 +43,22 @@ decide_for_life(struct elector *e, uint64_t now_ms,
 	    e->watch_poll_ms : elector_jitter(e)));
 }
 
+/*
+ * Coordinated and watching: the controller assigns the lease once it
+ * expires, and a watch on a frozen API server delivers nothing without
+ * breaking.  So read at the expiry of the record observed, and every
+ * jittered retry period after it, if that comes before `at` (the watch's
+ * safety-net poll).  A live holder's renews, watched, move it on.
+ */
+static uint64_t
+coordinated_read(struct elector *e, uint64_t now_ms, uint64_t at)
+{
+	uint64_t	 exp = elector_expires_ms(e), r;
+
+	r = now_ms >= exp ? now_ms + elector_jitter(e) : exp;
+	return r < at ? r : at;
+}
+
 /* What to do after a successful read, in any state but STOPPING. */
 static void
 decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
@@ -111,6 +127,8 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 		e->state = ELECTOR_FOLLOWER;
 		at = now_ms + (e->watching ? e->watch_poll_ms :
 		    elector_jitter(e));
+		if (e->coordinated && e->watching && !e->passive)
+			at = coordinated_read(e, now_ms, at);
 		if (!e->passive && at > e->cooldown_until_ms &&
 		    now_ms < e->cooldown_until_ms)
 			at = e->cooldown_until_ms;

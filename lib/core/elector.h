@@ -312,7 +312,11 @@ int	elector_init(struct elector *e, const struct elector_config *conf,
  * a coordinated elector carries the mark; the controller rewrites
  * renewTime and keeps annotations).  A record naming e with a matching
  * mark (a second process under e's identity renewing) is waited out as
- * any foreign record.  Not taken while passive or cooling down.  A lease handed to e (above) is taken as ever.  The
+ * any foreign record.  Not taken while passive or cooling down.  While
+ * a watch is up, a coordinated follower still reads at the expiry of the
+ * record observed and every jittered retry_period after it (a watch on a
+ * frozen API server hides the assignment without breaking).  A lease
+ * handed to e (above) is taken as ever.  The
  * leader renews and hands over on preferredHolder as without.
  * COORDINATED: in->candidate 0 ends coordinated mode (the LeaseCandidate
  * API is not served): e reads the lease at once and competes as usual;

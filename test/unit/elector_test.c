@@ -1029,6 +1029,38 @@ test_assigned_hold(void **state)
 }
 
 /*
+ * Coordinated and watching: the controller assigns the lease once it
+ * expires, and a watch on a frozen API server delivers nothing without
+ * breaking, so a follower reads at the expiry and every jittered retry
+ * period after it, not only at the watch's slow safety-net poll.
+ */
+static void
+test_coordinated_watch_reads_from_expiry(void **state)
+{
+	struct elector		 e;
+	struct elector_config	 conf = test_config(1);
+	struct elector_action	 act;
+	struct lease		 rec;
+	char			 err[128];
+
+	(void)state;
+	conf.coordinated = 1;
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
+	feed(&e, ELECTOR_IN_WATCH_UP, 0, NULL, &act);
+	assert_int_equal(act.kind, GET);
+	fixed_record(R_FOREIGN, &rec);
+	feed(&e, ELECTOR_IN_GOT, 10, &rec, &act);
+	assert_int_equal(act.kind, NOTHING);
+	/* Live until 10 + 15000: read then, not at 10 + 60000. */
+	assert_int_equal(act.wake_ms, 15010);
+	feed(&e, ELECTOR_IN_TICK, 15010, NULL, &act);
+	assert_int_equal(act.kind, GET);
+	feed(&e, ELECTOR_IN_GOT, 15020, &rec, &act);
+	assert_int_equal(act.kind, NOTHING);
+	assert_in_range(act.wake_ms, 15020 + 2000, 15020 + 4400);
+}
+
+/*
  * Coordinated (elector.h): never a create, a takeover of a free or an
  * expired lease; a record the controller assigns to us (its renewTime not
  * our mark's) is taken by a renew over its version, a new term counted
@@ -1738,6 +1770,7 @@ main(void)
 		cmocka_unit_test(test_preferred_holder),
 		cmocka_unit_test(test_handover_hold),
 		cmocka_unit_test(test_assigned_hold),
+		cmocka_unit_test(test_coordinated_watch_reads_from_expiry),
 		cmocka_unit_test(test_coordinated),
 		cmocka_unit_test(test_same_second_cap),
 		cmocka_unit_test(test_jitter),
