@@ -43,6 +43,22 @@ decide_for_life(struct elector *e, uint64_t now_ms,
 	    e->watch_poll_ms : elector_jitter(e)));
 }
 
+/*
+ * Coordinated and watching: the controller assigns the lease once it
+ * expires, and a watch on a frozen API server delivers nothing without
+ * breaking.  So read at the expiry of the record observed, and every
+ * jittered retry period after it, if that comes before `at` (the watch's
+ * safety-net poll).  A live holder's renews, watched, move it on.
+ */
+static uint64_t
+coordinated_read(struct elector *e, uint64_t now_ms, uint64_t at)
+{
+	uint64_t	 exp = elector_expires_ms(e), r;
+
+	r = now_ms >= exp ? now_ms + elector_jitter(e) : exp;
+	return r < at ? r : at;
+}
+
 /* What to do after a successful read, in any state but STOPPING. */
 static void
 decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
@@ -61,8 +77,7 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 		e->next_release = 1;
 		return;
 	}
-	if (e->ours && elector_preferred_other(e) != NULL &&
-	    elector_is_leader(e, now_ms)) {
+	if (e->ours && elector_preferred_due(e, now_ms)) {
 		/* The record prefers another holder: hand it over now. */
 		elector_hand_over(e, now_ms, elector_preferred_other(e), act);
 		return;
@@ -112,6 +127,8 @@ decide(struct elector *e, uint64_t now_ms, struct elector_action *act)
 		e->state = ELECTOR_FOLLOWER;
 		at = now_ms + (e->watching ? e->watch_poll_ms :
 		    elector_jitter(e));
+		if (e->coordinated && e->watching && !e->passive)
+			at = coordinated_read(e, now_ms, at);
 		if (!e->passive && at > e->cooldown_until_ms &&
 		    now_ms < e->cooldown_until_ms)
 			at = e->cooldown_until_ms;
@@ -158,8 +175,7 @@ on_watched(struct elector *e, const struct elector_input *in,
 {
 	elector_observe(e, in->record, in->now_ms, act);
 	if (e->state == ELECTOR_LEADER && e->ours &&
-	    (elector_preferred_other(e) == NULL ||
-	    !elector_is_leader(e, in->now_ms)))
+	    !elector_preferred_due(e, in->now_ms))
 		return;
 	decide(e, in->now_ms, act);
 }
@@ -278,6 +294,7 @@ on_written(struct elector *e, const struct elector_input *in, int release,
 		return;
 	}
 	if (!release) {
+		elector_hold_term(e);
 		e->have_term = 1;
 		e->term_acquire_us = in->record->acquire_us;
 		e->term_transitions = in->record->transitions;
@@ -322,6 +339,16 @@ on_written(struct elector *e, const struct elector_input *in, int release,
 		return;
 	}
 	if (in->now_ms < e->lead_until_ms) {
+		if (elector_preferred_due(e, in->now_ms)) {
+			/*
+			 * Our record prefers another holder and the term's
+			 * hold has passed: hand over (a leader that does not
+			 * watch sees preferredHolder here).
+			 */
+			elector_hand_over(e, in->now_ms,
+			    elector_preferred_other(e), act);
+			return;
+		}
 		elector_become_leader(e, act);
 		/*
 		 * Renew every retry_period after a success (2.3), or at once
@@ -379,8 +406,9 @@ on_failed(struct elector *e, enum elector_action_kind req, int release,
 		e->next_release = release;
 		break;
 	default:
+		/* Within a retry period, jittered (elector_retry_jitter). */
 		elector_schedule(e, ELECTOR_DO_GET,
-		    in->now_ms + elector_jitter(e));
+		    in->now_ms + elector_retry_jitter(e));
 		break;
 	}
 }
@@ -430,7 +458,7 @@ elector_step(struct elector *e, const struct elector_input *in,
 {
 	enum elector_action_kind req = e->inflight;
 	int			 release = e->releasing;
-	uint64_t		 now_ms = in->now_ms, wake;
+	uint64_t		 now_ms = in->now_ms, wake, at;
 
 	memset(act, 0, sizeof(*act));
 	act->kind = ELECTOR_DO_NOTHING;
@@ -508,8 +536,15 @@ elector_step(struct elector *e, const struct elector_input *in,
 	if (e->state == ELECTOR_LEADER && now_ms >= e->lead_until_ms) {
 		elector_lose(e, ELECTOR_CANDIDATE, "no renew succeeded within "
 		    "renew_deadline", act);
-		/* Go back to competing (7.1 item 17): read, then decide. */
-		elector_schedule(e, ELECTOR_DO_GET, now_ms + elector_jitter(e));
+		/*
+		 * Go back to competing (7.1 item 17): read, then decide,
+		 * within a retry period as after any failure, and no later
+		 * than the renew that was due.
+		 */
+		at = now_ms + elector_retry_jitter(e);
+		if (e->next_kind != ELECTOR_DO_NOTHING && e->next_ms < at)
+			at = e->next_ms;
+		elector_schedule(e, ELECTOR_DO_GET, at);
 	}
 	if (e->state == ELECTOR_STOPPING && now_ms >= e->stop_until_ms)
 		elector_stopped(e, act);

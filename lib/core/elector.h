@@ -218,6 +218,9 @@ struct elector {
 						   write due renews it as ours */
 	uint64_t		 create_after_ms; /* a deleted lease's holder may
 						   lead until then: no create */
+	uint64_t		 hold_until_ms;	/* a term handed or assigned to
+						   us: no handover on
+						   preferredHolder before this */
 };
 
 /*
@@ -289,8 +292,15 @@ int	elector_init(struct elector *e, const struct elector_config *conf,
  *
  * spec.preferredHolder naming another identity (with a spec.strategy),
  * read by the leader on its own record, makes it hand over to that
- * identity at once, as HANDOVER does.  Every write keeps the record's
- * strategy and preferredHolder.
+ * identity at once, as HANDOVER does, unless its term is held: a term
+ * taken from a handover or from the controller's assignment (below) is
+ * not handed on by preferredHolder before one lease_duration from the
+ * send time of the write that took it, so that two writers disagreeing
+ * on preferredHolder (two election controllers, one stale) move the
+ * lease at most once per lease_duration, no more often than a holder's
+ * crash would.  Once the hold has passed, the next read, watch event or
+ * renew answer hands over.  HANDOVER itself is never held.  Every write
+ * keeps the record's strategy and preferredHolder.
  *
  * Coordinated (conf.coordinated, KEP-4355): e never creates the lease,
  * never takes over a free or expired one: the API server's coordinated
@@ -302,7 +312,11 @@ int	elector_init(struct elector *e, const struct elector_config *conf,
  * a coordinated elector carries the mark; the controller rewrites
  * renewTime and keeps annotations).  A record naming e with a matching
  * mark (a second process under e's identity renewing) is waited out as
- * any foreign record.  Not taken while passive or cooling down.  A lease handed to e (above) is taken as ever.  The
+ * any foreign record.  Not taken while passive or cooling down.  While
+ * a watch is up, a coordinated follower still reads at the expiry of the
+ * record observed and every jittered retry_period after it (a watch on a
+ * frozen API server hides the assignment without breaking).  A lease
+ * handed to e (above) is taken as ever.  The
  * leader renews and hands over on preferredHolder as without.
  * COORDINATED: in->candidate 0 ends coordinated mode (the LeaseCandidate
  * API is not served): e reads the lease at once and competes as usual;

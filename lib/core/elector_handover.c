@@ -59,6 +59,30 @@ elector_preferred_other(const struct elector *e)
 	return o->preferred;
 }
 
+int
+elector_preferred_due(const struct elector *e, uint64_t now_ms)
+{
+	return elector_preferred_other(e) != NULL &&
+	    elector_is_leader(e, now_ms) && now_ms >= e->hold_until_ms;
+}
+
+/*
+ * The hold is one lease_duration: the rate at which a holder's crash
+ * moves the lease, which every elector already lives with.  It counts
+ * from the take's send time (e->sent_ms), as leadership does.
+ */
+void
+elector_hold_term(struct elector *e)
+{
+	if (e->ours)
+		return;
+	if (elector_handed_to_us(e, &e->observed) ||
+	    elector_assigned_to_us(e, &e->observed))
+		e->hold_until_ms = e->sent_ms + e->conf.lease_duration_ms;
+	else
+		e->hold_until_ms = 0;
+}
+
 /*
  * A stop or a step-down abandons the request in flight: the caller
  * aborts it (act->cancel) and its answer is never fed.  Whatever it was,

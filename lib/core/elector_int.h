@@ -19,6 +19,9 @@
 /* The acquire retry interval, retry_period x [1, 2.2) (2.2); draws. */
 uint64_t elector_jitter(struct elector *e);
 
+/* The retry after a failed request, retry_period x [0.5, 1); draws. */
+uint64_t elector_retry_jitter(struct elector *e);
+
 /* A write's spread over 0-20 ms while watching, 0 otherwise; draws. */
 uint64_t elector_spread(struct elector *e);
 
@@ -87,6 +90,19 @@ int	 elector_assigned_to_us(const struct elector *e,
 
 /* The identity our own record prefers over us (preferredHolder), or NULL. */
 const char *elector_preferred_other(const struct elector *e);
+
+/*
+ * Whether e, leading at now_ms, is to hand over to preferredHolder now:
+ * it names another identity and the term's hold (elector.h) has passed.
+ */
+int	 elector_preferred_due(const struct elector *e, uint64_t now_ms);
+
+/*
+ * Before a write of ours is taken in (on_written): start the hold of the
+ * term it begins, if it took a lease handed or assigned to us; a
+ * takeover or a create begins a term with none.
+ */
+void	 elector_hold_term(struct elector *e);
 
 /*
  * Hand the lease over to `to` now: stop leading, abandon the request in

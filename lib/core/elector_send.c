@@ -210,6 +210,16 @@ elector_schedule(struct elector *e, enum elector_action_kind kind,
 	e->next_ms = at_ms;
 }
 
+/* A draw in [0, n) from the xorshift64 state. */
+static uint64_t
+draw(struct elector *e, uint64_t n)
+{
+	e->rng ^= e->rng << 13;
+	e->rng ^= e->rng >> 7;
+	e->rng ^= e->rng << 17;
+	return e->rng % n;
+}
+
 /*
  * The acquire retry interval: retry_period x [1, 2.2), as client-go's
  * JitterUntil with JitterFactor 1.2 (2.2).
@@ -217,14 +227,21 @@ elector_schedule(struct elector *e, enum elector_action_kind kind,
 uint64_t
 elector_jitter(struct elector *e)
 {
-	uint64_t	 r;
-
-	e->rng ^= e->rng << 13;
-	e->rng ^= e->rng >> 7;
-	e->rng ^= e->rng << 17;
-	r = e->rng % 10000;
 	return e->conf.retry_period_ms +
-	    e->conf.retry_period_ms * 12 * r / 100000;
+	    e->conf.retry_period_ms * 12 * draw(e, 10000) / 100000;
+}
+
+/*
+ * The retry after a failed request, retry_period x [0.5, 1): at least
+ * once per retry_period, so a lone elector is back within one
+ * retry_period of the API server's recovery, and still spread over half
+ * a period, so a herd that failed together does not retry together.
+ */
+uint64_t
+elector_retry_jitter(struct elector *e)
+{
+	return e->conf.retry_period_ms / 2 +
+	    e->conf.retry_period_ms * draw(e, 10000) / 20000;
 }
 
 /*
@@ -238,10 +255,7 @@ elector_spread(struct elector *e)
 {
 	if (!e->watching)
 		return 0;
-	e->rng ^= e->rng << 13;
-	e->rng ^= e->rng >> 7;
-	e->rng ^= e->rng << 17;
-	return e->rng % 21;
+	return draw(e, 21);
 }
 
 int

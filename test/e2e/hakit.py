@@ -15,7 +15,6 @@ so an apiserver that is down refuses connections (RST) while it is
 restarted, as a host whose port is closed does.  kubeconfig(user, way)
 writes a kubeconfig for any user and any of these ways in."""
 
-import copy
 import json
 import os
 import signal
@@ -242,10 +241,16 @@ class History(H.LeaseHistory):
     """lease_history's record, which may re-list after a 410 only while
     `quiet` is set: while no apiserver can take a write (both down, their
     ways in closed), nothing can be missed between the last version seen
-    and the list.  Every such re-list is counted."""
+    and the list.  Every such re-list is counted.  Each identity here is
+    one process: a holder's new acquireTime over its own live term goes
+    on in it (lease_history.terms, one_process)."""
 
     quiet = False
     relists = 0
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.one_process = True
 
     def _add(self, kind, obj):
         rv = (obj.get("metadata") or {}).get("resourceVersion")
@@ -255,31 +260,6 @@ class History(H.LeaseHistory):
                     v.rv == rv for v in self.by_name.get(name, [])):
                 return
         super()._add(kind, obj)
-
-    def versions(self, name):
-        """As recorded, except two things the coordinated election adds.
-        The election controller names a holder without an acquireTime
-        and without counting a transition; leaderd leads only from its
-        own write that follows, so the controller's versions are left out
-        (the next term starts at the holder's own acquireTime).  (client-go
-        renews the controller's record as it is, no acquireTime and the
-        old leaseTransitions, so ha.py runs no client-go elector there.)  And
-        a holder that writes a new acquireTime over its own live record
-        (client-go does, when the controller names it) goes on in the
-        same term: each identity here is one process, which cannot
-        overlap with itself."""
-        out = []
-        for v in super().versions(name):
-            if v.acquire is None and v.holder and v.kind != "DELETED":
-                continue
-            p = out[-1] if out else None
-            if p is not None and v.holder and p.holder == v.holder and \
-                    p.uid == v.uid and v.kind != "DELETED" and \
-                    p.kind != "DELETED" and v.acquire != p.acquire:
-                v = copy.copy(v)
-                v.acquire = p.acquire
-            out.append(v)
-        return out
 
     def _watch_once(self):
         super()._watch_once()

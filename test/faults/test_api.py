@@ -450,3 +450,36 @@ def test_f23_missing_renewtime_persistently_live_holder_kept(
                         % (took[0]["t_recv"] - t0))
     assert claims == []
     chk.assert_s1()
+
+
+def test_f11_api_down_lone_leaderd_retries_every_rp_back_within_rp(
+        cluster, api, measure):
+    """F11, one leaderd: every request fails (503) for LD + 2s, then the
+    API is back.  A lone leaderd retries at least once per retry_period
+    while it fails (jittered, so a herd still spreads), so it leads again
+    within RP (+ 0.3s for the request and the checker) of the recovery:
+    the issue's bound for the whole control plane down and back."""
+    ins, chk, old = start_group(cluster, 1)
+    time.sleep(2 * RP)
+    t_fault = time.monotonic()
+    f = api.fault("status", token=old.token, status=503,
+                  message="scripted: the API server is down")
+    time.sleep(LD + 2.0)
+    t_end = time.monotonic()
+    api.clear_fault(f)
+    back = wait_until(lambda: chk.first_true(since=t_end), POLL + RT + 1.0,
+                      what="a leader after the API is back")
+    after = back[1] - t_end
+    reqs = [r["t_recv"] for r in requests_of(api, old, since=t_fault)
+            if "/leases/" in r["path"] and r["t_recv"] < t_end]
+    gaps = [b - a for a, b in zip(reqs, reqs[1:])]
+    chk.assert_s1()
+    measure("F11", "lone leaderd: longest gap between failed requests",
+            max(gaps), bound=RP + 0.15)
+    measure("F11", "lone leaderd: a leader after the API is back", after,
+            bound=RP + 0.3)
+    assert max(gaps) <= RP + 0.15, \
+        "a retry gap of %.2fs while the API was down: %s" % (
+            max(gaps), ["%.2f" % g for g in gaps])
+    assert after <= RP + 0.3, "leading again %.2fs after the API was " \
+        "back (bound %.2fs)" % (after, RP + 0.3)

@@ -41,15 +41,21 @@ Interface (the e2e tests and the HA harness use it):
   leaderd.io/handover-to annotation or ""), kind ("ADDED", "MODIFIED",
   "DELETED", or "LISTED" for a Lease that existed before start()),
   recv_mono (time.monotonic() when it arrived) and recv_wall.
-- terms(versions) -> [Term]: the versions split into terms, a term
-  being one (uid, holder, acquireTime).  Term: holder, uid, acquire,
+- terms(versions, one_process=False) -> [Term]: the versions split into
+  terms, a term being one (uid, holder, acquireTime); hist_terms(hist,
+  name) passes hist.one_process (LeaseHistory: False; True where each
+  identity is one process, so a holder's new acquireTime over its own
+  live term goes on in that term instead of being judged a takeover).  Term: holder, uid, acquire,
   transitions, versions, last_renew, handover (written by the previous
   holder as a directed handover), end ("released", "deleted", "handed
   over", "taken" over a live term, or None while it lasts), end_version
   (the version that ended it), prev (the term before it on the same
   uid, or None), next, own_start() (when the holder itself may have
-  begun to lead).  A version naming a holder without acquireTime (the
-  coordinated election controller's assignment) is no term.
+  begun to lead), assigned.  A version naming a holder without
+  acquireTime (the coordinated election controller's assignment) is no
+  term; that holder's renew of it as it is (client-go's coordinated
+  elector: no acquireTime, the old leaseTransitions) begins an assigned
+  term whose acquire is that renewTime.
 - LeaderStream(ident, port, path="/leader/watch"): one process's
   stream; every event (recv_mono, recv_wall, body) and the time the
   stream ended (eof_wall: the process died or closed it).  A restarted
@@ -100,7 +106,10 @@ What is checked, and why it is sound:
    A version naming a holder without acquireTime is an assignment by
    Kubernetes' coordinated leader election controller, no term: the
    assigned holder's term begins with its own write, and S1 judges that
-   write against the term before the assignment.
+   write against the term before the assignment.  An assigned term
+   (client-go's renew of the assignment, the controller's count kept)
+   carries no fencing token, so its leaseTransitions is not checked to
+   grow.
 3. Ambiguous writes (check_renew_times).  leaderd tells its own writes by
    renewTime (an answer lost, it reads the Lease back and looks for the
    renewTime it sent).  So on each uid no renewTime is carried by two
@@ -187,6 +196,7 @@ class LeaseHistory:
         self.headers = dict(headers)
         self.namespace = namespace
         self.match = match or (lambda name: True)
+        self.one_process = False        # terms(): one process per identity
         self.by_name = {}
         self.errors = []
         self.lock = threading.Lock()
@@ -372,6 +382,7 @@ class Term:
         self.transitions = v.transitions
         self.versions = [v]
         self.handover = bool(v.handover_to) and v.handover_to == v.holder
+        self.assigned = False
         self.end = None
         self.end_version = None
         self.prev = prev
@@ -398,37 +409,57 @@ class Term:
             self.transitions, self.end)
 
 
-def terms(versions):
-    """The versions of one Lease split into terms (see Term)."""
-    out, cur = [], None
+def terms(versions, one_process=False):
+    """The versions of one Lease split into terms (see Term).
+
+    A version naming a holder without acquireTime is Kubernetes'
+    coordinated election controller's assignment, no term; a later one
+    naming the same holder with another renewTime is that holder's own
+    renew of it as it is (client-go's coordinated elector keeps the
+    record's missing acquireTime and its leaseTransitions): its term
+    begins there, acquire = that renewTime, and is assigned (no fencing
+    token to check).  one_process: each identity is one process, so a
+    holder writing a new acquireTime over its own live term (client-go
+    does, when the controller names it) goes on in that term; otherwise
+    it is a new term, judged by S1 as a takeover (a second process of
+    the same identity)."""
+    out, cur, assigned = [], None, None
     for v in versions:
         if v.kind == "DELETED":
             if cur is not None:
                 cur.end, cur.end_version = "deleted", v
-            cur = None
+            cur, assigned = None, None
             continue
         if cur is not None and cur.uid != v.uid:
             cur.end = cur.end or "deleted"
             cur = None
+        if assigned is not None and assigned.uid != v.uid:
+            assigned = None
         if v.holder == "":
             if cur is not None:
                 cur.end, cur.end_version = "released", v
-            cur = None
+            cur, assigned = None, None
             continue
-        if cur is not None and (cur.holder, cur.acquire) == \
-                (v.holder, v.acquire):
+        if cur is not None and cur.holder == v.holder and (
+                cur.acquire == v.acquire or
+                (v.acquire is None and cur.assigned) or
+                (v.acquire is not None and one_process)):
             cur.versions.append(v)
             continue
-        if v.acquire is None:
-            # An assignment by the coordinated election controller (it
-            # names the holder, stamps no acquireTime): the holder's
-            # term begins with its own write, judged against the term
-            # before the assignment.
+        if v.acquire is None and (assigned is None or
+                                  assigned.holder != v.holder or
+                                  assigned.renew == v.renew):
+            # The controller's assignment: the holder's term begins
+            # with its own write, judged against the term before.
+            assigned = v
             continue
         prev = cur
         if prev is None and out and out[-1].uid == v.uid:
             prev = out[-1]
         t = Term(v, prev)
+        if v.acquire is None:
+            t.acquire, t.assigned = v.renew, True
+        assigned = None
         if cur is not None:
             cur.end = "handed over" if t.handover else "taken"
             cur.end_version = v
@@ -438,6 +469,12 @@ def terms(versions):
         out.append(t)
         cur = t
     return out
+
+
+def hist_terms(hist, name):
+    """terms() of one Lease of hist, with hist.one_process (False if it
+    has none)."""
+    return terms(hist.versions(name), getattr(hist, "one_process", False))
 
 
 def _horizon(horizon, rd, holder):
@@ -485,7 +522,7 @@ def check_tokens(versions, ts):
         last[v.uid] = v
     for t in ts:
         p = t.prev
-        if p is not None and p.uid == t.uid and \
+        if p is not None and p.uid == t.uid and not t.assigned and \
                 t.transitions <= p.transitions:
             bad.append("a new term without a greater leaseTransitions: "
                        "%r then %r" % (p, t))
@@ -624,7 +661,7 @@ def check_streams(hist, streams, rd, slack=0.25, tokens=True):
     """Every claim lies in a term of its instance (see the docstring);
     returns (number of claims, the latest end past its bound)."""
     bad, n, worst = [], 0, None
-    tmap = {name: terms(hist.versions(name)) for name in hist.names()}
+    tmap = {name: hist_terms(hist, name) for name in hist.names()}
     for s in streams:
         for c in s.claims():
             n += 1
@@ -655,8 +692,8 @@ def check_streams(hist, streams, rd, slack=0.25, tokens=True):
             bound = t.last_renew + rd
             if t.end_version is not None:
                 ev = t.end_version
-                bound = min(bound, ev.acquire if t.end in ("taken",
-                                                           "handed over")
+                bound = min(bound, t.next.acquire if t.end in (
+                    "taken", "handed over") and t.next is not None
                             else ev.renew or bound)
             over = c.end - bound
             worst = over if worst is None else max(worst, over)
@@ -752,7 +789,7 @@ def check(hist, streams, rd, horizon=None, slack=0.25, ignore=()):
         if name in ignore:
             continue
         vs = hist.versions(name)
-        ts = terms(vs)
+        ts = hist_terms(hist, name)
         fig["leases"] += 1
         fig["versions"] += len(vs)
         fig["terms"] += len(ts)

@@ -181,3 +181,59 @@ def test_a_controller_assignment_is_no_term():
     early = GOOD[:4] + [ver(5, "b", None, 3.6, 0), ver(6, "b", 3.7, 3.7, 1)]
     with pytest.raises(AssertionError, match="S1 violated.*0.700s"):
         H.check(Hist(early), [], RD)
+
+
+# The coordinated election: a leads; the controller names b (no
+# acquireTime, leaseTransitions kept); b, client-go's coordinated
+# elector, renews that record as it is from 9.5; c is named at 20 and
+# writes its own term at 20.5 (leaderd: acquireTime, transitions + 1).
+COORD = [ver(1, "a", 0, 0, 0, kind="ADDED"), ver(2, "a", 0, 1, 0),
+         ver(3, "b", None, 9, 0), ver(4, "b", None, 9.5, 0),
+         ver(5, "b", None, 10.5, 0), ver(6, "c", None, 20, 0),
+         ver(7, "c", 20.5, 20.5, 1), ver(8, "c", 20.5, 21.5, 1)]
+
+
+def test_an_assigned_holder_renewing_without_acquire_time_is_a_term():
+    ts = H.terms(COORD)
+    assert [(t.holder, t.assigned) for t in ts] == \
+        [("a", False), ("b", True), ("c", False)]
+    assert ts[1].acquire == pytest.approx(T0 + 9.5)
+    assert ts[1].end == "taken" and ts[2].prev is ts[1]
+    fig = H.check(Hist(COORD), [], RD)
+    assert (fig["terms"], fig["takeovers"]) == (3, 2)
+    # c judged against b's last renew (10.5), not a's (1).
+    assert fig["min_gap"] == pytest.approx(8.5)
+
+
+def test_a_take_over_an_assigned_live_term_fails():
+    bad = COORD[:5] + [ver(6, "c", 12, 12, 1)]
+    with pytest.raises(AssertionError, match="c took l over 1.500s after "
+                       "b's last renew"):
+        H.check(Hist(bad), [], RD)
+
+
+def test_a_stream_claim_ended_by_an_assigned_term():
+    # a claims to 1 + RD; its term is taken by b's renew at 9.5 (the
+    # version ending it has no acquireTime).
+    s = Stream("a", [ev(False, -1), ev(True, 0.001, TOK[0], 0),
+                     ev(False, 1 + RD)], eof=T0 + 30)
+    fig = H.check(Hist(COORD), [s], RD)
+    assert fig["claims"] == 1
+
+
+# a's client-go elector writes a new acquireTime over its own live term.
+REACQ = [ver(1, "a", 0, 0, 0, kind="ADDED"), ver(2, "a", 0, 1, 0),
+         ver(3, "a", 1.5, 1.5, 1), ver(4, "a", 1.5, 2.5, 1)]
+
+
+def test_one_process_re_acquiring_its_own_term_goes_on_in_it():
+    h = Hist(REACQ)
+    h.one_process = True
+    fig = H.check(h, [], RD)
+    assert (fig["terms"], fig["takeovers"]) == (1, 0)
+
+
+def test_a_second_process_of_one_identity_is_judged_by_s1():
+    with pytest.raises(AssertionError, match="a took l over 0.500s after "
+                       "a's last renew"):
+        H.check(Hist(REACQ), [], RD)

@@ -876,6 +876,191 @@ test_preferred_holder(void **state)
 }
 
 /*
+ * Renew e (leading, its record preferring pref) at each wake from t
+ * until end, each renew answered and echoed by the watch: it keeps
+ * leading and never hands over.  Returns the first wake at or past end.
+ */
+static uint64_t
+held_renews(struct elector *e, uint64_t t, uint64_t end, const char *pref,
+    struct lease *rec)
+{
+	struct elector_action	 act;
+
+	while (t < end) {
+		feed(e, ELECTOR_IN_TICK, t, NULL, &act);
+		assert_int_equal(act.kind, UPDATE);
+		assert_string_equal(act.record.holder, e->conf.identity);
+		assert_string_equal(act.record.preferred, pref);
+		*rec = act.record;
+		snprintf(rec->rv, sizeof(rec->rv), "%llu",
+		    (unsigned long long)t);
+		feed(e, ELECTOR_IN_WRITTEN, t + 10, rec, &act);
+		assert_true(elector_is_leader(e, t + 10));
+		assert_int_equal(act.kind, NOTHING);
+		feed(e, ELECTOR_IN_WATCHED, t + 20, rec, &act);
+		assert_true(elector_is_leader(e, t + 20));
+		assert_int_equal(act.kind, NOTHING);
+		t = act.wake_ms;
+	}
+	return t;
+}
+
+/*
+ * Two writers disagreeing on preferredHolder (two election controllers,
+ * one of them stale after a pause): a holder that took the lease by a
+ * handover, or by the controller's assignment, keeps it for one
+ * lease_duration from that take before it obeys preferredHolder again,
+ * so the lease moves at most once per lease_duration instead of
+ * ping-ponging; the first handover of a term taken otherwise stays
+ * immediate.  Once the hold has passed, the next renew answer or watch
+ * event hands over.
+ */
+static void
+test_handover_hold(void **state)
+{
+	struct elector		 e, s;
+	struct elector_action	 act;
+	struct lease		 mine, handed, theirs;
+	struct elector_config	 conf = test_config(1);
+	char			 err[128];
+	uint64_t		 t;
+
+	(void)state;
+	mine = lead_a(&e, &act);
+	/* The first preferredHolder ("b") of a term taken by a takeover. */
+	strcpy(mine.preferred, "b");
+	strcpy(mine.rv, "20");
+	feed(&e, ELECTOR_IN_WATCHED, 500, &mine, &act);
+	assert_int_equal(act.kind, UPDATE);
+	assert_string_equal(act.record.holder, "b");
+	handed = act.record;
+	strcpy(handed.rv, "21");
+	feed(&e, ELECTOR_IN_WRITTEN, 510, &handed, &act);
+
+	/* "b" takes it, a renew sent at 1000. */
+	strcpy(conf.identity, "b");
+	assert_int_equal(elector_init(&s, &conf, 0, err, sizeof(err)), 0);
+	feed(&s, ELECTOR_IN_TICK, 0, NULL, &act);
+	feed(&s, ELECTOR_IN_GOT, 1000, &handed, &act);
+	assert_int_equal(act.kind, UPDATE);
+	theirs = act.record;
+	strcpy(theirs.rv, "22");
+	feed(&s, ELECTOR_IN_WRITTEN, 1010, &theirs, &act);
+	assert_true(elector_is_leader(&s, 1010));
+	/* The other writer prefers "a" at once: held, "b" keeps leading. */
+	strcpy(theirs.preferred, "a");
+	strcpy(theirs.strategy, "OldestEmulationVersion");
+	strcpy(theirs.rv, "23");
+	feed(&s, ELECTOR_IN_WATCHED, 1100, &theirs, &act);
+	assert_true(elector_is_leader(&s, 1100));
+	assert_int_equal(act.kind, NOTHING);
+	/* Its renews keep leading and keep preferredHolder. */
+	t = held_renews(&s, act.wake_ms, 1000 + 15000, "a", &theirs);
+	/* One lease_duration after the take (1000 + 15000): handed over. */
+	feed(&s, ELECTOR_IN_TICK, t, NULL, &act);
+	assert_int_equal(act.kind, UPDATE);
+	theirs = act.record;
+	strcpy(theirs.rv, "25");
+	feed(&s, ELECTOR_IN_WRITTEN, t + 10, &theirs, &act);
+	assert_false(elector_is_leader(&s, t + 10));
+	assert_int_equal(act.kind, UPDATE);
+	assert_string_equal(act.record.holder, "a");
+	assert_string_equal(act.record.handover, "a");
+
+	/* The explicit HANDOVER (local API) is never held. */
+	assert_int_equal(elector_init(&s, &conf, 0, err, sizeof(err)), 0);
+	feed(&s, ELECTOR_IN_TICK, 0, NULL, &act);
+	feed(&s, ELECTOR_IN_GOT, 1000, &handed, &act);
+	theirs = act.record;
+	strcpy(theirs.rv, "22");
+	feed(&s, ELECTOR_IN_WRITTEN, 1010, &theirs, &act);
+	handover_to = "c";
+	feed(&s, ELECTOR_IN_HANDOVER, 1100, NULL, &act);
+	handover_to = NULL;
+	assert_false(elector_is_leader(&s, 1100));
+	assert_string_equal(act.record.holder, "c");
+}
+
+/*
+ * Coordinated: a term the controller assigned is held the same way, from
+ * the take's send time.
+ */
+static void
+test_assigned_hold(void **state)
+{
+	struct elector		 e;
+	struct elector_config	 conf = test_config(1);
+	struct elector_action	 act;
+	struct lease		 rec, mine;
+	char			 err[128];
+	uint64_t		 t;
+
+	(void)state;
+	conf.coordinated = 1;
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
+	feed(&e, ELECTOR_IN_TICK, 0, NULL, &act);
+	memset(&rec, 0, sizeof(rec));
+	strcpy(rec.holder, "a");
+	strcpy(rec.strategy, "OldestEmulationVersion");
+	rec.duration_s = 5;
+	rec.transitions = 3;
+	rec.renew_us = WALL0 + 5 * US;
+	strcpy(rec.rv, "200");
+	feed(&e, ELECTOR_IN_GOT, 100, &rec, &act);
+	assert_int_equal(act.kind, UPDATE);
+	mine = act.record;
+	strcpy(mine.rv, "201");
+	feed(&e, ELECTOR_IN_WRITTEN, 150, &mine, &act);
+	assert_true(elector_is_leader(&e, 150));
+	/* A stale controller prefers "c" straight away: held. */
+	strcpy(mine.preferred, "c");
+	strcpy(mine.rv, "202");
+	feed(&e, ELECTOR_IN_WATCHED, 900, &mine, &act);
+	assert_true(elector_is_leader(&e, 900));
+	assert_int_equal(act.kind, NOTHING);
+	/* Its renews until the hold ends (100 + 15000), then handed over. */
+	t = held_renews(&e, act.wake_ms, 100 + 15000, "c", &mine);
+	feed(&e, ELECTOR_IN_TICK, t, NULL, &act);
+	mine = act.record;
+	strcpy(mine.rv, "299");
+	feed(&e, ELECTOR_IN_WRITTEN, t + 10, &mine, &act);
+	assert_int_equal(act.kind, UPDATE);
+	assert_string_equal(act.record.holder, "c");
+}
+
+/*
+ * Coordinated and watching: the controller assigns the lease once it
+ * expires, and a watch on a frozen API server delivers nothing without
+ * breaking, so a follower reads at the expiry and every jittered retry
+ * period after it, not only at the watch's slow safety-net poll.
+ */
+static void
+test_coordinated_watch_reads_from_expiry(void **state)
+{
+	struct elector		 e;
+	struct elector_config	 conf = test_config(1);
+	struct elector_action	 act;
+	struct lease		 rec;
+	char			 err[128];
+
+	(void)state;
+	conf.coordinated = 1;
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
+	feed(&e, ELECTOR_IN_WATCH_UP, 0, NULL, &act);
+	assert_int_equal(act.kind, GET);
+	fixed_record(R_FOREIGN, &rec);
+	feed(&e, ELECTOR_IN_GOT, 10, &rec, &act);
+	assert_int_equal(act.kind, NOTHING);
+	/* Live until 10 + 15000: read then, not at 10 + 60000. */
+	assert_int_equal(act.wake_ms, 15010);
+	feed(&e, ELECTOR_IN_TICK, 15010, NULL, &act);
+	assert_int_equal(act.kind, GET);
+	feed(&e, ELECTOR_IN_GOT, 15020, &rec, &act);
+	assert_int_equal(act.kind, NOTHING);
+	assert_in_range(act.wake_ms, 15020 + 2000, 15020 + 4400);
+}
+
+/*
  * Coordinated (elector.h): never a create, a takeover of a free or an
  * expired lease; a record the controller assigns to us (its renewTime not
  * our mark's) is taken by a renew over its version, a new term counted
@@ -1233,6 +1418,28 @@ test_jitter(void **state)
 	}
 	/* Not a constant: the spread covers most of the interval. */
 	assert_true(lo < 2500 && hi > 3900);
+
+	/*
+	 * After a failed request, the retry comes within retry_period x
+	 * [0.5, 1): a lone candidate is back within one retry_period of the
+	 * API server's recovery, and a herd still spreads.
+	 */
+	lo = UINT64_MAX;
+	hi = 0;
+	for (i = 0; i < 200; i++) {
+		in.kind = ELECTOR_IN_TICK;
+		in.now_ms = now_ms;
+		elector_step(&e, &in, &act);
+		assert_int_equal(act.kind, GET);
+		in.kind = ELECTOR_IN_FAILED;
+		elector_step(&e, &in, &act);
+		d = act.wake_ms - now_ms;
+		assert_true(d >= 1000 && d < 2000);
+		lo = d < lo ? d : lo;
+		hi = d > hi ? d : hi;
+		now_ms = act.wake_ms;
+	}
+	assert_true(lo < 1100 && hi > 1900);
 }
 
 /* An elector on test_config(1) that watches, as a follower of R_FOREIGN. */
@@ -1561,6 +1768,9 @@ main(void)
 		cmocka_unit_test(test_records),
 		cmocka_unit_test(test_handover),
 		cmocka_unit_test(test_preferred_holder),
+		cmocka_unit_test(test_handover_hold),
+		cmocka_unit_test(test_assigned_hold),
+		cmocka_unit_test(test_coordinated_watch_reads_from_expiry),
 		cmocka_unit_test(test_coordinated),
 		cmocka_unit_test(test_same_second_cap),
 		cmocka_unit_test(test_jitter),
