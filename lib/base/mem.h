@@ -20,7 +20,9 @@ void	mem_clear(void *p, size_t len);
 
 /*
  * Make the len bytes at dst those at src (no overlap), writing only the
- * pages of dst that differ.
+ * pages of dst that differ.  dst is read first, so it must hold defined
+ * bytes: a static, or an allocation from calloc (which leaves a fresh
+ * mapping's pages untouched too).
  */
 void	mem_update(void *dst, const void *src, size_t len);
 

@@ -165,6 +165,9 @@ config_errs_add(struct config_errs *e, const struct config_origin *o,
 void
 config_origin_set(struct config_origin *o, const char *src, int line, int col)
 {
+	/* Whole: an origin is copied into a struct config, which mem.h's
+	   mem_update compares byte by byte, the bytes after the string too. */
+	memset(o->src, 0, sizeof(o->src));
 	snprintf(o->src, sizeof(o->src), "%s", src);
 	o->line = line;
 	o->col = col;

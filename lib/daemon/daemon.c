@@ -287,7 +287,7 @@ election_init(struct daemon *d, int i)
 	if (i == 0)
 		e->conf = d->conf;
 	else {
-		e->own = xmalloc(sizeof(*e->own));
+		e->own = xcalloc(1, sizeof(*e->own));
 		if (d->sh != NULL)
 			daemon_shards_conf(d, i, e->own);
 		else
