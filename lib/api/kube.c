@@ -486,7 +486,9 @@ kube_request(struct kube *k, const char *method, char *url, const char *body,
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, k->headers);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, t);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, ct);
-	curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, k->fresh ? 1L : 0L);
+	curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, k->fresh || k->one_shot ?
+	    1L : 0L);
+	curl_easy_setopt(e, CURLOPT_FORBID_REUSE, k->one_shot ? 1L : 0L);
 	if (body == NULL) {
 		/* A DELETE has no body either. */
 		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
@@ -527,6 +529,12 @@ kube_set_observer(struct kube *k, kube_observe_cb cb, void *arg)
 {
 	k->obs_cb = cb;
 	k->obs_arg = arg;
+}
+
+void
+kube_set_one_shot(struct kube *k)
+{
+	k->one_shot = 1;
 }
 
 void

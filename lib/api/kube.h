@@ -219,6 +219,16 @@ typedef void (*kube_observe_cb)(const char *verb, long status,
 /* Report every request of k to cb(arg) from now on (NULL: none). */
 void	kube_set_observer(struct kube *k, kube_observe_cb cb, void *arg);
 
+/*
+ * From now on, every request of k opens a connection of its own and
+ * closes it when answered, for a client whose requests are rare: the
+ * loop's clients share one pool of idle connections, where a kept-alive
+ * one of k would serve the next renew, and libcurl re-sends a request
+ * that meets a closed kept-alive connection on the next idle one, so
+ * each spare connection is one more silent try of a renew.
+ */
+void	kube_set_one_shot(struct kube *k);
+
 /* Abort the running request, if any; its done_cb does not run. */
 void	kube_cancel(struct kube *k);
 

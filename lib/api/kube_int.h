@@ -34,6 +34,7 @@ struct kube {
 	int			 streaming;	/* the watch answered 200 */
 	int			 line_abort;	/* line_cb asked to stop */
 	int			 fresh;		/* next request on a new connection */
+	int			 one_shot;	/* a new connection per request */
 	int			 busy;
 	kube_done_cb		 done_cb;
 	void			*arg;

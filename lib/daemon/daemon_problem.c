@@ -501,6 +501,8 @@ daemon_problem_setup(struct daemon *d, const struct kube_creds *creds,
 			return -1;
 		}
 		kube_set_observer(d->side, daemon_api_observe_cb, d);
+		/* Rare checks: no idle connection of theirs in the pool. */
+		kube_set_one_shot(d->side);
 	}
 	ev_timer_init(&d->problem_timer, tick_cb, PROBLEM_TICK_MS / 1000.,
 	    PROBLEM_TICK_MS / 1000.);

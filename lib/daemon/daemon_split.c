@@ -2,7 +2,8 @@
  * daemon_split.c -- the old-style lock checks of daemon_problem.c: a
  * "leases" election reads the Endpoints and the ConfigMap of the same
  * name, an "endpoints" or "configmaps" one the Lease, once at start and
- * every PROBLEM_SPLIT_MS, one GET at a time on a client of their own.
+ * every PROBLEM_SPLIT_MS, one GET at a time on a client of their own,
+ * each on a connection of its own (kube_set_one_shot).
  * A live leader record there means electors on the other lock type
  * elect apart: the split_lock problem.  A refusal (403) or any other
  * failure is no problem by itself: it is logged at debug level only.

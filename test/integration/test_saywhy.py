@@ -313,3 +313,26 @@ def test_stale_while_nothing_is_confirmed(api, cluster):
     api.clear_fault(f)
     wait_until(lambda: (a.leader() or {}).get("stale") is False, 10,
                what="confirmed again")
+
+
+def test_split_lock_checks_leave_no_connection(api, cluster):
+    """The old-style lock checks, rare GETs, each open a connection of
+    their own and close it when answered.  The loop's clients share one
+    pool of idle connections, and libcurl re-sends a request that meets
+    a closed kept-alive connection on the next idle one: a check's spare
+    connection would be one more silent try of a renew that the API
+    server dropped (test_metrics.py's transport error went uncounted)."""
+    a = cluster.start("a")
+    cluster.wait_single_leader(10)
+    wait_until(lambda: len(api.requests(token=a.token, method="PUT")) >= 3,
+               10, what="three renews")
+    reqs = api.requests(token=a.token)
+    checks = [e for e in reqs if e["path"] in (
+        "/api/v1/namespaces/default/endpoints/" + cluster.lock,
+        "/api/v1/namespaces/default/configmaps/" + cluster.lock)]
+    assert len(checks) == 2, checks
+    peers = {e["peer"] for e in checks}
+    assert len(peers) == 2, checks
+    others = [(e["method"], e["path"]) for e in reqs
+              if e not in checks and e["peer"] in peers]
+    assert others == [], others

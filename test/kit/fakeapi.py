@@ -1123,6 +1123,13 @@ class _Handler(BaseHTTPRequestHandler):
                     return "cert:" + v
         return None
 
+    def _peer(self):
+        """The client's "address:port", which names its connection."""
+        a = self.client_address
+        if isinstance(a, tuple) and len(a) >= 2:
+            return "%s:%s" % (a[0], a[1])
+        return str(a)
+
     def _handle(self):
         api = self.server.api
         t_recv = time.monotonic()
@@ -1136,7 +1143,7 @@ class _Handler(BaseHTTPRequestHandler):
             token = self._cert_user()
         entry = {"t_recv": t_recv, "t_done": None, "method": method,
                  "path": path, "query": query, "token": token, "code": None,
-                 "fault": None,
+                 "fault": None, "peer": self._peer(),
                  "user_agent": self.headers.get("User-Agent") or ""}
         try:
             body = self._read_body()
@@ -2118,7 +2125,8 @@ class FakeAPI(_WatchMixin, _CoreObjects, _PastMixin, _ReviewMixin):
 
     def requests(self, token=Ellipsis, method=None, since=None):
         """Copies of the request log entries (dicts with t_recv, t_done,
-        method, path, token, code (None: no answer), fault)."""
+        method, path, token, code (None: no answer), fault, peer: the
+        client's address:port, one per connection)."""
         with self._lock:
             out = []
             for e in self._requests:
