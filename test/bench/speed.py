@@ -36,49 +36,21 @@ sys.path.insert(0, os.path.join(HERE, "..", "kit"))
 
 from fakeapi import FakeAPI  # noqa: E402
 from harness import Leaderd, free_port, wait_until  # noqa: E402
+from bench import oncpu_ms, proc_status, pss  # noqa: E402
 
 TIMINGS = dict(lease_duration=15, renew_deadline=10, retry_period=2,
                request_timeout=5, log_level="info")
 KEY_TYPES = (("P-256", "ec"), ("RSA-2048", "rsa:2048"))
 
 
-def oncpu_us(pid):
-    """Time on CPU of all of pid's threads, in microseconds, from the
-    scheduler's nanosecond counts."""
-    ns = 0
-    for t in os.listdir("/proc/%d/task" % pid):
-        try:
-            with open("/proc/%d/task/%s/schedstat" % (pid, t)) as f:
-                ns += int(f.read().split()[0])
-        except OSError:
-            pass
-    return ns / 1e3
-
-
-def status_kb(pid, key):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-def pss_kb(pid):
-    with open("/proc/%d/smaps_rollup" % pid) as f:
-        for line in f:
-            if line.startswith("Pss:"):
-                return int(line.split()[1])
-    return 0
-
-
 def load(loadgen, pid, port, path, seconds, conns):
     """loadgen on 127.0.0.1:port for seconds; returns (requests, errors,
     requests per second, server CPU us per request)."""
-    c0 = oncpu_us(pid)
+    c0 = oncpu_ms(pid) * 1e3
     p = subprocess.run([loadgen, "-c", str(conns), "-d", str(seconds),
                         "127.0.0.1", str(port), path],
                        capture_output=True, text=True, timeout=seconds + 60)
-    c1 = oncpu_us(pid)
+    c1 = oncpu_ms(pid) * 1e3
     if p.returncode != 0:
         raise RuntimeError("loadgen: %s" % p.stderr.strip())
     w = p.stdout.split()
@@ -168,8 +140,8 @@ def footprint(args, work, key_type):
         time.sleep(args.idle)
         lead = [i for i in insts if i.is_leader()][0]
         fol = [i for i in insts if i is not lead][0]
-        return [(status_kb(i.pid, "VmRSS"), status_kb(i.pid, "RssAnon"),
-                 pss_kb(i.pid), status_kb(i.pid, "VmHWM"))
+        return [(proc_status(i.pid, "VmRSS"), proc_status(i.pid, "RssAnon"),
+                 pss(i.pid), proc_status(i.pid, "VmHWM"))
                 for i in (lead, fol)]
     finally:
         for i in insts:
