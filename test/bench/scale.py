@@ -125,23 +125,27 @@ class Kas:
 
     def scrape(self):
         """(monotonic time, {(verb, resource): requests}, {verb: long-
-        running requests on Leases}) from kasbox's /metrics."""
+        running requests on Leases}, {"VERB code": requests on Leases})
+        from kasbox's /metrics."""
         text = self.get("/metrics")
         t = time.monotonic()
-        reqs, lr = {}, {}
+        reqs, lr, codes = {}, {}, {}
         for line in text.splitlines():
             if line.startswith("apiserver_request_total{"):
                 lab, v = line.rsplit(" ", 1)
                 d = dict(LABELS.findall(lab))
                 k = (d.get("verb", ""), d.get("resource", ""))
                 reqs[k] = reqs.get(k, 0.0) + float(v)
+                if k[1] == "leases":
+                    c = "%s %s" % (k[0], d.get("code", "?"))
+                    codes[c] = codes.get(c, 0.0) + float(v)
             elif line.startswith("apiserver_longrunning_requests{"):
                 lab, v = line.rsplit(" ", 1)
                 d = dict(LABELS.findall(lab))
                 if d.get("resource") == "leases":
                     lr[d.get("verb")] = lr.get(d.get("verb"), 0.0) + \
                         float(v)
-        return t, reqs, lr
+        return t, reqs, lr, codes
 
     def holders(self, prefix):
         """{Lease name: holderIdentity} of the Leases named prefix*."""
@@ -397,9 +401,12 @@ def overlaps(chk, groups):
 def outage(args, kas, led):
     """Steady Lease rate, SIGSTOP for --outage s, SIGCONT; then the
     Lease rate about every second for 5 s (between scrapes of /metrics,
-    which a busy server answers late: (rate, seconds) each), and the
-    seconds from the resume until led() is true.  Returns (steady,
-    peak, rates, took)."""
+    which a busy server answers late: (rate, seconds) each; the first
+    counts from the resume, since a stopped server finishes no request,
+    so what the clients queued in the outage counts where the server
+    serves it), the Lease requests of those 5 s by verb and code, and
+    the seconds from the resume until led() is true.  Returns (steady,
+    peak, rates, took, codes)."""
     m0 = kas.scrape()
     time.sleep(args.steady)
     m1 = kas.scrape()
@@ -410,15 +417,17 @@ def outage(args, kas, led):
     finally:
         os.kill(kas.pid, signal.SIGCONT)
     tr = time.monotonic()
-    prev, rates = m1, []
+    prev, rates = (tr,) + m1[1:], []
     while time.monotonic() < tr + 5.0:
         time.sleep(max(0.0, min(1.0, tr + 5.0 - time.monotonic())))
         m = kas.scrape()
         rates.append((lease_rate(prev, m, verbs=True), m[0] - prev[0]))
         prev = m
+    codes = {k: v - m1[3].get(k, 0.0) for k, v in prev[3].items()
+             if v - m1[3].get(k, 0.0) > 0}
     took = wait_until(lambda: led(tr), 180, interval=0.2,
                       what="every Lease led again")
-    return steady, max(r for r, _ in rates), rates, took
+    return steady, max(r for r, _ in rates), rates, took, codes
 
 
 def first_led_after(chk, names, tr):
@@ -451,12 +460,12 @@ def herd_leases(args, kas, work, kind):
         def led(tr):
             ts = [first_led_after(chk, members[i], tr) for i in range(n)]
             return None if None in ts else max(ts) - tr
-        steady, peak, rates, took = outage(args, kas, led)
+        steady, peak, rates, took, codes = outage(args, kas, led)
         time.sleep(2)
         chk.stop()
         bad = overlaps(chk, groups)
         return {"what": "%d Leases x 2 %s" % (n, kind), "steady": steady,
-                "peak": peak, "rates": rates, "took": took,
+                "peak": peak, "rates": rates, "took": took, "codes": codes,
                 "overlaps": len(bad), "samples": len(chk.snapshot())}
     finally:
         if chk is not None:
@@ -498,11 +507,12 @@ def herd_shards(args, kas, work, count=64, m=8):
             if len(seen) < count:
                 return None
             return owned() and time.monotonic() - tr
-        steady, peak, rates, took = outage(args, kas, led)
+        steady, peak, rates, took, codes = outage(args, kas, led)
         time.sleep(2)
         chk.stop()
         return {"what": "%d shards over %d leaderd" % (count, m),
                 "steady": steady, "peak": peak, "rates": rates,
+                "codes": codes,
                 "took": took, "overlaps": len(chk.violations()),
                 "samples": len(chk.snapshot())}
     finally:
@@ -523,14 +533,16 @@ def herd(args, kas, work):
           "apiserver_request_total" % args.outage)
     print("| electors | steady req/s | peak req/s in the 5 s after | peak / "
           "steady | rates after (req/s over s, between scrapes) | every "
-          "Lease led again after | overlaps (samples) |")
-    print("|---|---|---|---|---|---|---|")
+          "Lease led again after | overlaps (samples) | Lease requests "
+          "in the 5 s after, by verb and code |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print("| %s | %.1f | %.1f | %.1f | %s | %.1f s | %d (%d) |" % (
+        print("| %s | %.1f | %.1f | %.1f | %s | %.1f s | %d (%d) | %s |" % (
             r["what"], r["steady"], r["peak"],
             r["peak"] / r["steady"] if r["steady"] else 0.0,
             ", ".join("%.0f/%.1f" % x for x in r["rates"]), r["took"],
-            r["overlaps"], r["samples"]))
+            r["overlaps"], r["samples"],
+            ", ".join("%s: %d" % kv for kv in sorted(r["codes"].items()))))
     bad = [r["what"] for r in rows if r["overlaps"]]
     assert not bad, "overlapping leaders after the outage: %s" % bad
     return rows
