@@ -62,9 +62,12 @@ struct stream {
 	char	 in[INBUF];
 };
 
-static struct stream	*streams;
-static int		 nstreams, nseen, npending;
-static char		 want[HOLDER_MAX];	/* "" when none awaited */
+static struct stream		*streams;	/* nstreams of them */
+static struct epoll_event	*evs;		/* one per stream, and stdin */
+static int			 nstreams;
+static int			 nseen;		/* streams that had an event */
+static int			 npending;	/* open, awaiting want's event */
+static char			 want[HOLDER_MAX]; /* "" when none awaited */
 
 static int64_t
 wall_us(void)
@@ -329,7 +332,7 @@ main(int argc, char **argv)
 {
 	struct sockaddr_in	 sin;
 	struct sockaddr_un	 sun;
-	struct epoll_event	 ev, *evs;
+	struct epoll_event	 ev;
 	struct rlimit		 rl;
 	struct stream		*s;
 	char			 line[HOLDER_MAX];
