@@ -6,7 +6,7 @@ Lease, two members owning one shard) are asserted.
     python3 test/bench/scale.py [--leaderd PATH] [--parts 1,2,3,4]
         [--sizes 10,50,100,200,400] [--clientgo-max N] [--window S]
         [--herd-leases N] [--outage S] [--streams 1,100,1000,10000]
-        [--elections 1,2,4,8,16] [--smoke]
+        [--elections 1,2,4,8,16] [--streamread PATH] [--smoke]
 
 Parts 1 and 2 run on the e2e suite's kube-apiserver (kasbox, from
 $E2E_BIN, default build/e2e/bin; kube-apiserver and its embedded etcd
@@ -38,8 +38,9 @@ with the admin kubeconfig:
 Parts 3 and 4 run on the test API server (test/kit/fakeapi.py):
 
  3. Local fan-out: one following leaderd with 1, 100, 1,000 and 10,000
-    /leader/watch streams, half TCP, half unix (bench.py's push
-    reader, in a process of its own); per change of holder, the time
+    /leader/watch streams, half TCP, half unix (read by
+    test/bench/streamread.c, --streamread, each event timed as its
+    read returns); per change of holder, the time
     from the elector's change (changed_at in the event) to the last
     stream's event, p50 and p99 over --push-trials changes; the
     process's VmRSS and RssAnon growth per open stream; and /healthz
@@ -685,6 +686,9 @@ def main():
     ap.add_argument("--outage", type=float, default=30)
     ap.add_argument("--streams", default="1,100,1000,10000")
     ap.add_argument("--push-trials", type=int, default=20)
+    ap.add_argument("--streamread", default=bench.STREAMREAD,
+                    help="part 3's stream reader (make "
+                    "build/bench/streamread)")
     ap.add_argument("--elections", default="1,2,4,8,16")
     ap.add_argument("--elections-idle", type=float, default=30)
     ap.add_argument("--smoke", action="store_true",
@@ -700,6 +704,8 @@ def main():
     args.elections = ints(args.elections)
     if args.leaderd:
         os.environ["LEADERD"] = os.path.abspath(args.leaderd)
+    if 3 in args.parts:
+        bench.need_streamread(args.streamread)
     # N streams: N descriptors in the reader, and in leaderd N beside
     # as many waiting reads, 256 connections and 32 spare, or it lowers
     # its cap (httpd_set_max_streams): raise the hard limit if allowed.
