@@ -24,13 +24,19 @@ with the admin kubeconfig:
     its long-running requests (apiserver_longrunning_requests, WATCH on
     Leases, the server's own included); the electors' summed VmRSS and
     Pss and their CPU.  A row with no electors comes first: the rest
-    is reported against it, per 100 sidecars.
+    is reported against it, per 100 sidecars.  Last, each elector's
+    N/10 leaders of N = --alone alone, each on its own Lease: the
+    writes every elector must make, the floor.
  2. The herd after an outage: --herd-leases Leases with two electors
     each (leaderd, then client-go), and a 64-shard group over 8 leaderd
     members; after a steady window, kasbox is stopped (SIGSTOP) for
     --outage seconds and resumed.  Printed: the Lease request rate
     steady and its peak over the first 5 s after the resume (from
-    apiserver_request_total, scraped about every second), the time
+    apiserver_request_total, scraped about every second; the first
+    interval counts from the resume, as a stopped server finishes no
+    request), the same without the 504s (requests whose clients gave up
+    in the outage, recorded as the server resumes), the Lease requests
+    of those 5 s by verb and code, the time
     from the resume until every Lease (every shard) has a leader (an
     owner) again, and the overlaps seen by sampling every elector's
     /leader (/shards) throughout, asserted 0.
