@@ -346,6 +346,14 @@ fuzz-run:
 		    $(BUILD)/fuzz/run/$(t) test/fuzz/corpus/$(t) 2>&1 | \
 		    grep -E '^(#[0-9]+.*DONE|Done|==[0-9]+==ERROR|SUMMARY)' || true;)
 
+# The /leader/watch streams' reader of the push figures (bench.py's,
+# make bench-scale's part 3 and its smoke in the integration stage):
+# test/bench/streamread.c, each event timed as its read returns.
+BENCH_STREAMREAD = $(BUILD)/bench/streamread
+$(BENCH_STREAMREAD): test/bench/streamread.c
+	@mkdir -p $(@D)
+	$(CC) -O2 $(WARN) -o $@ $<
+
 # The integration suite, and the test kit's own tests (test/kit: the test
 # API server, the process harness, the compat tests' peer pod, the
 # fixtures the suites share).  Four pytest workers (pytest-xdist): every
@@ -359,10 +367,12 @@ SAN_INTEGRATION_JOBS ?= 2
 integration_pytest = $(PYTHON) -m pytest -q -x -p no:cacheprovider \
 		     $(if $(filter-out 0,$(1)),-n $(1)) $(SAN_PYTEST)
 INTEGRATION_PYTEST = $(call integration_pytest,$(INTEGRATION_JOBS))
-# The test-hooks build (its clock hook) for the rows that move the clock.
-integration: $(LEADERD_TARGET) $(BUILD)/leaderd-testhooks
+# The test-hooks build (its clock hook) for the rows that move the clock;
+# the push figures' stream reader for the bench smoke (test_bench_scale).
+integration: $(LEADERD_TARGET) $(BUILD)/leaderd-testhooks $(BENCH_STREAMREAD)
 	cd test && LEADERD=$(LEADERD_BIN) \
 		LEADERD_TESTHOOKS=$(CURDIR)/$(BUILD)/leaderd-testhooks \
+		LEADERD_STREAMREAD=$(CURDIR)/$(BENCH_STREAMREAD) \
 		$(INTEGRATION_PYTEST) kit integration
 	$(SAN_SCAN)
 
@@ -684,8 +694,10 @@ $(BENCH_LOADGEN): test/bench/loadgen.c
 BENCH_SPEED	 = $(PYTHON) test/bench/speed.py --loadgen $(BENCH_LOADGEN) \
 		   --image $(IMAGE_BIN) --shared leaderd \
 		   --clientgo $(E2E_BIN)/clientgo-elector
-bench: image-bin leaderd $(BENCH_LOADGEN) $$(E2E_BIN)/clientgo-elector
-	$(PYTHON) test/bench/bench.py --leaderd $(CURDIR)/$(IMAGE_BIN)
+bench: image-bin leaderd $(BENCH_LOADGEN) $(BENCH_STREAMREAD) \
+	$$(E2E_BIN)/clientgo-elector
+	$(PYTHON) test/bench/bench.py --leaderd $(CURDIR)/$(IMAGE_BIN) \
+		--streamread $(BENCH_STREAMREAD)
 	$(PYTHON) test/bench/bench.py --leaderd $(CURDIR)/leaderd --only-steady
 	$(BENCH_SPEED)
 
@@ -717,7 +729,8 @@ clean:
 # of make test (its smoke is: test_bench_scale.py); about 30 minutes.
 # BENCH_SCALE_ARGS: more scale.py flags, e.g. --parts 3.
 .PHONY: bench-scale
-bench-scale: image-bin $(E2E_BIN)/kasbox $(E2E_BIN)/clientgo-elector
+bench-scale: image-bin $(BENCH_STREAMREAD) $(E2E_BIN)/kasbox \
+	$(E2E_BIN)/clientgo-elector
 	E2E_BIN=$(E2E_BIN) CLIENTGO_ELECTOR=$(E2E_BIN)/clientgo-elector \
 		$(PYTHON) test/bench/scale.py --leaderd $(CURDIR)/$(IMAGE_BIN) \
-		$(BENCH_SCALE_ARGS)
+		--streamread $(BENCH_STREAMREAD) $(BENCH_SCALE_ARGS)

@@ -406,7 +406,10 @@ on_failed(struct elector *e, enum elector_action_kind req, int release,
 		e->next_release = release;
 		break;
 	default:
-		/* Within a retry period, jittered (elector_retry_jitter). */
+		/*
+		 * Within a retry period, jittered; later after requests
+		 * that hung (elector_retry_jitter).
+		 */
 		elector_schedule(e, ELECTOR_DO_GET,
 		    in->now_ms + elector_retry_jitter(e));
 		break;
@@ -482,6 +485,12 @@ elector_step(struct elector *e, const struct elector_input *in,
 			goto out;
 		e->inflight = ELECTOR_DO_NOTHING;
 		e->releasing = 0;
+		/* A failure that took its whole timeout hung (the retry). */
+		if (in->kind == ELECTOR_IN_FAILED && now_ms - e->sent_ms +
+		    e->req_timeout_ms / 10 >= e->req_timeout_ms)
+			e->hung++;
+		else
+			e->hung = 0;
 		if ((in->kind == ELECTOR_IN_GOT ||
 		    in->kind == ELECTOR_IN_WRITTEN) && in->record == NULL)
 			goto out;

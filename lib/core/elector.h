@@ -199,6 +199,9 @@ struct elector {
 	int			 next_release;	/* that request is the release */
 	uint64_t		 next_ms;	/* when it is due */
 	unsigned		 conflicts;	/* 409s since the last success */
+	unsigned		 hung;		/* failed requests in a row that
+						   ran to their timeout */
+	uint64_t		 req_timeout_ms; /* the in-flight request's */
 	char			 reported[LEASE_HOLDER_MAX]; /* last holder reported */
 	uint64_t		 rng;		/* xorshift64 state */
 	int			 watching;	/* a watch delivers changes */

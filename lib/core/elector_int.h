@@ -19,7 +19,11 @@
 /* The acquire retry interval, retry_period x [1, 2.2) (2.2); draws. */
 uint64_t elector_jitter(struct elector *e);
 
-/* The retry after a failed request, retry_period x [0.5, 1); draws. */
+/*
+ * The retry after a failed request: retry_period x [0.5, 1), the window
+ * doubled for each request in a row that hung to its timeout, up to
+ * lease_duration; draws.
+ */
 uint64_t elector_retry_jitter(struct elector *e);
 
 /* A write's spread over 0-20 ms while watching, 0 otherwise; draws. */

@@ -232,16 +232,30 @@ elector_jitter(struct elector *e)
 }
 
 /*
- * The retry after a failed request, retry_period x [0.5, 1): at least
- * once per retry_period, so a lone elector is back within one
- * retry_period of the API server's recovery, and still spread over half
- * a period, so a herd that failed together does not retry together.
+ * The retry after a failed request.  One that failed fast (refused, a
+ * 503) is retried within retry_period x [0.5, 1): at least once per
+ * retry_period, so a lone elector is back within one retry_period of the
+ * API server's recovery, and still spread over half a period, so a herd
+ * that failed together does not retry together.  Requests that ran to
+ * their timeout are held somewhere: by an API server stopped or
+ * overloaded, whose queue serves them all the moment it recovers, or
+ * by a black hole on the way.  Each one in a row doubles the window,
+ * retry_period x 2^hung up to lease_duration, and the retry is drawn
+ * from its upper half: a herd then keeps fewer requests waiting in the
+ * server's queue, and comes back spread over the window.
  */
 uint64_t
 elector_retry_jitter(struct elector *e)
 {
-	return e->conf.retry_period_ms / 2 +
-	    e->conf.retry_period_ms * draw(e, 10000) / 20000;
+	uint64_t	 w = e->conf.retry_period_ms, cap;
+	unsigned	 i;
+
+	cap = e->conf.lease_duration_ms > w ? e->conf.lease_duration_ms : w;
+	for (i = 0; i < e->hung && w < cap; i++)
+		w *= 2;
+	if (w > cap)
+		w = cap;
+	return w / 2 + w * draw(e, 10000) / 20000;
 }
 
 /*
@@ -454,6 +468,7 @@ elector_send_due(struct elector *e, const struct elector_input *in,
 	e->inflight = act->kind;
 	e->releasing = e->next_release;
 	e->sent_ms = now_ms;
+	e->req_timeout_ms = act->timeout_ms;
 	e->next_kind = ELECTOR_DO_NOTHING;
 	e->next_release = 0;
 }

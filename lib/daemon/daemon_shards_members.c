@@ -513,8 +513,17 @@ list_done_cb(const struct kube_result *res, void *arg)
 		} else
 			watch_seen(sh->watch, sh->walk_rv);
 	}
-	/* The list and the watch stand in for the shard electors' own. */
-	sh->list_ok = ok;
+	/*
+	 * The list and the watch stand in for the shard electors' reads.
+	 * A list the API server could not answer (a timeout, a transport
+	 * error, a 5xx or a 429) leaves that so: each shard's own GET would
+	 * fail alike, and a group's every shard polling a server that is
+	 * down would queue there, all served the moment it recovers.  A
+	 * list refused (a 403, a 401) hands the reads to the electors.
+	 */
+	if (ok || res->outcome == KUBE_OK || (res->status > 0 &&
+	    res->status < 500 && res->status != 429))
+		sh->list_ok = ok;
 	daemon_shards_check_watch(sh, clock_mono_ms());
 	list_later(sh);
 	daemon_shards_plan_soon(sh);

@@ -6,7 +6,7 @@ noisy; the tests assert safety, this measures cost and speed).
         [--kill-trials N] [--idle S] [--backends fakeapi,kube-apiserver]
         [--only-candidacy] [--candidacy-trials N] [--candidacy-idle S]
         [--only-coordinated] [--coordinated-trials N] [--only-shards]
-        [--only-elections] [--elections-idle S]
+        [--only-elections] [--elections-idle S] [--streamread PATH]
 
 With the default production timings (15s / 10s / 2s) it measures, for
 three instances against the test API server over TLS:
@@ -48,11 +48,8 @@ and, for several elections (--only-elections), idle over
 """
 
 import argparse
-import datetime
-import json
-import multiprocessing
 import os
-import selectors
+import select
 import socket
 import subprocess
 import sys
@@ -443,75 +440,33 @@ def elections_figures(args, work, ks=(1, 4, 16), separate=True):
             what, n, m[0], m[1], m[2], cpu, m[0] / k, m[2] / k, cpu / k))
 
 
-def _push_reader(conn, port, sock, nclients):
-    """In a process of its own (no GIL shared with fakeapi's threads):
-    open nclients streams, say "ready", then for each holder name the
-    parent sends, read until every client has the event naming it and
-    send back (delays in ms from changed_at, ms until the last client
-    had it, clients that missed it)."""
-    sel = selectors.DefaultSelector()
-    conns = []
-    for k in range(nclients):
-        if k % 2:
-            c = socket.socket(socket.AF_UNIX)
-            c.connect(sock)
-        else:
-            c = socket.create_connection(("127.0.0.1", port))
-        c.sendall(b"GET /leader/watch HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        c.setblocking(False)
-        conns.append(c)
-        sel.register(c, selectors.EVENT_READ, {"k": k, "buf": b""})
-    conn.send("ready")
-    while True:
-        name = conn.recv()
-        if name is None:
-            break
-        end = time.monotonic() + 10
-        pending = set(range(nclients))
-        delays, arrivals, at = [], [], None
-        while pending and time.monotonic() < end:
-            # Receive (and time) every ready socket first, parse after,
-            # once as many chunks came as clients wait or the sockets
-            # fell quiet for 20 ms: parsing would delay the next reads,
-            # and so their times.
-            got = []
-            while len(got) < len(pending):
-                ready = sel.select(0.02 if got else 0.5)
-                if not ready:
-                    break
-                for key, _ in ready:
-                    try:
-                        chunk = key.fileobj.recv(65536)
-                    except BlockingIOError:
-                        continue
-                    got.append((key, time.time(), chunk))
-            for key, t, chunk in got:
-                st = key.data
-                st["buf"] += chunk
-                while b"\n\n" in st["buf"]:
-                    ev, _, st["buf"] = st["buf"].partition(b"\n\n")
-                    line = ev.split(b"data: ", 1)
-                    if len(line) != 2:
-                        continue
-                    d = json.loads(line[1])
-                    if d["name"] != name or st["k"] not in pending:
-                        continue
-                    pending.discard(st["k"])
-                    at = datetime.datetime.strptime(
-                        d["changed_at"], "%Y-%m-%dT%H:%M:%S.%fZ"
-                    ).replace(tzinfo=datetime.timezone.utc).timestamp()
-                    arrivals.append(t)
-                    delays.append((t - at) * 1000.0)
-        last = (max(arrivals) - at) * 1000.0 if arrivals else None
-        conn.send((delays, last, len(pending)))
-    for c in conns:
-        c.close()
+# The stream reader of the push figures (test/bench/streamread.c, make
+# build/bench/streamread): --streamread, else $LEADERD_STREAMREAD, else
+# the build's.
+STREAMREAD = os.environ.get("LEADERD_STREAMREAD") or os.path.join(
+    HERE, "..", "..", "build", "bench", "streamread")
+
+
+def need_streamread(path):
+    """Exit 2 unless path is the stream reader, built."""
+    if not os.access(path, os.X_OK):
+        print("%s: no stream reader there; build it with `make "
+              "build/bench/streamread`, or name it with --streamread or "
+              "$LEADERD_STREAMREAD" % path, file=sys.stderr)
+        sys.exit(2)
+
+
+def _streamread_line(p, timeout):
+    """streamread's next line within timeout seconds, or None."""
+    ready, _, _ = select.select([p.stdout], [], [], timeout)
+    return p.stdout.readline().decode() if ready else None
 
 
 def push_delivery(args, work, nclients=100, meanwhile=None):
     """Delays, in ms, from each change's changed_at to its arrival at
     each stream client, and the per-change time until the last client
-    had it.  The clients read in a process of their own.  meanwhile
+    had it.  The clients are args.streamread's streams (streamread.c),
+    timed as each read returns.  meanwhile
     (test/bench/scale.py's): its before_streams(w) is called before
     the streams open, meanwhile(w) once they are, .stop() after the
     changes."""
@@ -534,21 +489,18 @@ def push_delivery(args, work, nclients=100, meanwhile=None):
                             % max(64, nclients)))
     delays, lasts = [], []
     reader = None
-    fork = multiprocessing.get_context("fork")
-    parent, child = fork.Pipe()
     try:
         w.start()
         wait_until(lambda: (v := w.leader()) and v["name"] == "holder-0",
                    10, what="the holder")
-        reader = fork.Process(target=_push_reader,
-                              args=(child, w.port, sock, nclients),
-                              daemon=True)
         if meanwhile is not None:
             meanwhile.before_streams(w)
-        reader.start()
-        if not parent.poll(30 + nclients / 100.0) or \
-                parent.recv() != "ready":
-            raise RuntimeError("push reader did not start")
+        reader = subprocess.Popen(
+            [args.streamread, "-n", str(nclients), str(w.port), sock],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        if _streamread_line(reader, 30 + nclients / 100.0) != "ready\n":
+            raise RuntimeError("streamread did not start (exit status "
+                               "%s)" % reader.poll())
         if meanwhile is not None:
             meanwhile(w)
         for trial in range(1, args.push_trials + 1):
@@ -556,26 +508,33 @@ def push_delivery(args, work, nclients=100, meanwhile=None):
 
             def edit(o, name=name):
                 o["spec"]["holderIdentity"] = name
-            parent.send(name)
+            reader.stdin.write(name.encode() + b"\n")
+            reader.stdin.flush()
             api.modify_lease("default", lock, edit)
-            if not parent.poll(15):
-                raise RuntimeError("push reader stopped answering")
-            d, last, missed = parent.recv()
+            # "change LAST MISSED D1 D2 ...": LAST "-" if none had it.
+            line = _streamread_line(reader, 15)
+            if not line or not line.startswith("change "):
+                raise RuntimeError("streamread stopped answering (exit "
+                                   "status %s)" % reader.poll())
+            f = line.split()
+            last, missed = f[1], int(f[2])
             if missed:
                 print("  push: %d of %d clients missed change %d" % (
                     missed, nclients, trial))
                 continue
-            delays.extend(d)
-            if last is not None:
-                lasts.append(last)
+            delays.extend(float(x) for x in f[3:])
+            if last != "-":
+                lasts.append(float(last))
         if meanwhile is not None:
             meanwhile.stop()
     finally:
         if reader is not None:
-            parent.send(None)
-            reader.join(10)
-            if reader.is_alive():
+            reader.stdin.close()
+            try:
+                reader.wait(10)
+            except subprocess.TimeoutExpired:
                 reader.kill()
+                reader.wait()
         w.cleanup()
         api.stop()
     return delays, lasts
@@ -823,6 +782,9 @@ def main():
     ap.add_argument("--never-wait", type=float, default=40,
                     help="seconds to wait for a new leader before saying "
                     "never (leaderd without gating)")
+    ap.add_argument("--streamread", default=STREAMREAD,
+                    help="the push figures' stream reader (make "
+                    "build/bench/streamread)")
     args = ap.parse_args()
     if args.leaderd:
         os.environ["LEADERD"] = os.path.abspath(args.leaderd)
@@ -842,6 +804,7 @@ def main():
         if args.only_elections:
             elections_figures(args, work)
             return
+        need_streamread(args.streamread)
         d, last = push_delivery(args, work)
         if d and last:
             print("/leader/watch: event delivered to 100 stream clients "

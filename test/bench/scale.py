@@ -6,7 +6,7 @@ Lease, two members owning one shard) are asserted.
     python3 test/bench/scale.py [--leaderd PATH] [--parts 1,2,3,4]
         [--sizes 10,50,100,200,400] [--clientgo-max N] [--window S]
         [--herd-leases N] [--outage S] [--streams 1,100,1000,10000]
-        [--elections 1,2,4,8,16] [--smoke]
+        [--elections 1,2,4,8,16] [--streamread PATH] [--smoke]
 
 Parts 1 and 2 run on the e2e suite's kube-apiserver (kasbox, from
 $E2E_BIN, default build/e2e/bin; kube-apiserver and its embedded etcd
@@ -24,13 +24,19 @@ with the admin kubeconfig:
     its long-running requests (apiserver_longrunning_requests, WATCH on
     Leases, the server's own included); the electors' summed VmRSS and
     Pss and their CPU.  A row with no electors comes first: the rest
-    is reported against it, per 100 sidecars.
+    is reported against it, per 100 sidecars.  Last, each elector's
+    N/10 leaders of N = --alone alone, each on its own Lease: the
+    writes every elector must make, the floor.
  2. The herd after an outage: --herd-leases Leases with two electors
     each (leaderd, then client-go), and a 64-shard group over 8 leaderd
     members; after a steady window, kasbox is stopped (SIGSTOP) for
     --outage seconds and resumed.  Printed: the Lease request rate
     steady and its peak over the first 5 s after the resume (from
-    apiserver_request_total, scraped about every second), the time
+    apiserver_request_total, scraped about every second; the first
+    interval counts from the resume, as a stopped server finishes no
+    request), the same without the 504s (requests whose clients gave up
+    in the outage, recorded as the server resumes), the Lease requests
+    of those 5 s by verb and code, the time
     from the resume until every Lease (every shard) has a leader (an
     owner) again, and the overlaps seen by sampling every elector's
     /leader (/shards) throughout, asserted 0.
@@ -38,8 +44,9 @@ with the admin kubeconfig:
 Parts 3 and 4 run on the test API server (test/kit/fakeapi.py):
 
  3. Local fan-out: one following leaderd with 1, 100, 1,000 and 10,000
-    /leader/watch streams, half TCP, half unix (bench.py's push
-    reader, in a process of its own); per change of holder, the time
+    /leader/watch streams, half TCP, half unix (read by
+    test/bench/streamread.c, --streamread, each event timed as its
+    read returns); per change of holder, the time
     from the elector's change (changed_at in the event) to the last
     stream's event, p50 and p99 over --push-trials changes; the
     process's VmRSS and RssAnon growth per open stream; and /healthz
@@ -125,23 +132,27 @@ class Kas:
 
     def scrape(self):
         """(monotonic time, {(verb, resource): requests}, {verb: long-
-        running requests on Leases}) from kasbox's /metrics."""
+        running requests on Leases}, {"VERB code": requests on Leases})
+        from kasbox's /metrics."""
         text = self.get("/metrics")
         t = time.monotonic()
-        reqs, lr = {}, {}
+        reqs, lr, codes = {}, {}, {}
         for line in text.splitlines():
             if line.startswith("apiserver_request_total{"):
                 lab, v = line.rsplit(" ", 1)
                 d = dict(LABELS.findall(lab))
                 k = (d.get("verb", ""), d.get("resource", ""))
                 reqs[k] = reqs.get(k, 0.0) + float(v)
+                if k[1] == "leases":
+                    c = "%s %s" % (k[0], d.get("code", "?"))
+                    codes[c] = codes.get(c, 0.0) + float(v)
             elif line.startswith("apiserver_longrunning_requests{"):
                 lab, v = line.rsplit(" ", 1)
                 d = dict(LABELS.findall(lab))
                 if d.get("resource") == "leases":
                     lr[d.get("verb")] = lr.get(d.get("verb"), 0.0) + \
                         float(v)
-        return t, reqs, lr
+        return t, reqs, lr, codes
 
     def holders(self, prefix):
         """{Lease name: holderIdentity} of the Leases named prefix*."""
@@ -166,6 +177,15 @@ def lease_rate(m0, m1, verbs=None):
             by[verb] = by.get(verb, 0.0) + (v - m0[1].get((verb, res), 0.0))
     by = {k: v / dt for k, v in by.items() if v > 0}
     return by if verbs is None else sum(by.values())
+
+
+def alive_rate(m0, m1):
+    """Lease requests per second between two scrapes but those answered
+    504: after a stopped server resumes, the requests its clients sent
+    and gave up on during the outage, on connections already open."""
+    n = sum(v - m0[3].get(k, 0.0) for k, v in m1[3].items()
+            if not k.endswith(" 504"))
+    return n / (m1[0] - m0[0])
 
 
 def all_rate(m0, m1):
@@ -334,12 +354,15 @@ def print_sidecars(rows, args):
                   n, ld["cpu"] - base["cpu"], go["cpu"] - base["cpu"],
                   (ld["cpu"] - base["cpu"]) / (go["cpu"] - base["cpu"])))
         fl = by.get(("leaderd, leaders alone", n // 10))
-        if fl and go["cpu"] > fl["cpu"]:
-            print("  above the %d leaders' own writes (%.2f): leaderd's "
-                  "followers %.2f, client-go's %.2f: %.2f of client-go's"
-                  % (n // 10, fl["cpu"] - base["cpu"], ld["cpu"] - fl["cpu"],
-                     go["cpu"] - fl["cpu"], (ld["cpu"] - fl["cpu"]) /
-                     (go["cpu"] - fl["cpu"])))
+        fg = by.get(("client-go, leaders alone", n // 10)) or fl
+        if fl and go["cpu"] > fg["cpu"]:
+            print("  above each elector's %d leaders' own writes (leaderd "
+                  "%.2f, client-go %.2f): leaderd's followers %.2f, "
+                  "client-go's %.2f: %.2f of client-go's"
+                  % (n // 10, fl["cpu"] - base["cpu"],
+                     fg["cpu"] - base["cpu"], ld["cpu"] - fl["cpu"],
+                     go["cpu"] - fg["cpu"], (ld["cpu"] - fl["cpu"]) /
+                     (go["cpu"] - fg["cpu"])))
 
 
 def sidecars(args, kas, work):
@@ -367,11 +390,12 @@ def sidecars(args, kas, work):
                   "%.1f req/s; sidecars %.0f MB" % (
                       kind, n, r["cpu"], r["rss"], sum(r["verbs"].values()),
                       r["srss"]), flush=True)
-    if args.alone and "leaderd" in args.kinds:
-        # The floor at N=alone: its N/10 leaders' writes with no follower.
-        r = sidecar_row(args, kas, work, "leaderd", args.alone // 10,
+    for kind in args.kinds if args.alone else []:
+        # The floor at N=alone: its N/10 leaders' writes with no follower,
+        # for each elector (both renew each Lease every retry_period).
+        r = sidecar_row(args, kas, work, kind, args.alone // 10,
                         per_lease=1)
-        r["kind"] = "leaderd, leaders alone"
+        r["kind"] = "%s, leaders alone" % kind
         rows.append(r)
     print_sidecars(rows, args)
     return rows
@@ -397,9 +421,12 @@ def overlaps(chk, groups):
 def outage(args, kas, led):
     """Steady Lease rate, SIGSTOP for --outage s, SIGCONT; then the
     Lease rate about every second for 5 s (between scrapes of /metrics,
-    which a busy server answers late: (rate, seconds) each), and the
-    seconds from the resume until led() is true.  Returns (steady,
-    peak, rates, took)."""
+    which a busy server answers late: (rate, seconds) each; the first
+    counts from the resume, since a stopped server finishes no request,
+    so what the clients queued in the outage counts where the server
+    serves it), the Lease requests of those 5 s by verb and code, and
+    the seconds from the resume until led() is true.  Returns (steady,
+    peak, rates, took, codes)."""
     m0 = kas.scrape()
     time.sleep(args.steady)
     m1 = kas.scrape()
@@ -410,15 +437,18 @@ def outage(args, kas, led):
     finally:
         os.kill(kas.pid, signal.SIGCONT)
     tr = time.monotonic()
-    prev, rates = m1, []
+    prev, rates = (tr,) + m1[1:], []
     while time.monotonic() < tr + 5.0:
         time.sleep(max(0.0, min(1.0, tr + 5.0 - time.monotonic())))
         m = kas.scrape()
-        rates.append((lease_rate(prev, m, verbs=True), m[0] - prev[0]))
+        rates.append((lease_rate(prev, m, verbs=True), m[0] - prev[0],
+                      alive_rate(prev, m)))
         prev = m
+    codes = {k: v - m1[3].get(k, 0.0) for k, v in prev[3].items()
+             if v - m1[3].get(k, 0.0) > 0}
     took = wait_until(lambda: led(tr), 180, interval=0.2,
                       what="every Lease led again")
-    return steady, max(r for r, _ in rates), rates, took
+    return steady, max(r[0] for r in rates), rates, took, codes
 
 
 def first_led_after(chk, names, tr):
@@ -451,12 +481,12 @@ def herd_leases(args, kas, work, kind):
         def led(tr):
             ts = [first_led_after(chk, members[i], tr) for i in range(n)]
             return None if None in ts else max(ts) - tr
-        steady, peak, rates, took = outage(args, kas, led)
+        steady, peak, rates, took, codes = outage(args, kas, led)
         time.sleep(2)
         chk.stop()
         bad = overlaps(chk, groups)
         return {"what": "%d Leases x 2 %s" % (n, kind), "steady": steady,
-                "peak": peak, "rates": rates, "took": took,
+                "peak": peak, "rates": rates, "took": took, "codes": codes,
                 "overlaps": len(bad), "samples": len(chk.snapshot())}
     finally:
         if chk is not None:
@@ -498,11 +528,12 @@ def herd_shards(args, kas, work, count=64, m=8):
             if len(seen) < count:
                 return None
             return owned() and time.monotonic() - tr
-        steady, peak, rates, took = outage(args, kas, led)
+        steady, peak, rates, took, codes = outage(args, kas, led)
         time.sleep(2)
         chk.stop()
         return {"what": "%d shards over %d leaderd" % (count, m),
                 "steady": steady, "peak": peak, "rates": rates,
+                "codes": codes,
                 "took": took, "overlaps": len(chk.violations()),
                 "samples": len(chk.snapshot())}
     finally:
@@ -522,15 +553,22 @@ def herd(args, kas, work):
           "and resumed; 15s/10s/2s; Lease requests/s from "
           "apiserver_request_total" % args.outage)
     print("| electors | steady req/s | peak req/s in the 5 s after | peak / "
-          "steady | rates after (req/s over s, between scrapes) | every "
-          "Lease led again after | overlaps (samples) |")
-    print("|---|---|---|---|---|---|---|")
+          "steady | peak without the 504s | / steady | rates after (req/s "
+          "over s, between scrapes) | every Lease led again after | "
+          "overlaps (samples) | Lease requests in the 5 s after, by verb "
+          "and code |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print("| %s | %.1f | %.1f | %.1f | %s | %.1f s | %d (%d) |" % (
-            r["what"], r["steady"], r["peak"],
-            r["peak"] / r["steady"] if r["steady"] else 0.0,
-            ", ".join("%.0f/%.1f" % x for x in r["rates"]), r["took"],
-            r["overlaps"], r["samples"]))
+        alive = max(x[2] for x in r["rates"])
+        st = r["steady"] or float("inf")
+        print("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %.1f s | "
+              "%d (%d) | %s |" % (
+                  r["what"], r["steady"], r["peak"], r["peak"] / st, alive,
+                  alive / st,
+                  ", ".join("%.0f/%.1f" % x[:2] for x in r["rates"]),
+                  r["took"], r["overlaps"], r["samples"],
+                  ", ".join("%s: %d" % kv
+                            for kv in sorted(r["codes"].items()))))
     bad = [r["what"] for r in rows if r["overlaps"]]
     assert not bad, "overlapping leaders after the outage: %s" % bad
     return rows
@@ -658,6 +696,9 @@ def main():
     ap.add_argument("--outage", type=float, default=30)
     ap.add_argument("--streams", default="1,100,1000,10000")
     ap.add_argument("--push-trials", type=int, default=20)
+    ap.add_argument("--streamread", default=bench.STREAMREAD,
+                    help="part 3's stream reader (make "
+                    "build/bench/streamread)")
     ap.add_argument("--elections", default="1,2,4,8,16")
     ap.add_argument("--elections-idle", type=float, default=30)
     ap.add_argument("--smoke", action="store_true",
@@ -673,6 +714,8 @@ def main():
     args.elections = ints(args.elections)
     if args.leaderd:
         os.environ["LEADERD"] = os.path.abspath(args.leaderd)
+    if 3 in args.parts:
+        bench.need_streamread(args.streamread)
     # N streams: N descriptors in the reader, and in leaderd N beside
     # as many waiting reads, 256 connections and 32 spare, or it lowers
     # its cap (httpd_set_max_streams): raise the hard limit if allowed.

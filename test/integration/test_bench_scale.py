@@ -1,7 +1,9 @@
 """make bench-scale's harness (test/bench/scale.py) in seconds: the
 local fan-out at 100 streams and two elections per sidecar, on the
 test API server; its tables are printed whole.  Figures are never
-asserted (make bench-scale prints them)."""
+asserted (make bench-scale prints them).  The streams' reader is
+$LEADERD_STREAMREAD (make integration builds it), else
+build/bench/streamread."""
 
 import os
 import subprocess

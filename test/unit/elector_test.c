@@ -1442,6 +1442,100 @@ test_jitter(void **state)
 	assert_true(lo < 1100 && hi > 1900);
 }
 
+/*
+ * Requests that ran to their timeout (an API server stopped, overloaded,
+ * or a black hole on the way) back off: each one in a row doubles the
+ * window, retry_period x 2^hung up to lease_duration, and the retry is
+ * drawn from its upper half.  A fast failure, or any answer, starts
+ * again at retry_period x [0.5, 1).  A leader keeps renewing every
+ * retry_period until its deadline, hung or not.
+ */
+static void
+test_hung_backoff(void **state)
+{
+	struct elector		 e;
+	struct elector_config	 conf = test_config(1);
+	struct elector_input	 in = { 0 };
+	struct elector_action	 act;
+	struct lease		 foreign;
+	char			 err[128];
+	uint64_t		 now_ms = 0, d, w, lo, hi;
+	int			 i, round;
+
+	(void)state;
+	fixed_record(R_FOREIGN, &foreign);
+	assert_int_equal(elector_init(&e, &conf, 0, err, sizeof(err)), 0);
+	for (round = 0; round < 3; round++) {
+		lo = UINT64_MAX;
+		hi = 0;
+		for (i = 1; i <= 12; i++) {
+			in.kind = ELECTOR_IN_TICK;
+			in.now_ms = now_ms;
+			in.record = NULL;
+			elector_step(&e, &in, &act);
+			assert_int_equal(act.kind, GET);
+			assert_int_equal(act.timeout_ms, 5000);
+			/* It ran to its timeout. */
+			now_ms += act.timeout_ms;
+			in.kind = ELECTOR_IN_FAILED;
+			in.now_ms = now_ms;
+			elector_step(&e, &in, &act);
+			assert_int_equal(e.hung, (unsigned)i);
+			d = act.wake_ms - now_ms;
+			w = 2000ULL << (i < 4 ? i : 4);
+			if (w > 15000)
+				w = 15000;
+			assert_true(d >= w / 2 && d < w);
+			if (w == 15000) {
+				lo = d < lo ? d : lo;
+				hi = d > hi ? d : hi;
+			}
+			now_ms = act.wake_ms;
+		}
+		/* Spread over the capped window's upper half. */
+		assert_true(lo < 9500 && hi > 13000);
+		in.kind = ELECTOR_IN_TICK;
+		in.now_ms = now_ms;
+		elector_step(&e, &in, &act);
+		assert_int_equal(act.kind, GET);
+		if (round == 0) {
+			/* A fast failure: back to within a retry period. */
+			in.kind = ELECTOR_IN_FAILED;
+			in.now_ms = now_ms + 30;
+		} else {
+			/* An answer. */
+			in.kind = ELECTOR_IN_GOT;
+			in.now_ms = now_ms + 30;
+			foreign.renew_us += 100 * US;
+			in.record = &foreign;
+		}
+		elector_step(&e, &in, &act);
+		assert_int_equal(e.hung, 0);
+		d = act.wake_ms - (now_ms + 30);
+		if (round == 0)
+			assert_true(d >= 1000 && d < 2000);
+		now_ms = act.wake_ms;
+	}
+
+	/* A leader whose renews hang retries every retry_period. */
+	lead_a(&e, &act);
+	for (i = 0; i < 2; i++) {
+		in.kind = ELECTOR_IN_TICK;
+		in.now_ms = e.next_ms;
+		in.record = NULL;
+		elector_step(&e, &in, &act);
+		assert_int_equal(act.kind, ELECTOR_DO_UPDATE);
+		now_ms = e.sent_ms + act.timeout_ms;
+		if (now_ms >= e.lead_until_ms)
+			break;
+		in.kind = ELECTOR_IN_FAILED;
+		in.now_ms = now_ms;
+		elector_step(&e, &in, &act);
+		assert_int_equal(e.state, ELECTOR_LEADER);
+		assert_int_equal(e.next_ms, now_ms + 2000);
+	}
+}
+
 /* An elector on test_config(1) that watches, as a follower of R_FOREIGN. */
 static void
 watching_follower(struct elector *e)
@@ -1774,6 +1868,7 @@ main(void)
 		cmocka_unit_test(test_coordinated),
 		cmocka_unit_test(test_same_second_cap),
 		cmocka_unit_test(test_jitter),
+		cmocka_unit_test(test_hung_backoff),
 		cmocka_unit_test(test_timing_rules),
 		cmocka_unit_test(test_read_from_past),
 		cmocka_unit_test(test_watch_release),
