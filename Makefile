@@ -350,9 +350,9 @@ fuzz-run:
 # make bench-scale's part 3 and its smoke in the integration stage):
 # test/bench/streamread.c, each event timed as its read returns.
 BENCH_STREAMREAD = $(BUILD)/bench/streamread
-$(BENCH_STREAMREAD): test/bench/streamread.c
+$(BENCH_STREAMREAD): test/bench/streamread.c lib/codec/apitime.c lib/codec/apitime.h
 	@mkdir -p $(@D)
-	$(CC) -O2 $(WARN) -o $@ $<
+	$(CC) -O2 $(WARN) -Ilib -o $@ test/bench/streamread.c lib/codec/apitime.c
 
 # The integration suite, and the test kit's own tests (test/kit: the test
 # API server, the process harness, the compat tests' peer pod, the

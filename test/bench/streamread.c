@@ -43,6 +43,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codec/apitime.h"
+
 #define STREAMS_MAX	100000
 #define INBUF		4096		/* an event is about 700 bytes */
 #define HOLDER_MAX	256
@@ -88,59 +90,21 @@ mono_ms(void)
 }
 
 /*
- * n decimal digits at s into *v; 0, or -1 when one is not a digit.
+ * The RFC 3339 time at s, up to its closing quote, into microseconds
+ * since the epoch (apitime_parse, leaderd's own reader of API times);
+ * 0, or -1 when it is not one.
  */
 static int
-digits(const char *s, int n, int *v)
+changed_at_us(const char *s, int64_t *us)
 {
-	*v = 0;
-	for (; n > 0; n--, s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		*v = *v * 10 + (*s - '0');
-	}
-	return 0;
-}
+	char		 buf[48];
+	const char	*q;
 
-/*
- * RFC 3339 UTC with a fraction, "2026-12-05T09:30:45.123456Z" (up to
- * nine digits), at s into microseconds since the epoch; 0, or -1 when
- * s is not such a time.
- */
-static int
-rfc3339_us(const char *s, int64_t *us)
-{
-	struct tm	 tm;
-	int		 y, mo, d, h, mi, sec, frac = 0, n = 0, v;
-	time_t		 t;
-
-	if (digits(s, 4, &y) == -1 || s[4] != '-' ||
-	    digits(s + 5, 2, &mo) == -1 || s[7] != '-' ||
-	    digits(s + 8, 2, &d) == -1 || s[10] != 'T' ||
-	    digits(s + 11, 2, &h) == -1 || s[13] != ':' ||
-	    digits(s + 14, 2, &mi) == -1 || s[16] != ':' ||
-	    digits(s + 17, 2, &sec) == -1)
+	if ((q = strchr(s, '"')) == NULL || (size_t)(q - s) >= sizeof(buf))
 		return -1;
-	s += 19;
-	if (*s == '.')
-		for (s++; *s >= '0' && *s <= '9' && n < 9; s++, n++)
-			if (n < 6)
-				frac = frac * 10 + (*s - '0');
-	if (*s != 'Z' || (n == 0 && s[-1] == '.'))
-		return -1;
-	for (v = n; v < 6; v++)
-		frac *= 10;
-	memset(&tm, 0, sizeof(tm));
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = sec;
-	if ((t = timegm(&tm)) == (time_t)-1)
-		return -1;
-	*us = (int64_t)t * 1000000 + frac;
-	return 0;
+	memcpy(buf, s, (size_t)(q - s));
+	buf[q - s] = '\0';
+	return apitime_parse(buf, us);
 }
 
 /* Stream s had the awaited holder's event: count it. */
@@ -179,7 +143,7 @@ event(struct stream *s, const char *data)
 	/* changed_at is null before the first change: 0 then. */
 	s->changed_us = 0;
 	if ((t = strstr(end, "\"changed_at\":\"")) != NULL)
-		(void)rfc3339_us(t + 14, &s->changed_us);
+		(void)changed_at_us(t + 14, &s->changed_us);
 	arrived(s);
 	return 0;
 }
