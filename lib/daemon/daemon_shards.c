@@ -97,6 +97,28 @@ let_go(struct shards *sh, const struct shard_view *v,
 	return actions_var_taken(d->el[0].act);
 }
 
+/*
+ * Whether a free shard (no live holder) may be claimed now.  Claims are
+ * paced to our quota per retry_period, one at a time with one saved:
+ * when every shard's Lease expired together (the API server was down
+ * longer than the lease), the group claims them back at the rate it
+ * renews them, not all in the same second.  A shard we hold, or one
+ * handed to us, is never held back, nor is letting go of one.
+ */
+static int
+claim_due(struct shards *sh, unsigned quota, uint64_t now_ms)
+{
+	uint64_t	 gap;
+
+	gap = sh->d->conf->retry_period_ms / (quota > 0 ? quota : 1);
+	if (sh->claim_ms + gap < now_ms)
+		sh->claim_ms = now_ms - gap;
+	if (sh->claim_ms > now_ms)
+		return 0;
+	sh->claim_ms += gap;
+	return 1;
+}
+
 /* Run the planner and feed each shard elector what it says. */
 static void
 plan(struct shards *sh)
@@ -181,8 +203,13 @@ plan(struct shards *sh)
 		/* Held until the command has let go (let_go). */
 		if (sh->letgo[s] && !taken)
 			want = 1;
-		if (want != e->cand && !d->stopping)
-			set_candidacy(e, want);
+		if (want == e->cand || d->stopping)
+			continue;
+		/* A free shard waits its turn (the next plan: PLAN_MS). */
+		if (want && v[s].holder == NULL && !v[s].mine &&
+		    !claim_due(sh, p.quota, now_ms))
+			continue;
+		set_candidacy(e, want);
 	}
 }
 

@@ -103,6 +103,8 @@ struct shards {
 	uint64_t		 index;
 	char			*seen;		/* the state's signature */
 	unsigned		 moves;		/* handovers sent */
+	uint64_t		 claim_ms;	/* the next free shard's claim
+						   may start then (claim_due) */
 	unsigned char		*letgo;		/* run mode: held, being taken
 						   from the command first */
 };

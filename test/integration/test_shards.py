@@ -225,6 +225,29 @@ def test_paused_member_owns_nothing_on_resume(api, group):
     wait_until(lambda: balanced(insts, n), BALANCE, what="rebalance")
 
 
+def test_free_shards_claimed_at_the_quota_rate(api, group):
+    """A member that finds shards free claims them at its quota per
+    retry_period (two at once, then one each retry_period / quota), not
+    all in one instant: after an outage longer than the lease every
+    shard is free together, and the group claims them back at the rate
+    it renews them (docs/shards.md, "Claims paced")."""
+    n = 8
+    insts = group(1, n)
+    wait_until(lambda: balanced(insts, n), BALANCE, what="every shard owned")
+    first = {}
+    for h in api.history(ns="default"):
+        if re.fullmatch(r"%s-\d+" % group.name, h["name"]) and \
+                h["method"] in ("POST", "PUT") and h["name"] not in first:
+            first[h["name"]] = h["t_recv"]
+    assert len(first) == n, first
+    ts = sorted(first.values())
+    # Six claims after the first two, one per RP / n at the least.
+    least = (n - 2) * RP / n
+    assert ts[-1] - ts[0] >= 0.9 * least, \
+        "%d free shards claimed within %.3fs (paced: at least %.3fs)" % (
+            n, ts[-1] - ts[0], least)
+
+
 def test_api_outage_no_two_owners(api, group):
     n = 12
     insts = group(3, n)
