@@ -34,13 +34,14 @@ class Echo:
     def _serve(self, c):
         with c:
             while True:
+                # A connection the balancer cut may be reset either way.
                 try:
                     d = c.recv(4096)
+                    if not d:
+                        return
+                    c.sendall(self.tag + d)
                 except OSError:
                     return
-                if not d:
-                    return
-                c.sendall(self.tag + d)
 
     def close(self):
         self.sock.close()
