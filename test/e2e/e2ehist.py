@@ -53,24 +53,12 @@ class GoClaims(threading.Thread):
             self.stop_ev.wait(GO_SAMPLE_EVERY)
 
     def claims(self):
-        by, out = {}, []
-        for s in self.samples:
-            by.setdefault((s[2], s[3]), []).append(s)
-        for ss in by.values():
-            run = []
-            for s in ss + [None]:
-                if s is not None and s[4]:
-                    run.append(s)
-                    continue
-                if run:
-                    c = H.Claim(run[0][5], run[0][2], {}, None, "sampled")
-                    c.start, c.end = run[0][1], run[-1][0]
-                    if c.end < c.start:
-                        c.start = c.end = (run[0][0] + run[0][1]) / 2
-                    out.append(c)
-                run = []
+        out = []
+        for a, b, s in true_runs(self.samples):
+            c = H.Claim(s[5], s[2], {}, None, "sampled")
+            c.start, c.end = a, b
+            out.append(c)
         return out
-
 
     def streams(self):
         """Per process, its samples as a stream of holder changes (for
@@ -170,3 +158,28 @@ class _Fixed:
 
     def claims(self):
         return self._c
+
+
+def true_runs(samples):
+    """Per (ident, generation) of samples (t0, t1, ident, generation,
+    is_leader, ...), each run of consecutive true ones as (start, end,
+    its first sample): the interval during which the claim certainly
+    held, from the end of the first true sample to the start of the
+    last (a single sample: a point inside it)."""
+    by = {}
+    for s in sorted(samples):
+        by.setdefault((s[2], s[3]), []).append(s)
+    out = []
+    for ss in by.values():
+        run = []
+        for s in ss + [None]:
+            if s is not None and s[4]:
+                run.append(s)
+                continue
+            if run:
+                a, b = run[0][1], run[-1][0]
+                if b < a:
+                    a = b = (run[0][0] + run[0][1]) / 2
+                out.append((a, b, run[0]))
+            run = []
+    return out

@@ -24,7 +24,7 @@ import pytest
 
 import e2elib as E
 from e2elib import LD, RD, RP, KILL_BOUND, TERM_BOUND
-from e2ehist import H, Oracle
+from e2ehist import H, Oracle, true_runs
 
 RANDOM_PHASE = float(os.environ.get("E2E_INTEROP_SECONDS", "45"))
 SAMPLE_EVERY = 0.05
@@ -70,25 +70,9 @@ class Sampler(threading.Thread):
 
 def terms(samples):
     """Per (ident, generation): runs of consecutive true samples, as the
-    interval during which the claim certainly held: from the end of the
-    first true sample to the start of the last one."""
-    by = {}
-    for s in sorted(samples):
-        by.setdefault((s[2], s[3]), []).append(s)
-    out = []
-    for key, ss in by.items():
-        run = []
-        for s in ss + [None]:
-            if s is not None and s[4]:
-                run.append(s)
-                continue
-            if run:
-                a, b = run[0][1], run[-1][0]
-                if b < a:       # a single sample: a point inside it
-                    a = b = (run[0][0] + run[0][1]) / 2
-                out.append((a, b, key[0]))
-            run = []
-    return out
+    interval during which the claim certainly held (e2ehist.true_runs),
+    with the ident."""
+    return [(a, b, s[2]) for a, b, s in true_runs(samples)]
 
 
 def check_no_overlap(samples):
