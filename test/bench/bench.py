@@ -244,24 +244,30 @@ def leader_of(insts):
     return None
 
 
+def round_trip(s, req):
+    """Send req on the kept-alive connection s and read the whole answer
+    (its Content-Length body, none without one); the seconds it took."""
+    t = time.perf_counter()
+    s.sendall(req)
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        buf += s.recv(4096)
+    head, body = buf.split(b"\r\n\r\n", 1)
+    n = [h for h in head.split(b"\r\n")
+         if h.lower().startswith(b"content-length")]
+    n = int(n[0].split(b":")[1]) if n else 0
+    while len(body) < n:
+        body += s.recv(4096)
+    return time.perf_counter() - t
+
+
 def http_latency(port, n):
     req = b"GET /leader HTTP/1.1\r\nHost: localhost\r\n\r\n"
     s = socket.create_connection(("127.0.0.1", port))
     times = []
     try:
         for _ in range(n):
-            t = time.perf_counter()
-            s.sendall(req)
-            buf = b""
-            while b"\r\n\r\n" not in buf:
-                buf += s.recv(4096)
-            head, body = buf.split(b"\r\n\r\n", 1)
-            length = int([h for h in head.split(b"\r\n")
-                          if h.lower().startswith(b"content-length")][0]
-                         .split(b":")[1])
-            while len(body) < length:
-                body += s.recv(4096)
-            times.append((time.perf_counter() - t) * 1e6)
+            times.append(round_trip(s, req) * 1e6)
     finally:
         s.close()
     times.sort()

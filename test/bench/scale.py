@@ -585,18 +585,7 @@ def _healthz(conn, port):
     s.settimeout(5)
     out = []
     while not conn.poll(0.005):
-        t = time.perf_counter()
-        s.sendall(req)
-        buf = b""
-        while b"\r\n\r\n" not in buf:
-            buf += s.recv(4096)
-        head, body = buf.split(b"\r\n\r\n", 1)
-        n = [h for h in head.split(b"\r\n")
-             if h.lower().startswith(b"content-length")]
-        n = int(n[0].split(b":")[1]) if n else 0
-        while len(body) < n:
-            body += s.recv(4096)
-        out.append((time.perf_counter() - t) * 1000.0)
+        out.append(bench.round_trip(s, req) * 1000.0)
     s.close()
     conn.send(out)
 
