@@ -524,6 +524,12 @@ kube_request(struct kube *k, const char *method, char *url, const char *body,
 	return 0;
 }
 
+int
+kube_unanswered(const struct kube_result *res)
+{
+	return res->status == 0 || res->status >= 500 || res->status == 429;
+}
+
 void
 kube_set_observer(struct kube *k, kube_observe_cb cb, void *arg)
 {

@@ -52,6 +52,13 @@ struct kube_result {
 
 typedef void (*kube_done_cb)(const struct kube_result *res, void *arg);
 
+/*
+ * Whether the API server could not answer res: no status (unreachable,
+ * a transport error, a timeout), a 5xx, or a 429.  Anything else is its
+ * answer, a 401 or 403 included.
+ */
+int	kube_unanswered(const struct kube_result *res);
+
 struct kube;
 
 /*

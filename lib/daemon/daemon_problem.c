@@ -162,19 +162,17 @@ api_problem(struct election *e, const struct kube_result *res, char *msg,
 		    res->verb, what, res->message, tok);
 		return PROBLEM_UNAUTHORIZED;
 	}
-	if (res->status == 0) {
+	if (!kube_unanswered(res))
+		return -1;
+	if (res->status == 0)
 		snprintf(msg, len, "%s %.200s: the API server cannot be "
 		    "reached: %.64s: %.300s", res->verb, what, res->reason,
 		    res->message);
-		return PROBLEM_UNREACHABLE;
-	}
-	if (res->status >= 500 || res->status == 429) {
+	else
 		snprintf(msg, len, "%s %.200s: the API server answers %ld "
 		    "%.64s: %.300s", res->verb, what, res->status, res->reason,
 		    res->message);
-		return PROBLEM_UNREACHABLE;
-	}
-	return -1;
+	return PROBLEM_UNREACHABLE;
 }
 
 /*

@@ -521,8 +521,7 @@ list_done_cb(const struct kube_result *res, void *arg)
 	 * down would queue there, all served the moment it recovers.  A
 	 * list refused (a 403, a 401) hands the reads to the electors.
 	 */
-	if (ok || res->outcome == KUBE_OK || (res->status > 0 &&
-	    res->status < 500 && res->status != 429))
+	if (ok || !kube_unanswered(res))
 		sh->list_ok = ok;
 	daemon_shards_check_watch(sh, clock_mono_ms());
 	list_later(sh);
